@@ -1,0 +1,26 @@
+"""graphgrad: a readable deep-learning framework on NumPy.
+
+``import graphgrad as gg`` gives tensors (``gg.tensor``), the op library (``gg.exp``, ``gg.matmul``...),
+autograd (``gg.grad``, ``gg.no_grad``), gradient checking (``gg.check_grad``) and the custom-op API
+(``gg.Op``). This module only re-exports; nothing is defined here.
+"""
+from graphgrad import config
+from graphgrad.dtypes import (bool_, double, float16, float32, float64, float_, half, int8, int16, int32, int64,
+                              long, uint8, as_dtype, is_floating, promote_types)
+from graphgrad.errors import (DTypeError, FeedError, GradError, GraphError, GraphgradError, NonFiniteError,
+                              ShapeError)
+from graphgrad.core.tensor import Tensor
+from graphgrad.core.spec import TensorSpec
+from graphgrad.core.op import Op, needs_grad
+from graphgrad.core.autograd import (backward, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad,
+                                     set_grad_enabled)
+from graphgrad.core.gradcheck import GradcheckError, check_grad
+from graphgrad.core.random import Generator, manual_seed
+from graphgrad.core.creation import (arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, normal,
+                                     ones, ones_like, rand, randint, randn, tensor, uniform, zeros, zeros_like)
+from graphgrad import ops
+from graphgrad.ops import *  # noqa: F401,F403
+from graphgrad.config import get_default_dtype, set_default_dtype
+
+bool = bool_  # noqa: A001  (gg.bool, like torch.bool)
+__version__ = "0.1.0"

@@ -1,0 +1,110 @@
+"""Array backends: the only package that imports NumPy or CuPy by name.
+
+Op code never imports an array library. It receives ``xp``, the array namespace of its inputs
+(``numpy`` or ``cupy``), from :func:`namespace_of`. Kernels that must differ per backend (``erf``
+has no NumPy ufunc) are looked up with :func:`kernel`.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from graphgrad.backend import numpy_backend
+
+ndarray = np.ndarray
+
+_KERNELS: dict[tuple[str, str], Callable] = {}
+
+
+def register_kernel(backend_name: str, name: str, fn: Callable) -> None:
+    """Register ``fn`` as the ``name`` kernel of a backend (``"numpy"`` or ``"cupy"``)."""
+    _KERNELS[(backend_name, name)] = fn
+
+
+for _name, _fn in numpy_backend.KERNELS.items():
+    register_kernel("numpy", _name, _fn)
+
+
+def _cupy():
+    from graphgrad.backend import cupy_backend  # imported lazily: CuPy is optional
+
+    return cupy_backend
+
+
+def namespace_of(array: Any):
+    """The array namespace (``numpy`` or ``cupy``) that ``array`` belongs to."""
+    if type(array) is ndarray or isinstance(array, (np.ndarray, np.generic)):
+        return np
+    if type(array).__module__.startswith("cupy"):
+        return _cupy().xp()
+    return np
+
+
+def backend_name(xp) -> str:
+    return "numpy" if xp is np else "cupy"
+
+
+def kernel(xp, name: str) -> Callable:
+    """The backend-specific kernel ``name`` for namespace ``xp`` (e.g. ``erf``)."""
+    key = (backend_name(xp), name)
+    if key not in _KERNELS and key[0] == "cupy":
+        _cupy().register(register_kernel)
+    return _KERNELS[key]
+
+
+def device_of(array: Any) -> str:
+    """``"cpu"`` for NumPy arrays, ``"cuda:N"`` for CuPy arrays."""
+    if isinstance(array, np.ndarray):
+        return "cpu"
+    dev = getattr(array, "device", None)
+    return f"cuda:{getattr(dev, 'id', 0)}"
+
+
+def namespace_for_device(device: str | None):
+    """The array namespace that allocates on ``device`` (``None`` or ``"cpu"``: NumPy)."""
+    if device is None or device == "cpu":
+        return np
+    if device.startswith("cuda"):
+        return _cupy().xp()
+    raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda[:N]'")
+
+
+def to_device(array: Any, device: str | None):
+    """Move ``array`` to ``device`` (copying between host and GPU when needed)."""
+    if device is None or device_of(array) == device:
+        return array
+    if device == "cpu":
+        return array.get()
+    return namespace_for_device(device).asarray(array)
+
+
+def to_numpy(array: Any) -> np.ndarray:
+    """A NumPy view or copy of ``array`` wherever it lives."""
+    if isinstance(array, np.ndarray):
+        return array
+    if hasattr(array, "get"):
+        return array.get()
+    return np.asarray(array)
+
+
+def is_array(value: Any) -> bool:
+    """True for NumPy arrays/scalars and CuPy arrays."""
+    return isinstance(value, (np.ndarray, np.generic)) or type(value).__module__.startswith("cupy")
+
+
+def ufunc_result_dtype(name: str, *dtypes) -> np.dtype:
+    """The dtype NumPy's ufunc ``name`` produces for the given operand dtypes (or Python scalar types)."""
+    return _resolve(name, dtypes)
+
+
+def _resolve(name, dtypes):
+    key = (name, dtypes)
+    hit = _RESOLVED.get(key)
+    if hit is None:
+        hit = getattr(np, name).resolve_dtypes(dtypes + (None,))[-1]
+        _RESOLVED[key] = hit
+    return hit
+
+
+_RESOLVED: dict = {}

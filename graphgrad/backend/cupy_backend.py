@@ -1,0 +1,18 @@
+"""CuPy backend: GPU arrays flow through the same op code as NumPy arrays."""
+from __future__ import annotations
+
+
+def xp():
+    """The ``cupy`` module (raises a clear error when CuPy is not installed)."""
+    try:
+        import cupy
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise ImportError("the CUDA device needs CuPy: pip install 'graphgrad[cuda]' (cupy-cuda12x)") from exc
+    return cupy
+
+
+def register(register_kernel) -> None:
+    """Register the CuPy versions of backend kernels."""
+    from cupyx.scipy.special import erf
+
+    register_kernel("cupy", "erf", erf)

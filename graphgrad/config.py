@@ -1,0 +1,26 @@
+"""Every global setting in one place."""
+from __future__ import annotations
+
+from graphgrad.backend import np
+
+#: dtype of tensors made from Python floats and of random/float factories.
+default_float = np.dtype("float32")
+#: dtype of tensors made from Python ints.
+default_int = np.dtype("int64")
+#: When True, every op checks its output (and autograd every gradient) for NaN/inf and raises
+#: ``NonFiniteError`` naming the op. Set with ``gg.detect_anomaly()``.
+detect_anomaly = False
+
+
+def set_default_dtype(dtype) -> None:
+    """Set the default float dtype (``gg.float32`` or ``gg.float64``)."""
+    global default_float
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"default dtype must be a float dtype, got {dtype}")
+    default_float = dtype
+
+
+def get_default_dtype():
+    """The current default float dtype."""
+    return default_float

@@ -1,0 +1,286 @@
+"""Reverse-mode autodiff: one iterative walk serves ``backward()``, ``grad()`` and higher orders.
+
+Each op output made while gradients are enabled carries a :class:`Node` (the op, its inputs, its
+output array). The walk sorts the nodes reachable from the outputs topologically with an explicit
+stack (a 100,000-op chain does not hit Python's recursion limit), then calls each op's
+``backward(inputs, out, g)``. Gradient rules are written in graphgrad ops, so with
+``create_graph=True`` the backward pass is itself recorded and can be differentiated again.
+Broadcasting is undone here, once, for every op: a gradient whose shape differs from its input's is
+summed back to it (``sum_to``).
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Optional, Sequence
+
+from graphgrad import config
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import GradError, NonFiniteError
+
+
+class Node:
+    """How a tensor was made: ``op`` applied to ``inputs`` gave the array ``out``."""
+
+    __slots__ = ("op", "inputs", "out", "_hooks", "retained", "__weakref__")
+
+    def __init__(self, op, inputs: tuple, out) -> None:
+        self.op = op
+        self.inputs = inputs
+        self.out = out
+        self._hooks = None
+        self.retained = None
+
+    def __repr__(self) -> str:
+        return f"<Node {self.op!r}>"
+
+
+class _GradMode:
+    enabled = True
+
+
+GRAD_MODE = _GradMode()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops currently record the autograd graph."""
+    return GRAD_MODE.enabled
+
+
+class set_grad_enabled(contextlib.ContextDecorator):
+    """Context manager and decorator that turns graph recording on or off."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self.prev = []
+
+    def __enter__(self):
+        self.prev.append(GRAD_MODE.enabled)
+        GRAD_MODE.enabled = self.mode
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        GRAD_MODE.enabled = self.prev.pop()
+        return False
+
+
+class no_grad(set_grad_enabled):
+    """``with gg.no_grad():`` (or ``@gg.no_grad()``): ops run without recording gradients."""
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class enable_grad(set_grad_enabled):
+    """``with gg.enable_grad():``: record gradients again inside a ``no_grad`` region."""
+
+    def __init__(self) -> None:
+        super().__init__(True)
+
+
+class detect_anomaly(contextlib.ContextDecorator):
+    """Raise ``NonFiniteError`` naming the op as soon as a forward or backward op yields NaN/inf."""
+
+    def __enter__(self):
+        self.prev = config.detect_anomaly
+        config.detect_anomaly = True
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        config.detect_anomaly = self.prev
+        return False
+
+
+def check_finite(what: str, array) -> None:
+    """Raise ``NonFiniteError`` if ``array`` holds NaN or inf (used under ``detect_anomaly``)."""
+    if array.dtype.kind in "fc" and not bool(array.size == 0 or _xp_isfinite_all(array)):
+        raise NonFiniteError(f"{what} produced NaN or inf (shape {tuple(array.shape)})")
+
+
+def _xp_isfinite_all(array) -> bool:
+    from graphgrad.backend import namespace_of
+
+    return bool(namespace_of(array).isfinite(array).all())
+
+
+def _toposort(roots: Sequence[Tensor]) -> list:
+    """Nodes reachable from ``roots``, each after every node that consumes it (reverse post-order)."""
+    order, visited = [], set()
+    for root in roots:
+        if root._node is None or root._node in visited:
+            continue
+        stack = [(root._node, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node in visited:
+                continue
+            visited.add(node)
+            stack.append((node, True))
+            if node.inputs is None:
+                raise GradError(
+                    f"trying to backward through the graph a second time (through {node.op.name}): "
+                    "its saved values were freed by the first backward(); pass retain_graph=True to it")
+            for x in node.inputs:
+                if isinstance(x, Tensor) and x.requires_grad and x._node is not None and x._node not in visited:
+                    stack.append((x._node, False))
+    order.reverse()
+    return order
+
+
+def _root_gradient(root: Tensor, gradient: Any) -> Tensor:
+    if gradient is None:
+        if root.shape != () and root.size != 1:
+            raise GradError(f"backward() on a non-scalar output of shape {root.shape} needs an explicit "
+                            "gradient of that shape: call out.backward(gradient)")
+        return Tensor._wrap(_ones_like(root.data))
+    g = gradient if isinstance(gradient, Tensor) else Tensor(gradient, dtype=root.dtype)
+    if g.shape != root.shape:
+        raise GradError(f"gradient has shape {g.shape} but the output has shape {root.shape}")
+    return g
+
+
+def _ones_like(array):
+    from graphgrad.backend import namespace_of
+
+    return namespace_of(array).ones_like(array)
+
+
+def _run_hooks(hooks, g: Tensor) -> Tensor:
+    for hook in hooks:
+        result = hook(g)
+        if result is not None:
+            g = result
+    return g
+
+
+def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=None) -> dict:
+    """The reverse walk. Without ``targets`` it accumulates into leaves' ``.grad``; with ``targets``
+    (a dict from id(tensor) or node to index) it returns {index: gradient} and touches no ``.grad``."""
+    captured: dict = {}
+
+    def deliver(x: Tensor, gx: Tensor, grads: dict) -> None:
+        if gx.shape != x.shape:
+            gx = gx.sum_to(x.shape)
+        if gx.dtype != x.dtype:
+            gx = gx.astype(x.dtype)
+        node = x._node
+        if node is not None:
+            prev = grads.get(node)
+            grads[node] = gx if prev is None else prev + gx
+            return
+        if x._hooks:
+            gx = _run_hooks(x._hooks, gx)
+        if targets is not None:
+            index = targets.get(id(x))
+            if index is not None:
+                prev = captured.get(index)
+                captured[index] = gx if prev is None else prev + gx
+            return
+        if x.grad is None:
+            x.grad = gx if create_graph else Tensor._wrap(gx.data.copy())
+        else:
+            x.grad = x.grad + gx
+
+    order = _toposort(roots)
+    grads: dict = {}
+    with set_grad_enabled(create_graph):
+        for root, g in zip(roots, root_grads):
+            if root._node is None:
+                deliver(root, g, grads)
+            else:
+                prev = grads.get(root._node)
+                grads[root._node] = g if prev is None else prev + g
+        anomaly = config.detect_anomaly
+        for node in order:
+            g = grads.pop(node, None)
+            if g is None:
+                continue
+            if node._hooks:
+                g = _run_hooks(node._hooks, g)
+            if node.retained is not None:
+                kept = node.retained()
+                if kept is not None:
+                    kept.grad = g if kept.grad is None else kept.grad + g
+            if targets is not None and node in targets:
+                index = targets[node]
+                prev = captured.get(index)
+                captured[index] = g if prev is None else prev + g
+            inputs = node.inputs
+            out = Tensor._wrap(node.out, node, True)
+            gxs = node.op.backward(inputs, out, g)
+            for x, gx in zip(inputs, gxs):
+                if gx is not None and isinstance(x, Tensor) and x.requires_grad:
+                    if anomaly:
+                        check_finite(f"the gradient of {node.op.name} (backward)", gx.data)
+                    deliver(x, gx, grads)
+            if not retain_graph:
+                node.inputs = None
+                node.out = None
+    return captured
+
+
+def backward(tensors: Sequence[Tensor], grad_tensors: Optional[Sequence[Any]] = None,
+             retain_graph: Optional[bool] = None, create_graph: bool = False) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of every leaf that requires grad."""
+    tensors = list(tensors)
+    for t in tensors:
+        if not t.requires_grad:
+            raise GradError("backward() on a tensor that does not require grad (no input requires grad, "
+                            "or it was computed under no_grad)")
+    grads = grad_tensors or [None] * len(tensors)
+    root_grads = [_root_gradient(t, g) for t, g in zip(tensors, grads)]
+    if retain_graph is None:
+        retain_graph = create_graph
+    _walk(tensors, root_grads, retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: Optional[bool] = None,
+         create_graph: bool = False, allow_unused: bool = False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated in ``.grad``).
+
+    Args:
+        outputs: a tensor or sequence of tensors.
+        inputs: a tensor or sequence of tensors that require grad (leaves or intermediate).
+        grad_outputs: upstream gradients, one per output (optional for scalar outputs).
+        create_graph: record the computation so the result can be differentiated again.
+        allow_unused: return ``None`` for inputs the outputs do not depend on (else raise).
+
+    Returns:
+        A tuple with one gradient per input, each of the input's shape.
+    """
+    single = isinstance(inputs, Tensor)
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor) or not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs]
+    targets: dict = {}
+    for i, x in enumerate(inputs):
+        if not isinstance(x, Tensor) or not x.requires_grad:
+            raise GradError(f"input {i} of grad() does not require grad")
+        targets[id(x) if x._node is None else x._node] = i
+    for i, y in enumerate(outputs):
+        if not y.requires_grad:
+            if allow_unused:
+                continue
+            raise GradError(f"output {i} of grad() does not require grad: it does not depend on any input")
+    live = [(y, g) for y, g in zip(outputs, grad_outputs) if y.requires_grad]
+    root_grads = [_root_gradient(y, g) for y, g in live]
+    if retain_graph is None:
+        retain_graph = create_graph
+    captured = _walk([y for y, _ in live], root_grads, retain_graph, create_graph, targets)
+    result = []
+    for i, x in enumerate(inputs):
+        g = captured.get(i)
+        if g is None and not allow_unused:
+            raise GradError(f"input {i} of grad() (shape {x.shape}) was not used to compute the outputs; "
+                            "pass allow_unused=True to get None for it")
+        result.append(g)
+    return tuple(result)
+
+
+__all__ = ["Node", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+           "detect_anomaly"]

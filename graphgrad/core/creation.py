@@ -1,0 +1,159 @@
+"""Tensor factories: ``tensor``, ``zeros``, ``arange``, ``randn``... (no gradient history)."""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from graphgrad import backend, config
+from graphgrad.backend import np
+from graphgrad.core.random import Generator, rng_of
+from graphgrad.core.tensor import Tensor
+from graphgrad.dtypes import as_dtype
+
+
+def _shape(size) -> tuple:
+    # zeros(2, 3) and zeros((2, 3)) both mean shape (2, 3)
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _float(dtype) -> np.dtype:
+    return config.default_float if dtype is None else as_dtype(dtype)
+
+
+def _make(array, requires_grad: bool, device: Optional[str]) -> Tensor:
+    if device not in (None, "cpu"):
+        array = backend.to_device(array, device)
+    t = Tensor._wrap(array)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data: Any, dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
+    """A new tensor from a Tensor, NumPy array, Python scalar or nested list (always a copy).
+
+    Python floats give float32 (``gg.config.default_float``), ints int64; arrays keep their dtype.
+    """
+    array = Tensor(data, dtype=dtype, device=device).data
+    if isinstance(data, Tensor) or backend.is_array(data):
+        array = array.copy()
+    return _make(array, requires_grad, None)
+
+
+def as_tensor(data: Any, dtype=None, device: Optional[str] = None) -> Tensor:
+    """Like :func:`tensor` but shares memory with an array or tensor when no conversion is needed."""
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == as_dtype(dtype)):
+        return data
+    return Tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array) -> Tensor:
+    """A tensor sharing memory with a NumPy array."""
+    return Tensor._wrap(np.asarray(array))
+
+
+def zeros(*size, dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
+    """Zeros of the given shape (default float32). ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+    return _make(np.zeros(_shape(size), _float(dtype)), requires_grad, device)
+
+
+def ones(*size, dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
+    """Ones of the given shape (default float32)."""
+    return _make(np.ones(_shape(size), _float(dtype)), requires_grad, device)
+
+
+def empty(*size, dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
+    """An uninitialized tensor of the given shape."""
+    return _make(np.empty(_shape(size), _float(dtype)), requires_grad, device)
+
+
+def full(size, fill_value, dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it when not given)."""
+    size = (size,) if isinstance(size, int) else tuple(size)
+    if dtype is None:
+        dtype = Tensor(fill_value).dtype
+    return _make(np.full(size, fill_value, as_dtype(dtype)), requires_grad, device)
+
+
+def _like(t: Tensor, dtype):
+    return (t.dtype if dtype is None else as_dtype(dtype)), backend.namespace_of(t.data)
+
+
+def zeros_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Zeros with the shape (and by default dtype and device) of ``t``."""
+    dtype, xp = _like(t, dtype)
+    return _make(xp.zeros(t.shape, dtype), requires_grad, None)
+
+
+def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Ones with the shape (and by default dtype and device) of ``t``."""
+    dtype, xp = _like(t, dtype)
+    return _make(xp.ones(t.shape, dtype), requires_grad, None)
+
+
+def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    """``fill_value`` with the shape (and by default dtype and device) of ``t``."""
+    dtype, xp = _like(t, dtype)
+    return _make(xp.full(t.shape, fill_value, dtype), requires_grad, None)
+
+
+def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False,
+           device: Optional[str] = None) -> Tensor:
+    """Evenly spaced values in ``[start, stop)``; int64 for integer arguments, else float32."""
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        integral = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+        dtype = config.default_int if integral else config.default_float
+    return _make(np.arange(start, stop, step).astype(as_dtype(dtype)), requires_grad, device)
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, requires_grad: bool = False,
+             device: Optional[str] = None) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (default float32)."""
+    return _make(np.linspace(start, stop, num, endpoint=endpoint).astype(_float(dtype)), requires_grad, device)
+
+
+def eye(n: int, m: Optional[int] = None, k: int = 0, dtype=None, requires_grad: bool = False,
+        device: Optional[str] = None) -> Tensor:
+    """The ``(n, m)`` identity matrix (ones on diagonal ``k``)."""
+    return _make(np.eye(n, m, k, dtype=_float(dtype)), requires_grad, device)
+
+
+def rand(*size, generator: Optional[Generator] = None, dtype=None, requires_grad: bool = False,
+         device: Optional[str] = None) -> Tensor:
+    """Uniform samples in ``[0, 1)`` of the given shape."""
+    dtype = _float(dtype)
+    return _make(rng_of(generator).random(_shape(size)).astype(dtype), requires_grad, device)
+
+
+def randn(*size, generator: Optional[Generator] = None, dtype=None, requires_grad: bool = False,
+          device: Optional[str] = None) -> Tensor:
+    """Standard normal samples of the given shape."""
+    dtype = _float(dtype)
+    return _make(rng_of(generator).standard_normal(_shape(size)).astype(dtype), requires_grad, device)
+
+
+def randint(low: int, high: Optional[int] = None, size: Sequence[int] = (), generator: Optional[Generator] = None,
+            dtype=None, device: Optional[str] = None) -> Tensor:
+    """Integers uniform in ``[low, high)`` (``randint(high, size=...)`` means ``low=0``); int64."""
+    if high is None:
+        low, high = 0, low
+    dtype = config.default_int if dtype is None else as_dtype(dtype)
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return _make(rng_of(generator).integers(low, high, size).astype(dtype), False, device)
+
+
+def normal(mean: float = 0.0, std: float = 1.0, size: Sequence[int] = (), generator: Optional[Generator] = None,
+           dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
+    """Normal samples with the given mean and standard deviation."""
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return _make(rng_of(generator).normal(mean, std, size).astype(_float(dtype)), requires_grad, device)
+
+
+def uniform(low: float = 0.0, high: float = 1.0, size: Sequence[int] = (), generator: Optional[Generator] = None,
+            dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
+    """Uniform samples in ``[low, high)``."""
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return _make(rng_of(generator).uniform(low, high, size).astype(_float(dtype)), requires_grad, device)

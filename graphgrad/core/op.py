@@ -1,0 +1,164 @@
+"""The Op contract: one class holds an op's whole story.
+
+An op subclass defines:
+
+* ``props``: names of its (hashable) attributes, e.g. ``("axis", "keepdims")``;
+* ``forward(self, xp, *arrays) -> array``: the computation on backend arrays (``xp`` is ``numpy``
+  or ``cupy``; op code never imports an array library);
+* ``backward(self, inputs, out, g) -> tuple``: one gradient per input, written with graphgrad ops
+  on Tensors (``None`` where an input needs none); ``inputs`` are the op's inputs as given
+  (Tensors, or Python scalars), ``out`` the output Tensor and ``g`` the gradient of the loss with
+  respect to ``out``. Gradients may have a broadcast shape: autograd sums them back to the input;
+* ``infer(self, *specs) -> TensorSpec``: the shape/dtype rule, raising ``ShapeError`` or
+  ``DTypeError`` that name the op; ``specs`` are ``TensorSpec`` for tensor inputs and the values
+  themselves for Python scalars. The default runs ``forward`` on zeros of the input shapes.
+
+``op.apply(*inputs)`` runs the forward eagerly when every input has a value, and records a node
+when any input is symbolic (a graph placeholder), so one definition serves both modes.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, ClassVar
+
+from graphgrad import backend, config
+from graphgrad.backend import np
+from graphgrad.core.autograd import GRAD_MODE, Node, check_finite
+from graphgrad.core.spec import TensorSpec, spec_of
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import GradError, GraphgradError, ShapeError
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ndarray = np.ndarray
+_namespace_of = backend.namespace_of
+
+#: Called as ``listener(node, output_tensor)`` whenever a symbolic node is created (graphs register here).
+SYMBOLIC_LISTENERS: list[Callable] = []
+
+
+class Op:
+    """Base class of every op, built-in or user-defined (see the module docstring)."""
+
+    props: ClassVar[tuple] = ()
+    #: ONNX mapping: an ``OnnxMap`` declaration, or ``None`` when the op has no one-to-one form.
+    onnx: ClassVar[Any] = None
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def forward(self, xp, *arrays):
+        raise NotImplementedError(f"{self.name} must define forward(xp, *arrays)")
+
+    def backward(self, inputs: tuple, out: Tensor, g: Tensor) -> tuple:
+        raise GradError(f"{self.name} is not differentiable")
+
+    def infer(self, *specs) -> TensorSpec:
+        """Default shape rule: run ``forward`` on zeros of the input specs (needs known shapes)."""
+        arrays = []
+        for s in specs:
+            if isinstance(s, TensorSpec):
+                if any(d is None for d in s.shape):
+                    raise ShapeError(f"{self.name} has no shape rule for unknown dimensions {s.shape}")
+                arrays.append(np.zeros(s.shape, s.dtype))
+            else:
+                arrays.append(s)
+        out = np.asarray(self.forward(np, *arrays))
+        return TensorSpec(out.shape, out.dtype)
+
+    # ---- identity: ops are immutable values ------------------------------------------------------
+    def _key(self) -> tuple:
+        return (type(self),) + tuple(getattr(self, p) for p in self.props)
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{p}={getattr(self, p)!r}" for p in self.props)
+        return f"{self.name}({args})"
+
+    # ---- dispatch ----------------------------------------------------------------------------------
+    def apply(self, *inputs) -> Tensor:
+        """Run the op on ``inputs`` (Tensors, arrays or Python scalars) and return a Tensor."""
+        arrays = []
+        requires = False
+        xp = None
+        for x in inputs:
+            if isinstance(x, Tensor):
+                data = x.data
+                if data is None:
+                    return self._apply_symbolic(inputs)
+                if xp is None:
+                    xp = np if data.__class__ is _ndarray else _namespace_of(data)
+                requires = requires or x.requires_grad
+                arrays.append(data)
+            else:
+                arrays.append(x)
+        if xp is None:
+            xp = np
+        try:
+            out = self.forward(xp, *arrays)
+        except GraphgradError:
+            raise
+        except Exception as exc:
+            raise self._explain(inputs, exc) from exc
+        if out.__class__ is not _ndarray:
+            out = xp.asarray(out)
+        if config.detect_anomaly:
+            check_finite(f"{self.name} (forward)", out)
+        if requires and GRAD_MODE.enabled and out.dtype.kind in "fc":
+            return Tensor._wrap(out, Node(self, inputs, out), True)
+        return Tensor._wrap(out)
+
+    __call__ = apply
+
+    def _explain(self, inputs, exc: Exception) -> Exception:
+        """Turn a backend failure into an error naming the op, via the shape rule when it can."""
+        specs = [spec_of(x) for x in inputs]
+        try:
+            self.infer(*specs)
+        except GraphgradError as error:
+            return error
+        except Exception:
+            pass
+        shown = ", ".join(f"{tuple(s.shape)} {s.dtype}" if isinstance(s, TensorSpec) else repr(s) for s in specs)
+        return type(exc)(f"{self.name} failed on inputs [{shown}]: {exc}")
+
+    def _apply_symbolic(self, inputs) -> Tensor:
+        specs = [spec_of(x) for x in inputs]
+        try:
+            spec = self.infer(*specs)
+        except GraphgradError as error:
+            site = creation_site()
+            raise type(error)(f"{error}\n  (node created at {site})" if site else str(error)) from None
+        requires = any(isinstance(x, Tensor) and x.requires_grad for x in inputs) and spec.dtype.kind in "fc"
+        node = Node(self, tuple(inputs), None)
+        out = Tensor.symbolic(spec, node, requires)
+        for listener in SYMBOLIC_LISTENERS:
+            listener(node, out)
+        return out
+
+
+def creation_site() -> str:
+    """``file:line`` of the innermost stack frame outside the graphgrad package (the user's code)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def needs_grad(x: Any) -> bool:
+    """True when ``x`` is a Tensor that requires grad (use it in ``backward`` to skip work)."""
+    return isinstance(x, Tensor) and x.requires_grad
+
+
+def as_tensor_args(*values) -> list:
+    """Tensors and Python scalars pass through; arrays and lists become Tensors."""
+    return [v if isinstance(v, (Tensor, int, float, bool)) or v is None else Tensor(v) for v in values]

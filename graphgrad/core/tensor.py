@@ -1,0 +1,302 @@
+"""Tensor: an n-d array (NumPy or CuPy) plus what autograd needs to know about it.
+
+A Tensor is small on purpose (``__slots__``): eager overhead per op matters. Operators and most
+methods (``+``, ``@``, ``sum``, ``reshape``...) are installed by ``graphgrad.ops`` so that every
+computation goes through one op definition; this module only defines storage, conversion and the
+autograd entry points.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from graphgrad import backend, config
+from graphgrad.backend import np
+from graphgrad.core.spec import TensorSpec
+from graphgrad.errors import GradError, GraphError
+
+
+def to_array(data: Any, dtype=None, device: Optional[str] = None):
+    """Convert ``data`` (Tensor, array, scalar, nested list) to a backend array.
+
+    Python floats become ``config.default_float`` (float32), Python ints int64, bools bool;
+    NumPy/CuPy arrays keep their dtype unless ``dtype`` is given.
+    """
+    if isinstance(data, Tensor):
+        data = data.data
+        if data is None:
+            raise GraphError("a symbolic tensor has no value; run it in a Session first")
+    if backend.is_array(data):
+        array = data
+        if not hasattr(array, "ndim") or isinstance(array, np.generic):
+            array = np.asarray(array)
+    else:
+        array = np.asarray(_unwrap_nested(data))
+        if dtype is None and array.dtype.kind == "f":
+            array = array.astype(config.default_float)
+        elif dtype is None and array.dtype.kind in "iu" and array.dtype != config.default_int:
+            array = array.astype(config.default_int)
+        elif array.dtype.kind not in "biuf":
+            raise TypeError(f"cannot make a tensor from {type(data).__name__} of dtype {array.dtype}")
+    if dtype is not None:
+        from graphgrad.dtypes import as_dtype
+
+        dtype = as_dtype(dtype)
+        if array.dtype != dtype:
+            array = array.astype(dtype)
+    if device is not None:
+        array = backend.to_device(array, device)
+    return array
+
+
+def _unwrap_nested(data):
+    # A list of tensors (e.g. [t1, t2]) becomes a list of arrays so np.asarray can stack it.
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_nested(d) for d in data]
+    if isinstance(data, Tensor):
+        return backend.to_numpy(data.data)
+    return data
+
+
+class Tensor:
+    """An n-dimensional array with autograd.
+
+    Attributes:
+        data: the backend array (``None`` for a symbolic tensor of a graph).
+        requires_grad: whether gradients flow to this tensor.
+        grad: the accumulated gradient (a Tensor of the same shape), or ``None``.
+
+    Example:
+        >>> x = gg.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
+
+    __slots__ = ("data", "requires_grad", "grad", "_node", "_spec", "_hooks", "name", "__weakref__")
+    __array_ufunc__ = None  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
+    __hash__ = object.__hash__  # tensors are dict keys by identity, even though == is elementwise
+
+    def __init__(self, data: Any, dtype=None, requires_grad: bool = False, device: Optional[str] = None):
+        self.data = to_array(data, dtype, device)
+        self.grad = None
+        self._node = None
+        self._spec = None
+        self._hooks = None
+        self.name = None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _wrap(cls, data, node=None, requires_grad: bool = False) -> "Tensor":
+        """Fast constructor for op outputs: no conversion or checks."""
+        t = object.__new__(cls)
+        t.data = data
+        t.requires_grad = requires_grad
+        t.grad = None
+        t._node = node
+        t._spec = None
+        t._hooks = None
+        t.name = None
+        return t
+
+    @classmethod
+    def symbolic(cls, spec: TensorSpec, node=None, requires_grad: bool = False, name: Optional[str] = None):
+        """A tensor with a spec but no value (a graph's placeholder or node output)."""
+        t = cls._wrap(None, node, requires_grad)
+        t._spec = spec
+        t.name = name
+        return t
+
+    # ---- attributes -------------------------------------------------------------------------
+    @property
+    def is_symbolic(self) -> bool:
+        return self.data is None
+
+    @property
+    def spec(self) -> TensorSpec:
+        return self._spec if self.data is None else TensorSpec(self.data.shape, self.data.dtype)
+
+    @property
+    def shape(self) -> tuple:
+        d = self.data
+        return d.shape if d is not None else self._spec.shape
+
+    @property
+    def dtype(self):
+        d = self.data
+        return d.dtype if d is not None else self._spec.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            if d is None:
+                raise GraphError("size of a tensor with unknown dimensions is not defined before run time")
+            n *= d
+        return n
+
+    @property
+    def device(self) -> str:
+        return "cpu" if self.data is None else backend.device_of(self.data)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def grad_fn(self):
+        """The autograd node that produced this tensor (``None`` for leaves)."""
+        return self._node
+
+    # ---- conversion -------------------------------------------------------------------------
+    def _value(self):
+        if self.data is None:
+            raise GraphError(f"symbolic tensor {self.name or ''} {self.spec} has no value: "
+                             "evaluate it with Session.run")
+        return self.data
+
+    def numpy(self):
+        """The value as a NumPy array (shares memory on the CPU; copies from a GPU)."""
+        return backend.to_numpy(self._value())
+
+    def item(self):
+        """The value of a one-element tensor as a Python scalar."""
+        value = self._value()
+        if value.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, got shape {value.shape}")
+        return value.reshape(()).item()
+
+    def tolist(self):
+        """The value as (nested) Python lists."""
+        return self.numpy().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.data is None:
+            raise GraphError("the truth value of a symbolic tensor is unknown when the graph is built; "
+                             "Python control flow cannot depend on tensor values here")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors can be used as an index, got {self.dtype}")
+        return int(self.item())
+
+    def __repr__(self) -> str:
+        if self.data is None:
+            return f"Tensor(symbolic, name={self.name!r}, shape={self.shape}, dtype={self.dtype})"
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        extras = []
+        if self.dtype not in (config.default_float, config.default_int, np.dtype(bool)) or self.size == 0:
+            extras.append(f"dtype={self.dtype}")
+        if self.device != "cpu":
+            extras.append(f"device={self.device!r}")
+        if self._node is not None:
+            extras.append(f"grad_fn=<{self._node.op.name}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    # ---- autograd -----------------------------------------------------------------------------
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place (leaves only, float dtypes only). Returns self."""
+        if requires_grad and self.dtype.kind not in "fc":
+            raise GradError(f"only floating-point tensors can require gradients, got {self.dtype}")
+        if not requires_grad and self._node is not None:
+            raise GradError("requires_grad can only be turned off on a leaf; use detach() instead")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing this one's data, cut out of the autograd graph."""
+        return Tensor._wrap(self.data)
+
+    def detach_(self) -> "Tensor":
+        """Cut this tensor out of the autograd graph in place. Returns self."""
+        self._node = None
+        self.requires_grad = False
+        return self
+
+    def backward(self, gradient: Any = None, retain_graph: Optional[bool] = None,
+                 create_graph: bool = False) -> None:
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
+
+        Args:
+            gradient: upstream gradient, shape ``self.shape``; may be omitted for a scalar.
+            retain_graph: keep the graph for another backward (default: ``create_graph``).
+            create_graph: record the backward pass too, for higher-order gradients.
+        """
+        from graphgrad.core import autograd
+
+        autograd.backward([self], None if gradient is None else [gradient], retain_graph, create_graph)
+
+    def register_hook(self, hook: Callable[["Tensor"], Optional["Tensor"]]) -> Callable[[], None]:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces
+        the gradient. Returns a function that removes the hook."""
+        if not self.requires_grad:
+            raise GradError("cannot register a hook on a tensor that does not require grad")
+        owner = self if self._node is None else self._node
+        if owner._hooks is None:
+            owner._hooks = []
+        owner._hooks.append(hook)
+        return lambda: owner._hooks.remove(hook)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on this non-leaf tensor after backward (leaves always keep it)."""
+        if self._node is not None:
+            import weakref
+
+            self._node.retained = weakref.ref(self)
+
+    def zero_(self) -> "Tensor":
+        """Fill with zeros in place (not recorded by autograd). Returns self."""
+        self._check_inplace()
+        self.data[...] = 0
+        return self
+
+    def _check_inplace(self) -> None:
+        if self.requires_grad:
+            kind = "a leaf tensor" if self._node is None else "a tensor in the autograd graph"
+            raise GradError(f"in-place modification of {kind} that requires grad is not allowed; "
+                            "use `with gg.no_grad():` on a detached tensor, or write out-of-place code")
+
+    def __setitem__(self, key, value) -> None:
+        from graphgrad.core import autograd
+
+        if self.requires_grad and autograd.is_grad_enabled():
+            self._check_inplace()
+        self._value()[_index_arrays(key)] = value.data if isinstance(value, Tensor) else value
+
+
+def _index_arrays(key):
+    """Replace tensors inside an index expression by their arrays."""
+    if isinstance(key, Tensor):
+        return key.data
+    if isinstance(key, tuple):
+        return tuple(k.data if isinstance(k, Tensor) else k for k in key)
+    return key

@@ -1,0 +1,57 @@
+"""The dtypes graphgrad tensors carry: NumPy dtype objects, so they work unchanged with CuPy.
+
+``gg.float32 == np.float32`` holds, and promotion follows NumPy (NEP 50: Python scalars are weak,
+``float32_tensor * 2.5`` stays float32).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from graphgrad.backend import np
+
+float16 = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int8 = np.dtype("int8")
+int16 = np.dtype("int16")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+uint8 = np.dtype("uint8")
+bool_ = np.dtype("bool")
+half, float_, double = float16, float32, float64
+long, int_ = int64, int32
+
+DType = Any  # anything np.dtype() accepts: gg.float32, "float32", np.float32, float
+
+
+def as_dtype(dtype: DType) -> np.dtype:
+    """Normalize ``dtype`` (a gg dtype, a NumPy dtype or type, a string, or ``float``/``int``/``bool``)."""
+    if dtype is float:
+        from graphgrad import config
+
+        return config.default_float
+    if dtype is bool:
+        return bool_
+    if dtype is int:
+        return int64
+    return np.dtype(dtype)
+
+
+def is_floating(dtype: DType) -> bool:
+    """True for float16/32/64."""
+    return np.dtype(dtype).kind == "f"
+
+
+def is_integer(dtype: DType) -> bool:
+    """True for signed and unsigned integer dtypes (not bool)."""
+    return np.dtype(dtype).kind in "iu"
+
+
+def promote_types(*dtypes: DType) -> np.dtype:
+    """The dtype two or more operands promote to (NumPy rules)."""
+    return np.result_type(*[np.dtype(d) for d in dtypes])
+
+
+def float_result(dtype: DType) -> np.dtype:
+    """The dtype a float function (exp, sqrt...) returns for an input of ``dtype`` (NumPy's ufunc rule)."""
+    return np.promote_types(np.dtype(dtype), float16)

@@ -1,0 +1,34 @@
+"""One exception hierarchy for the whole framework.
+
+Every message says which op (or placeholder, or node) failed, what was expected and what was received.
+The classes also derive from the matching built-in exception so ``except ValueError`` keeps working.
+"""
+from __future__ import annotations
+
+
+class GraphgradError(Exception):
+    """Base class of every error graphgrad raises on purpose."""
+
+
+class ShapeError(GraphgradError, ValueError):
+    """Operands of an op have incompatible shapes."""
+
+
+class DTypeError(GraphgradError, TypeError):
+    """An operand has a dtype the op does not accept (e.g. float labels for cross_entropy)."""
+
+
+class GradError(GraphgradError, RuntimeError):
+    """Autograd was asked for something it cannot do (freed graph, non-scalar output, leaf update...)."""
+
+
+class GraphError(GraphgradError, RuntimeError):
+    """A static-graph or symbolic-tensor misuse."""
+
+
+class FeedError(GraphgradError, ValueError):
+    """A feed for a placeholder is missing or does not match it."""
+
+
+class NonFiniteError(GraphgradError, FloatingPointError):
+    """An op produced NaN or inf while anomaly detection was on."""

@@ -1,0 +1,79 @@
+"""Functions composed from primitives: no gradient code of their own, so they get autograd, graph
+mode and export for free (DESIGN principle 2)."""
+from __future__ import annotations
+
+import math
+
+from graphgrad.core.tensor import Tensor
+from graphgrad.ops.elementwise import clip, greater, minimum, where
+from graphgrad.ops.unary import erf, exp, expm1, log1p, relu, sigmoid, sqrt, tanh
+from graphgrad.ops.unary import abs as _abs
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def square(x) -> Tensor:
+    """``x * x``. Shapes: (...) -> (...)."""
+    return x * x
+
+
+def rsqrt(x) -> Tensor:
+    """``1 / sqrt(x)``. Shapes: (...) -> (...)."""
+    return 1.0 / sqrt(x)
+
+
+def leaky_relu(x, negative_slope: float = 0.01) -> Tensor:
+    """``x`` where ``x > 0``, else ``negative_slope * x``."""
+    return where(greater(x, 0), x, x * negative_slope)
+
+
+def elu(x, alpha: float = 1.0) -> Tensor:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    # expm1 of min(x, 0): the unused branch stays finite, so its (masked) gradient is not NaN
+    return where(greater(x, 0), x, expm1(minimum(x, 0.0)) * alpha)
+
+
+def selu(x) -> Tensor:
+    """Scaled ELU with the self-normalizing constants (Klambauer et al., 2017)."""
+    return elu(x, _SELU_ALPHA) * _SELU_SCALE
+
+
+def gelu(x, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit ``x * Phi(x)``; ``approximate="tanh"`` uses the tanh formula."""
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
+        return x * 0.5 * (tanh(inner) + 1.0)
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return x * 0.5 * (erf(x * (1.0 / math.sqrt(2.0))) + 1.0)
+
+
+def silu(x) -> Tensor:
+    """``x * sigmoid(x)`` (also called swish)."""
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+def softplus(x, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` like PyTorch; stable for any ``x``."""
+    bx = x * beta if beta != 1.0 else x
+    smooth = relu(bx) + log1p(exp(-_abs(bx)))
+    out = where(greater(bx, threshold), bx, smooth)
+    return out / beta if beta != 1.0 else out
+
+
+def mish(x) -> Tensor:
+    """``x * tanh(softplus(x))`` (Misra, 2019)."""
+    return x * tanh(softplus(x))
+
+
+def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``x`` clamped to ``[min_val, max_val]``."""
+    return clip(x, min_val, max_val)
+
+
+__all__ = ["square", "rsqrt", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softplus", "mish",
+           "hardtanh"]

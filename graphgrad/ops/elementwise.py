@@ -1,0 +1,420 @@
+"""Binary elementwise ops: arithmetic, comparisons, logic, ``where``, ``maximum``/``minimum``, ``clip``, casts.
+
+All broadcast NumPy-style and promote dtypes as NumPy does (Python scalars are weak:
+``float32 * 2.5`` stays float32). Gradients may come back broadcast; autograd sums them to shape.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from graphgrad.backend import np, ufunc_result_dtype
+from graphgrad.core.op import Op, needs_grad
+from graphgrad.core.spec import TensorSpec, broadcast_shapes
+from graphgrad.core.tensor import Tensor
+from graphgrad.dtypes import as_dtype
+from graphgrad.errors import DTypeError
+
+
+def _operand_dtype(s: Any):
+    """What NumPy's dtype resolution takes for an operand: its dtype, or the Python type of a scalar."""
+    if isinstance(s, TensorSpec):
+        return s.dtype
+    if isinstance(s, bool):
+        return np.dtype(bool)
+    if isinstance(s, (int, float, complex)):
+        return type(s)
+    return np.asarray(s).dtype
+
+
+def _shape(s: Any) -> tuple:
+    return s.shape if isinstance(s, TensorSpec) else np.shape(s)
+
+
+def ufunc_spec(op: Op, ufunc: str, *specs) -> TensorSpec:
+    """Shape/dtype rule of an elementwise NumPy ufunc (broadcast shapes, ufunc dtype resolution)."""
+    shape = broadcast_shapes(op.name, *[_shape(s) for s in specs])
+    try:
+        dtype = ufunc_result_dtype(ufunc, *[_operand_dtype(s) for s in specs])
+    except Exception as exc:
+        shown = ", ".join(str(_operand_dtype(s)) for s in specs)
+        raise DTypeError(f"{op.name}: unsupported dtypes ({shown}): {exc}") from None
+    return TensorSpec(shape, dtype)
+
+
+class Binary(Op):
+    """An elementwise op backed by the NumPy ufunc named ``ufunc``."""
+
+    ufunc = ""
+
+    def infer(self, a, b):
+        return ufunc_spec(self, self.ufunc, a, b)
+
+
+class Add(Binary):
+    ufunc = "add"
+
+    def forward(self, xp, a, b):
+        return a + b
+
+    def backward(self, inputs, out, g):
+        return g, g
+
+
+class Sub(Binary):
+    ufunc = "subtract"
+
+    def forward(self, xp, a, b):
+        return a - b
+
+    def backward(self, inputs, out, g):
+        return g, (-g if needs_grad(inputs[1]) else None)
+
+
+class Mul(Binary):
+    ufunc = "multiply"
+
+    def forward(self, xp, a, b):
+        return a * b
+
+    def backward(self, inputs, out, g):
+        a, b = inputs
+        return (g * b if needs_grad(a) else None), (g * a if needs_grad(b) else None)
+
+
+class Div(Binary):
+    ufunc = "true_divide"
+
+    def forward(self, xp, a, b):
+        return a / b
+
+    def backward(self, inputs, out, g):
+        a, b = inputs
+        ga = g / b if needs_grad(a) else None
+        gb = -g * out / b if needs_grad(b) else None
+        return ga, gb
+
+
+class FloorDivide(Binary):
+    """``a // b`` rounding toward minus infinity; its gradient is zero almost everywhere."""
+
+    ufunc = "floor_divide"
+
+    def forward(self, xp, a, b):
+        return a // b
+
+    def backward(self, inputs, out, g):
+        return g * 0, g * 0
+
+
+class Remainder(Binary):
+    """``a % b`` with the sign of ``b`` (Python/NumPy/PyTorch ``remainder``)."""
+
+    ufunc = "remainder"
+
+    def forward(self, xp, a, b):
+        return a % b
+
+    def backward(self, inputs, out, g):
+        a, b = inputs
+        return g, (-g * floor_divide(a, b) if needs_grad(b) else None)
+
+
+class Pow(Binary):
+    ufunc = "power"
+
+    def forward(self, xp, a, b):
+        return a ** b
+
+    def backward(self, inputs, out, g):
+        a, b = inputs
+        ga = gb = None
+        if needs_grad(a):
+            if isinstance(b, (int, float)):
+                ga = g * 0 if b == 0 else (g * (2 * a) if b == 2 else g * (b * a ** (b - 1)))
+            else:
+                ga = g * (b * a ** (b - 1))
+        if needs_grad(b):
+            # d(a^b)/db = a^b log a, taken as 0 where a == 0 (the limit for b > 0), as PyTorch does
+            gb = g * where(equal(a, 0), 0.0, out * a.log() if isinstance(a, Tensor) else out * np.log(a))
+        return ga, gb
+
+
+class Arctan2(Binary):
+    """``arctan2(y, x)``: the angle of the point (x, y)."""
+
+    ufunc = "arctan2"
+
+    def forward(self, xp, y, x):
+        return xp.arctan2(y, x)
+
+    def backward(self, inputs, out, g):
+        y, x = inputs
+        denom = x * x + y * y
+        return (g * x / denom if needs_grad(y) else None), (-g * y / denom if needs_grad(x) else None)
+
+
+class Maximum(Binary):
+    """Elementwise maximum; on ties the gradient is split evenly (as PyTorch does)."""
+
+    ufunc = "maximum"
+
+    def forward(self, xp, a, b):
+        return xp.maximum(a, b)
+
+    def backward(self, inputs, out, g):
+        a, b = inputs
+        share = where(greater(a, b), 1.0, where(equal(a, b), 0.5, 0.0)).astype(g.dtype)
+        return (g * share if needs_grad(a) else None), (g * (1 - share) if needs_grad(b) else None)
+
+
+class Minimum(Binary):
+    """Elementwise minimum; on ties the gradient is split evenly."""
+
+    ufunc = "minimum"
+
+    def forward(self, xp, a, b):
+        return xp.minimum(a, b)
+
+    def backward(self, inputs, out, g):
+        a, b = inputs
+        share = where(less(a, b), 1.0, where(equal(a, b), 0.5, 0.0)).astype(g.dtype)
+        return (g * share if needs_grad(a) else None), (g * (1 - share) if needs_grad(b) else None)
+
+
+class _Predicate(Binary):
+    """Comparison or logical op: boolean output, no gradient."""
+
+
+def _predicate(name: str, ufunc: str, doc: str) -> type:
+    fn = getattr(np, ufunc)
+
+    def forward(self, xp, a, b):
+        return getattr(xp, ufunc)(a, b) if xp is not np else fn(a, b)
+
+    return type(name, (_Predicate,), {"ufunc": ufunc, "forward": forward, "__doc__": doc})
+
+
+Equal = _predicate("Equal", "equal", "``a == b`` elementwise.")
+NotEqual = _predicate("NotEqual", "not_equal", "``a != b`` elementwise.")
+Less = _predicate("Less", "less", "``a < b`` elementwise.")
+LessEqual = _predicate("LessEqual", "less_equal", "``a <= b`` elementwise.")
+Greater = _predicate("Greater", "greater", "``a > b`` elementwise.")
+GreaterEqual = _predicate("GreaterEqual", "greater_equal", "``a >= b`` elementwise.")
+LogicalAnd = _predicate("LogicalAnd", "logical_and", "Elementwise logical and (any dtype; nonzero is true).")
+LogicalOr = _predicate("LogicalOr", "logical_or", "Elementwise logical or.")
+LogicalXor = _predicate("LogicalXor", "logical_xor", "Elementwise logical xor.")
+BitwiseAnd = _predicate("BitwiseAnd", "bitwise_and", "``a & b`` on bool/int tensors.")
+BitwiseOr = _predicate("BitwiseOr", "bitwise_or", "``a | b`` on bool/int tensors.")
+BitwiseXor = _predicate("BitwiseXor", "bitwise_xor", "``a ^ b`` on bool/int tensors.")
+
+
+class Where(Op):
+    """``where(cond, x, y)``: ``x`` where ``cond`` is true, else ``y`` (all three broadcast)."""
+
+    def infer(self, cond, x, y):
+        shape = broadcast_shapes(self.name, _shape(cond), _shape(x), _shape(y))
+        return TensorSpec(shape, np.result_type(_operand_dtype(x), _operand_dtype(y)))
+
+    def forward(self, xp, cond, x, y):
+        return xp.where(cond, x, y)
+
+    def backward(self, inputs, out, g):
+        cond, x, y = inputs
+        return (None, where(cond, g, 0.0) if needs_grad(x) else None,
+                where(cond, 0.0, g) if needs_grad(y) else None)
+
+
+class Clip(Op):
+    """Clamp to ``[min, max]`` (either may be ``None``); the gradient passes where ``min <= x <= max``."""
+
+    props = ("min", "max")
+
+    def __init__(self, min=None, max=None):
+        self.min, self.max = min, max
+
+    def infer(self, x):
+        bounds = [b for b in (self.min, self.max) if b is not None]
+        return ufunc_spec(self, "maximum", x, *bounds[:1]) if bounds else x
+
+    def forward(self, xp, x):
+        return xp.clip(x, self.min, self.max)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        inside = None
+        if self.min is not None:
+            inside = greater_equal(x, self.min)
+        if self.max is not None:
+            upper = less_equal(x, self.max)
+            inside = upper if inside is None else logical_and(inside, upper)
+        return (g if inside is None else where(inside, g, 0.0),)
+
+
+class Cast(Op):
+    """Convert to ``dtype``; the gradient is cast back to the input's dtype."""
+
+    props = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = as_dtype(dtype)
+
+    def infer(self, x):
+        return TensorSpec(x.shape, self.dtype)
+
+    def forward(self, xp, x):
+        return x.astype(self.dtype)
+
+    def backward(self, inputs, out, g):
+        return (g.astype(inputs[0].dtype),)
+
+
+# ---- public functions ---------------------------------------------------------------------------
+_ADD, _SUB, _MUL, _DIV = Add(), Sub(), Mul(), Div()
+_WHERE = Where()
+
+
+def add(a, b) -> Tensor:
+    """``a + b`` with broadcasting. Shapes: (...), (...) -> broadcast shape."""
+    return _ADD.apply(a, b)
+
+
+def sub(a, b) -> Tensor:
+    """``a - b`` with broadcasting."""
+    return _SUB.apply(a, b)
+
+
+def mul(a, b) -> Tensor:
+    """``a * b`` with broadcasting."""
+    return _MUL.apply(a, b)
+
+
+def div(a, b) -> Tensor:
+    """True division ``a / b`` (integers give float)."""
+    return _DIV.apply(a, b)
+
+
+true_divide = divide = div
+subtract, multiply = sub, mul
+
+
+def floor_divide(a, b) -> Tensor:
+    """``a // b`` (rounds toward minus infinity)."""
+    return FloorDivide().apply(a, b)
+
+
+def remainder(a, b) -> Tensor:
+    """``a % b`` with the sign of the divisor."""
+    return Remainder().apply(a, b)
+
+
+mod = remainder
+
+
+def pow(a, b) -> Tensor:
+    """``a ** b`` elementwise."""
+    return Pow().apply(a, b)
+
+
+power = pow
+
+
+def arctan2(y, x) -> Tensor:
+    """Elementwise angle of (x, y) in radians, in ``[-pi, pi]``."""
+    return Arctan2().apply(y, x)
+
+
+def maximum(a, b) -> Tensor:
+    """Elementwise maximum of two tensors (broadcast)."""
+    return Maximum().apply(a, b)
+
+
+def minimum(a, b) -> Tensor:
+    """Elementwise minimum of two tensors (broadcast)."""
+    return Minimum().apply(a, b)
+
+
+def equal(a, b) -> Tensor:
+    """``a == b`` elementwise (bool)."""
+    return Equal().apply(a, b)
+
+
+def not_equal(a, b) -> Tensor:
+    """``a != b`` elementwise (bool)."""
+    return NotEqual().apply(a, b)
+
+
+def less(a, b) -> Tensor:
+    """``a < b`` elementwise (bool)."""
+    return Less().apply(a, b)
+
+
+def less_equal(a, b) -> Tensor:
+    """``a <= b`` elementwise (bool)."""
+    return LessEqual().apply(a, b)
+
+
+def greater(a, b) -> Tensor:
+    """``a > b`` elementwise (bool)."""
+    return Greater().apply(a, b)
+
+
+def greater_equal(a, b) -> Tensor:
+    """``a >= b`` elementwise (bool)."""
+    return GreaterEqual().apply(a, b)
+
+
+eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal
+
+
+def logical_and(a, b) -> Tensor:
+    """Elementwise logical and (bool)."""
+    return LogicalAnd().apply(a, b)
+
+
+def logical_or(a, b) -> Tensor:
+    """Elementwise logical or (bool)."""
+    return LogicalOr().apply(a, b)
+
+
+def logical_xor(a, b) -> Tensor:
+    """Elementwise logical xor (bool)."""
+    return LogicalXor().apply(a, b)
+
+
+def bitwise_and(a, b) -> Tensor:
+    """``a & b`` on bool or integer tensors."""
+    return BitwiseAnd().apply(a, b)
+
+
+def bitwise_or(a, b) -> Tensor:
+    """``a | b`` on bool or integer tensors."""
+    return BitwiseOr().apply(a, b)
+
+
+def bitwise_xor(a, b) -> Tensor:
+    """``a ^ b`` on bool or integer tensors."""
+    return BitwiseXor().apply(a, b)
+
+
+def where(cond, x, y) -> Tensor:
+    """``x`` where ``cond`` else ``y``, broadcasting all three. Differentiable in ``x`` and ``y``."""
+    return _WHERE.apply(cond, x, y)
+
+
+def clip(x, min=None, max=None) -> Tensor:
+    """Clamp ``x`` to ``[min, max]``; bounds may be scalars, tensors or ``None``."""
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = x if min is None else maximum(x, min)
+        return out if max is None else minimum(out, max)
+    return Clip(min, max).apply(x)
+
+
+clamp = clip
+
+
+def astype(x, dtype) -> Tensor:
+    """``x`` converted to ``dtype`` (differentiable between float dtypes)."""
+    dtype = as_dtype(dtype)
+    if isinstance(x, Tensor) and x.dtype == dtype:
+        return x
+    return Cast(dtype).apply(x)

@@ -1,0 +1,92 @@
+"""Install operators and methods on Tensor, so ``a + b`` and ``x.sum()`` go through the same ops.
+
+Tensor lives in ``core`` and may not import ``ops`` (imports go one way); instead this module,
+imported by ``graphgrad.ops``, attaches the op functions to the class. ``TENSOR_METHODS`` is the
+list of method names; a test checks every one resolves.
+"""
+from __future__ import annotations
+
+from graphgrad import ops
+from graphgrad.core.tensor import Tensor
+from graphgrad.ops import elementwise as ew
+from graphgrad.ops import unary
+
+_ADD, _SUB, _MUL, _DIV = ew.Add(), ew.Sub(), ew.Mul(), ew.Div()
+_NEG = unary.Neg()
+
+#: Tensor methods that are the op function of the same name, called with the tensor first.
+TENSOR_METHODS = (
+    # elementwise
+    "abs", "sign", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin",
+    "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "sigmoid", "relu", "erf", "floor",
+    "ceil", "round", "isnan", "isinf", "isfinite", "logical_not", "logical_and", "logical_or", "logical_xor",
+    "clip", "clamp", "maximum", "minimum", "pow", "astype", "softplus", "gelu", "silu",
+    # reductions
+    "sum", "mean", "prod", "max", "min", "argmax", "argmin", "var", "std", "logsumexp", "norm", "all", "any",
+    "cumsum", "cumprod", "sum_to",
+    # shape
+    "reshape", "flatten", "squeeze", "expand_dims", "unsqueeze", "transpose", "permute", "swapaxes", "moveaxis",
+    "broadcast_to", "tile", "repeat", "flip", "roll", "take", "take_along_axis", "gather", "tril", "triu",
+    "diag",
+    # linear algebra and nn
+    "matmul", "dot", "softmax", "log_softmax",
+)
+
+
+def _install() -> None:
+    missing = []
+    for name in TENSOR_METHODS:
+        fn = getattr(ops, name, None)
+        if fn is None:
+            missing.append(name)
+            continue
+        setattr(Tensor, name, fn)
+    Tensor._missing_methods = tuple(missing)
+
+    T = Tensor
+    T.__add__ = lambda a, b: _ADD.apply(a, b)
+    T.__radd__ = lambda a, b: _ADD.apply(b, a)
+    T.__sub__ = lambda a, b: _SUB.apply(a, b)
+    T.__rsub__ = lambda a, b: _SUB.apply(b, a)
+    T.__mul__ = lambda a, b: _MUL.apply(a, b)
+    T.__rmul__ = lambda a, b: _MUL.apply(b, a)
+    T.__truediv__ = lambda a, b: _DIV.apply(a, b)
+    T.__rtruediv__ = lambda a, b: _DIV.apply(b, a)
+    T.__floordiv__ = lambda a, b: ew.floor_divide(a, b)
+    T.__rfloordiv__ = lambda a, b: ew.floor_divide(b, a)
+    T.__mod__ = lambda a, b: ew.remainder(a, b)
+    T.__rmod__ = lambda a, b: ew.remainder(b, a)
+    T.__pow__ = lambda a, b: ew.pow(a, b)
+    T.__rpow__ = lambda a, b: ew.pow(b, a)
+    T.__neg__ = lambda a: _NEG.apply(a)
+    T.__pos__ = lambda a: a
+    T.__abs__ = lambda a: unary.abs(a)
+    T.__invert__ = lambda a: unary.invert(a)
+    T.__and__ = lambda a, b: ew.bitwise_and(a, b)
+    T.__rand__ = lambda a, b: ew.bitwise_and(b, a)
+    T.__or__ = lambda a, b: ew.bitwise_or(a, b)
+    T.__ror__ = lambda a, b: ew.bitwise_or(b, a)
+    T.__xor__ = lambda a, b: ew.bitwise_xor(a, b)
+    T.__rxor__ = lambda a, b: ew.bitwise_xor(b, a)
+    T.__eq__ = lambda a, b: ew.equal(a, b)
+    T.__ne__ = lambda a, b: ew.not_equal(a, b)
+    T.__lt__ = lambda a, b: ew.less(a, b)
+    T.__le__ = lambda a, b: ew.less_equal(a, b)
+    T.__gt__ = lambda a, b: ew.greater(a, b)
+    T.__ge__ = lambda a, b: ew.greater_equal(a, b)
+    if hasattr(ops, "matmul"):
+        T.__matmul__ = lambda a, b: ops.matmul(a, b)
+        T.__rmatmul__ = lambda a, b: ops.matmul(b, a)
+    if hasattr(ops, "getitem"):
+        T.__getitem__ = lambda a, key: ops.getitem(a, key)
+    if hasattr(ops, "transpose"):
+        T.T = property(lambda a: ops.transpose(a))
+    T.float = lambda a: ew.astype(a, "float32")
+    T.double = lambda a: ew.astype(a, "float64")
+    T.half = lambda a: ew.astype(a, "float16")
+    T.int = lambda a: ew.astype(a, "int32")
+    T.long = lambda a: ew.astype(a, "int64")
+    T.bool = lambda a: ew.astype(a, "bool")
+
+
+_install()

@@ -1,0 +1,400 @@
+"""Unary elementwise primitives: exp/log family, roots, trigonometry, sigmoid, relu, erf, rounding, tests.
+
+Each op is a few lines: the NumPy ufunc that computes it, and its derivative written with graphgrad
+ops. Functions composed from these (gelu, softplus, silu...) live in ``composite.py``.
+"""
+from __future__ import annotations
+
+import math
+
+from graphgrad.backend import kernel, np, ufunc_result_dtype
+from graphgrad.core.op import Op
+from graphgrad.core.spec import TensorSpec
+from graphgrad.core.tensor import Tensor
+from graphgrad.dtypes import float_result
+from graphgrad.errors import DTypeError
+from graphgrad.ops.elementwise import greater, where
+
+
+class Unary(Op):
+    """An elementwise op whose dtype rule is that of the NumPy ufunc ``ufunc``."""
+
+    ufunc = ""
+
+    def infer(self, x):
+        try:
+            return TensorSpec(x.shape, ufunc_result_dtype(self.ufunc, x.dtype))
+        except Exception:
+            raise DTypeError(f"{self.name}: not defined for dtype {x.dtype}") from None
+
+
+class FloatUnary(Op):
+    """An elementwise float function (integer inputs give float, as NumPy's ufuncs do)."""
+
+    def infer(self, x):
+        if x.dtype.kind not in "biuf":
+            raise DTypeError(f"{self.name}: not defined for dtype {x.dtype}")
+        return TensorSpec(x.shape, float_result(x.dtype))
+
+
+class Neg(Unary):
+    ufunc = "negative"
+
+    def forward(self, xp, x):
+        return -x
+
+    def backward(self, inputs, out, g):
+        return (-g,)
+
+
+class Abs(Unary):
+    ufunc = "absolute"
+
+    def forward(self, xp, x):
+        return xp.abs(x)
+
+    def backward(self, inputs, out, g):
+        return (g * sign(inputs[0]),)
+
+
+class Sign(Unary):
+    """-1, 0 or 1; zero gradient."""
+
+    ufunc = "sign"
+
+    def forward(self, xp, x):
+        return xp.sign(x)
+
+    def backward(self, inputs, out, g):
+        return (g * 0,)
+
+
+class Exp(Unary):
+    ufunc = "exp"
+
+    def forward(self, xp, x):
+        return xp.exp(x)
+
+    def backward(self, inputs, out, g):
+        return (g * out,)
+
+
+class Expm1(Unary):
+    """``exp(x) - 1``, accurate near 0."""
+
+    ufunc = "expm1"
+
+    def forward(self, xp, x):
+        return xp.expm1(x)
+
+    def backward(self, inputs, out, g):
+        return (g * (out + 1),)
+
+
+class Log(Unary):
+    ufunc = "log"
+
+    def forward(self, xp, x):
+        return xp.log(x)
+
+    def backward(self, inputs, out, g):
+        return (g / inputs[0],)
+
+
+class Log1p(Unary):
+    """``log(1 + x)``, accurate near 0."""
+
+    ufunc = "log1p"
+
+    def forward(self, xp, x):
+        return xp.log1p(x)
+
+    def backward(self, inputs, out, g):
+        return (g / (inputs[0] + 1),)
+
+
+class Log2(Unary):
+    ufunc = "log2"
+
+    def forward(self, xp, x):
+        return xp.log2(x)
+
+    def backward(self, inputs, out, g):
+        return (g / (inputs[0] * math.log(2.0)),)
+
+
+class Sqrt(Unary):
+    ufunc = "sqrt"
+
+    def forward(self, xp, x):
+        return xp.sqrt(x)
+
+    def backward(self, inputs, out, g):
+        return (g * 0.5 / out,)
+
+
+class Reciprocal(FloatUnary):
+    """``1 / x``."""
+
+    def forward(self, xp, x):
+        return 1.0 / x if x.dtype.kind == "f" else 1.0 / x.astype(float_result(x.dtype))
+
+    def backward(self, inputs, out, g):
+        return (-g * out * out,)
+
+
+class Sin(Unary):
+    ufunc = "sin"
+
+    def forward(self, xp, x):
+        return xp.sin(x)
+
+    def backward(self, inputs, out, g):
+        return (g * cos(inputs[0]),)
+
+
+class Cos(Unary):
+    ufunc = "cos"
+
+    def forward(self, xp, x):
+        return xp.cos(x)
+
+    def backward(self, inputs, out, g):
+        return (-g * sin(inputs[0]),)
+
+
+class Tan(Unary):
+    ufunc = "tan"
+
+    def forward(self, xp, x):
+        return xp.tan(x)
+
+    def backward(self, inputs, out, g):
+        return (g * (1 + out * out),)
+
+
+class Tanh(Unary):
+    ufunc = "tanh"
+
+    def forward(self, xp, x):
+        return xp.tanh(x)
+
+    def backward(self, inputs, out, g):
+        return (g * (1 - out * out),)
+
+
+class Sinh(Unary):
+    ufunc = "sinh"
+
+    def forward(self, xp, x):
+        return xp.sinh(x)
+
+    def backward(self, inputs, out, g):
+        return (g * cosh(inputs[0]),)
+
+
+class Cosh(Unary):
+    ufunc = "cosh"
+
+    def forward(self, xp, x):
+        return xp.cosh(x)
+
+    def backward(self, inputs, out, g):
+        return (g * sinh(inputs[0]),)
+
+
+class Arcsin(Unary):
+    ufunc = "arcsin"
+
+    def forward(self, xp, x):
+        return xp.arcsin(x)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        return (g / sqrt(1 - x * x),)
+
+
+class Arccos(Unary):
+    ufunc = "arccos"
+
+    def forward(self, xp, x):
+        return xp.arccos(x)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        return (-g / sqrt(1 - x * x),)
+
+
+class Arctan(Unary):
+    ufunc = "arctan"
+
+    def forward(self, xp, x):
+        return xp.arctan(x)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        return (g / (1 + x * x),)
+
+
+class Sigmoid(FloatUnary):
+    """``1 / (1 + exp(-x))``, computed as ``exp(-logaddexp(0, -x))`` so no overflow warning fires."""
+
+    def forward(self, xp, x):
+        return xp.exp(-xp.logaddexp(0, -x))
+
+    def backward(self, inputs, out, g):
+        return (g * out * (1 - out),)
+
+
+class Relu(Unary):
+    """``max(x, 0)``; gradient 1 where ``x > 0``, else 0."""
+
+    ufunc = "maximum"
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype)
+
+    def forward(self, xp, x):
+        return xp.maximum(x, 0)
+
+    def backward(self, inputs, out, g):
+        return (where(greater(out, 0), g, 0.0),)
+
+
+class Erf(FloatUnary):
+    """The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``."""
+
+    def forward(self, xp, x):
+        return kernel(xp, "erf")(x)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        return (g * (2.0 / math.sqrt(math.pi)) * exp(-(x * x)),)
+
+
+class _Rounding(Unary):
+    """Piecewise-constant op: zero gradient."""
+
+    def backward(self, inputs, out, g):
+        return (g * 0,)
+
+
+class Floor(_Rounding):
+    ufunc = "floor"
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype)
+
+    def forward(self, xp, x):
+        return xp.floor(x) if x.dtype.kind == "f" else x.copy()
+
+
+class Ceil(_Rounding):
+    ufunc = "ceil"
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype)
+
+    def forward(self, xp, x):
+        return xp.ceil(x) if x.dtype.kind == "f" else x.copy()
+
+
+class Round(_Rounding):
+    """Round half to even (NumPy and PyTorch agree), to ``decimals`` places."""
+
+    props = ("decimals",)
+
+    def __init__(self, decimals: int = 0):
+        self.decimals = int(decimals)
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype)
+
+    def forward(self, xp, x):
+        return xp.round(x, self.decimals)
+
+
+class _Test(Unary):
+    """Boolean elementwise test: no gradient."""
+
+    def infer(self, x):
+        return TensorSpec(x.shape, np.dtype(bool))
+
+
+class IsNan(_Test):
+    def forward(self, xp, x):
+        return xp.isnan(x)
+
+
+class IsInf(_Test):
+    def forward(self, xp, x):
+        return xp.isinf(x)
+
+
+class IsFinite(_Test):
+    def forward(self, xp, x):
+        return xp.isfinite(x)
+
+
+class LogicalNot(_Test):
+    def forward(self, xp, x):
+        return xp.logical_not(x)
+
+
+class Invert(Unary):
+    """``~x``: bitwise not for integers, logical not for bool."""
+
+    ufunc = "invert"
+
+    def forward(self, xp, x):
+        return xp.invert(x)
+
+
+# ---- public functions ---------------------------------------------------------------------------
+def _unary(op_class, doc):
+    op = op_class()
+
+    def fn(x) -> Tensor:
+        return op.apply(x)
+
+    fn.__doc__ = doc + " Shapes: (...) -> (...)."
+    return fn
+
+
+neg = _unary(Neg, "``-x`` elementwise.")
+negative = neg
+abs = _unary(Abs, "``|x|`` elementwise (gradient ``sign(x)``, 0 at 0).")
+absolute = abs
+sign = _unary(Sign, "Sign of ``x``: -1, 0 or 1.")
+exp = _unary(Exp, "``e ** x`` elementwise.")
+expm1 = _unary(Expm1, "``exp(x) - 1`` elementwise, accurate for small ``x``.")
+log = _unary(Log, "Natural logarithm elementwise.")
+log1p = _unary(Log1p, "``log(1 + x)`` elementwise, accurate for small ``x``.")
+log2 = _unary(Log2, "Base-2 logarithm elementwise.")
+sqrt = _unary(Sqrt, "Square root elementwise.")
+reciprocal = _unary(Reciprocal, "``1 / x`` elementwise.")
+sin = _unary(Sin, "Sine elementwise (radians).")
+cos = _unary(Cos, "Cosine elementwise (radians).")
+tan = _unary(Tan, "Tangent elementwise (radians).")
+tanh = _unary(Tanh, "Hyperbolic tangent elementwise.")
+sinh = _unary(Sinh, "Hyperbolic sine elementwise.")
+cosh = _unary(Cosh, "Hyperbolic cosine elementwise.")
+arcsin = _unary(Arcsin, "Inverse sine elementwise, for ``x`` in [-1, 1].")
+arccos = _unary(Arccos, "Inverse cosine elementwise, for ``x`` in [-1, 1].")
+arctan = _unary(Arctan, "Inverse tangent elementwise.")
+asin, acos, atan = arcsin, arccos, arctan
+sigmoid = _unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-x))``, stable for large ``|x|``.")
+relu = _unary(Relu, "Rectified linear unit ``max(x, 0)``.")
+erf = _unary(Erf, "Gauss error function.")
+floor = _unary(Floor, "Largest integer <= x (zero gradient).")
+ceil = _unary(Ceil, "Smallest integer >= x (zero gradient).")
+isnan = _unary(IsNan, "True where ``x`` is NaN.")
+isinf = _unary(IsInf, "True where ``x`` is +-inf.")
+isfinite = _unary(IsFinite, "True where ``x`` is neither NaN nor inf.")
+logical_not = _unary(LogicalNot, "Elementwise logical not (bool).")
+invert = bitwise_not = _unary(Invert, "``~x``: bitwise not on integers, logical not on bool.")
+
+
+def round(x, decimals: int = 0) -> Tensor:
+    """Round half to even to ``decimals`` places (zero gradient). Shapes: (...) -> (...)."""
+    return Round(decimals).apply(x)
