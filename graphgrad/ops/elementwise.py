@@ -213,7 +213,7 @@ class Where(Op):
 
     def infer(self, cond, x, y):
         shape = broadcast_shapes(self.name, _shape(cond), _shape(x), _shape(y))
-        return TensorSpec(shape, np.result_type(_operand_dtype(x), _operand_dtype(y)))
+        return TensorSpec(shape, np.result_type(*[s.dtype if isinstance(s, TensorSpec) else s for s in (x, y)]))
 
     def forward(self, xp, cond, x, y):
         return xp.where(cond, x, y)

@@ -1,0 +1,155 @@
+"""THE op table: one ``OpSpec`` row per public op (or per interesting variant of one).
+
+Each row drives ``test_ops.py``: forward against a NumPy float64 reference, ``check_grad`` (second
+order where it applies), the shape/dtype rule (``infer``, run on symbolic inputs) against the actual
+output, and float32/float64 dtype behaviour. Rows live in ``rows_<family>.py``; this module collects
+them and defines the input makers.
+"""
+from __future__ import annotations
+
+import importlib
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class F:
+    """A float input of ``shape`` drawn uniformly from ``[lo, hi)``; differentiated by default.
+    ``away`` keeps values at least that far from each point in ``kinks`` (non-differentiable spots)."""
+
+    shape: tuple
+    lo: float = -2.0
+    hi: float = 2.0
+    diff: bool = True
+    kinks: tuple = ()
+    away: float = 0.05
+
+    def make(self, rng, dtype):
+        x = rng.uniform(self.lo, self.hi, self.shape)
+        for k in self.kinks:
+            close = np.abs(x - k) < self.away
+            x = np.where(close, k + np.sign(x - k + 1e-12) * self.away * 2, x)
+        return x.astype(dtype)
+
+
+@dataclass(frozen=True)
+class I:
+    """An integer (int64) input of ``shape`` in ``[lo, hi)``; never differentiated."""
+
+    shape: tuple
+    lo: int = 0
+    hi: int = 3
+    dtype: str = "int64"
+
+    def make(self, rng, dtype):
+        return rng.integers(self.lo, self.hi, self.shape).astype(self.dtype)
+
+
+@dataclass(frozen=True)
+class B:
+    """A boolean input of ``shape``."""
+
+    shape: tuple
+    p: float = 0.5
+
+    def make(self, rng, dtype):
+        return rng.random(self.shape) < self.p
+
+
+@dataclass(frozen=True)
+class A:
+    """A fixed array input (used as given; float ones are cast to the row's dtype and differentiated
+    when ``diff``)."""
+
+    value: Any
+    diff: bool = False
+
+    def make(self, rng, dtype):
+        v = np.asarray(self.value)
+        return v.astype(dtype) if v.dtype.kind == "f" else v
+
+
+def P(shape, lo=0.5, hi=2.0) -> F:
+    """A positive float input."""
+    return F(shape, lo, hi)
+
+
+@dataclass
+class OpSpec:
+    """One row of the op table.
+
+    Attributes:
+        name: row id; the part before ``[`` is the op it covers (``"sum[axis=1]"`` covers ``sum``).
+        fn: the graphgrad call, ``fn(*inputs)`` on Tensors (non-input arguments bound in a lambda).
+        ref: the NumPy reference on float64 arrays, or ``None`` when ``fn``'s output is checked otherwise.
+        inputs: input makers (``F``, ``I``, ``B``, ``A``) or plain Python values (passed as is).
+        grad: check gradients; ``order`` 1 or 2.
+        dtypes: dtypes to run (float inputs are made in each).
+        atol/rtol: forward tolerances in float64; float32 uses ``rtol32``/``atol32``.
+        infer: check the shape rule on symbolic inputs.
+        grad_tol: (atol, rtol) for check_grad.
+    """
+
+    name: str
+    fn: Callable
+    ref: Optional[Callable]
+    inputs: Sequence[Any]
+    grad: bool = True
+    order: int = 2
+    dtypes: tuple = ("float32", "float64")
+    rtol: float = 1e-7
+    atol: float = 1e-9
+    rtol32: float = 2e-5
+    atol32: float = 2e-6
+    infer: bool = True
+    grad_tol: tuple = (1e-5, 1e-3)
+    eps: float = 1e-6
+    tags: tuple = field(default_factory=tuple)
+
+    @property
+    def op(self) -> str:
+        return self.name.split("[")[0]
+
+    def make_inputs(self, dtype: str, seed: int = 0) -> list:
+        rng = np.random.default_rng(zlib.crc32(self.name.encode()) + seed)
+        return [x.make(rng, np.dtype(dtype)) if hasattr(x, "make") else x for x in self.inputs]
+
+    def differentiable(self) -> list:
+        return [i for i, x in enumerate(self.inputs) if isinstance(x, (F, A)) and getattr(x, "diff", False)]
+
+
+ROW_MODULES = ("rows_elementwise", "rows_reduce", "rows_shape", "rows_linalg", "rows_nn", "rows_conv")
+
+
+def all_rows() -> list:
+    rows = []
+    for name in ROW_MODULES:
+        try:
+            module = importlib.import_module(f"tests.ops.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"tests.ops.{name}":
+                raise
+            continue
+        rows.extend(module.ROWS)
+    return rows
+
+
+ROWS = all_rows()
+
+#: Every op the core issue names; each must have at least one row.
+REQUIRED_OPS = """
+add sub mul div floor_divide remainder pow neg abs sign exp expm1 log log1p log2 sqrt rsqrt square sin cos tan
+tanh sinh cosh arcsin arccos arctan arctan2 sigmoid relu leaky_relu elu selu gelu silu softplus mish hardtanh clip
+maximum minimum where reciprocal floor ceil round isnan isinf isfinite logical_and logical_or logical_not equal
+not_equal less less_equal greater greater_equal
+sum mean prod max min argmax argmin var std logsumexp norm all any cumsum cumprod
+reshape flatten squeeze expand_dims transpose permute swapaxes moveaxis broadcast_to concatenate stack split chunk
+tile repeat pad flip roll take take_along_axis scatter_add one_hot tril triu diag getitem
+matmul dot outer einsum inv det solve
+softmax log_softmax cross_entropy nll_loss binary_cross_entropy binary_cross_entropy_with_logits mse_loss huber_loss
+conv1d conv2d conv_transpose2d max_pool2d avg_pool2d adaptive_avg_pool2d batch_norm layer_norm group_norm dropout
+embedding interpolate
+""".split()
