@@ -11,6 +11,8 @@ summed back to it (``sum_to``).
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 from typing import Any, Optional, Sequence
 
 from graphgrad import config
@@ -18,12 +20,17 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError, NonFiniteError
 
 
+_SEQUENCE = itertools.count()
+
+
 class Node:
     """How a tensor was made: ``op`` applied to ``inputs`` gave the array ``out``."""
 
-    __slots__ = ("op", "inputs", "out", "_hooks", "retained", "__weakref__")
+    __slots__ = ("op", "inputs", "out", "seq", "_hooks", "retained", "__weakref__")
 
     def __init__(self, op, inputs: tuple, out) -> None:
+        # Creation order is a topological order: a node's inputs always exist before it.
+        self.seq = next(_SEQUENCE)
         self.op = op
         self.inputs = inputs
         self.out = out
@@ -102,33 +109,6 @@ def _xp_isfinite_all(array) -> bool:
     return bool(namespace_of(array).isfinite(array).all())
 
 
-def _toposort(roots: Sequence[Tensor]) -> list:
-    """Nodes reachable from ``roots``, each after every node that consumes it (reverse post-order)."""
-    order, visited = [], set()
-    for root in roots:
-        if root._node is None or root._node in visited:
-            continue
-        stack = [(root._node, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if node in visited:
-                continue
-            visited.add(node)
-            stack.append((node, True))
-            if node.inputs is None:
-                raise GradError(
-                    f"trying to backward through the graph a second time (through {node.op.name}): "
-                    "its saved values were freed by the first backward(); pass retain_graph=True to it")
-            for x in node.inputs:
-                if isinstance(x, Tensor) and x.requires_grad and x._node is not None and x._node not in visited:
-                    stack.append((x._node, False))
-    order.reverse()
-    return order
-
-
 def _root_gradient(root: Tensor, gradient: Any) -> Tensor:
     if gradient is None:
         if root.shape != () and root.size != 1:
@@ -161,10 +141,13 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
     captured: dict = {}
 
     def deliver(x: Tensor, gx: Tensor, grads: dict) -> None:
-        if gx.shape != x.shape:
-            gx = gx.sum_to(x.shape)
-        if gx.dtype != x.dtype:
-            gx = gx.astype(x.dtype)
+        if gx.data is not None and x.data is not None:
+            if gx.data.shape != x.data.shape:
+                gx = gx.sum_to(x.data.shape)
+            if gx.data.dtype != x.data.dtype:
+                gx = gx.astype(x.data.dtype)
+        elif gx.shape != x.shape or gx.dtype != x.dtype:
+            gx = gx.sum_to(x.shape).astype(x.dtype)
         node = x._node
         if node is not None:
             prev = grads.get(node)
@@ -183,20 +166,29 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
         else:
             x.grad = x.grad + gx
 
-    order = _toposort(roots)
+    # Nodes are processed in decreasing creation order (a max-heap on ``seq``): when a node is
+    # popped, every node that consumes it has already been processed, so its gradient is complete.
     grads: dict = {}
+    heap: list = []
     with set_grad_enabled(create_graph):
         for root, g in zip(roots, root_grads):
-            if root._node is None:
+            node = root._node
+            if node is None:
                 deliver(root, g, grads)
+            elif node in grads:
+                grads[node] = grads[node] + g
             else:
-                prev = grads.get(root._node)
-                grads[root._node] = g if prev is None else prev + g
+                grads[node] = g
+                heapq.heappush(heap, (-node.seq, node))
         anomaly = config.detect_anomaly
-        for node in order:
-            g = grads.pop(node, None)
-            if g is None:
-                continue
+        while heap:
+            node = heapq.heappop(heap)[1]
+            g = grads.pop(node)
+            inputs = node.inputs
+            if inputs is None:
+                raise GradError(
+                    f"trying to backward through the graph a second time (through {node.op.name}): "
+                    "its saved values were freed by the first backward(); pass retain_graph=True to it")
             if node._hooks:
                 g = _run_hooks(node._hooks, g)
             if node.retained is not None:
@@ -207,13 +199,21 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
                 index = targets[node]
                 prev = captured.get(index)
                 captured[index] = g if prev is None else prev + g
-            inputs = node.inputs
-            out = Tensor._wrap(node.out, node, True)
-            gxs = node.op.backward(inputs, out, g)
+            out = Tensor._wrap(node.out, node, True) if node.op.saves_output else None
+            if anomaly:
+                try:
+                    gxs = node.op.backward(inputs, out, g)
+                except NonFiniteError as error:
+                    raise NonFiniteError(f"in the backward of {node.op.name}: {error}") from None
+            else:
+                gxs = node.op.backward(inputs, out, g)
             for x, gx in zip(inputs, gxs):
                 if gx is not None and isinstance(x, Tensor) and x.requires_grad:
                     if anomaly:
                         check_finite(f"the gradient of {node.op.name} (backward)", gx.data)
+                    parent = x._node
+                    if parent is not None and parent not in grads:
+                        heapq.heappush(heap, (-parent.seq, parent))
                     deliver(x, gx, grads)
             if not retain_graph:
                 node.inputs = None

@@ -7,8 +7,9 @@ An op subclass defines:
   or ``cupy``; op code never imports an array library);
 * ``backward(self, inputs, out, g) -> tuple``: one gradient per input, written with graphgrad ops
   on Tensors (``None`` where an input needs none); ``inputs`` are the op's inputs as given
-  (Tensors, or Python scalars), ``out`` the output Tensor and ``g`` the gradient of the loss with
-  respect to ``out``. Gradients may have a broadcast shape: autograd sums them back to the input;
+  (Tensors, or Python scalars), ``out`` the output Tensor (``None`` when the class sets
+  ``saves_output = False``) and ``g`` the gradient of the loss with respect to ``out``.
+  Gradients may have a broadcast shape: autograd sums them back to the input;
 * ``infer(self, *specs) -> TensorSpec``: the shape/dtype rule, raising ``ShapeError`` or
   ``DTypeError`` that name the op; ``specs`` are ``TensorSpec`` for tensor inputs and the values
   themselves for Python scalars. The default runs ``forward`` on zeros of the input shapes.
@@ -41,6 +42,9 @@ class Op:
     """Base class of every op, built-in or user-defined (see the module docstring)."""
 
     props: ClassVar[tuple] = ()
+    #: Whether ``backward`` reads ``out``. When False autograd does not keep the output array alive
+    #: for the backward pass and passes ``out=None`` (the memory contract of the op).
+    saves_output: ClassVar[bool] = True
     #: ONNX mapping: an ``OnnxMap`` declaration, or ``None`` when the op has no one-to-one form.
     onnx: ClassVar[Any] = None
 
@@ -111,7 +115,7 @@ class Op:
         if config.detect_anomaly:
             check_finite(f"{self.name} (forward)", out)
         if requires and GRAD_MODE.enabled and out.dtype.kind in "fc":
-            return Tensor._wrap(out, Node(self, inputs, out), True)
+            return Tensor._wrap(out, Node(self, inputs, out if self.saves_output else None), True)
         return Tensor._wrap(out)
 
     __call__ = apply

@@ -52,6 +52,7 @@ class Binary(Op):
 
 class Add(Binary):
     ufunc = "add"
+    saves_output = False
 
     def forward(self, xp, a, b):
         return a + b
@@ -62,6 +63,7 @@ class Add(Binary):
 
 class Sub(Binary):
     ufunc = "subtract"
+    saves_output = False
 
     def forward(self, xp, a, b):
         return a - b
@@ -72,6 +74,7 @@ class Sub(Binary):
 
 class Mul(Binary):
     ufunc = "multiply"
+    saves_output = False
 
     def forward(self, xp, a, b):
         return a * b
@@ -98,6 +101,7 @@ class FloorDivide(Binary):
     """``a // b`` rounding toward minus infinity; its gradient is zero almost everywhere."""
 
     ufunc = "floor_divide"
+    saves_output = False
 
     def forward(self, xp, a, b):
         return a // b
@@ -110,6 +114,7 @@ class Remainder(Binary):
     """``a % b`` with the sign of ``b`` (Python/NumPy/PyTorch ``remainder``)."""
 
     ufunc = "remainder"
+    saves_output = False
 
     def forward(self, xp, a, b):
         return a % b
@@ -143,6 +148,7 @@ class Arctan2(Binary):
     """``arctan2(y, x)``: the angle of the point (x, y)."""
 
     ufunc = "arctan2"
+    saves_output = False
 
     def forward(self, xp, y, x):
         return xp.arctan2(y, x)
@@ -157,6 +163,7 @@ class Maximum(Binary):
     """Elementwise maximum; on ties the gradient is split evenly (as PyTorch does)."""
 
     ufunc = "maximum"
+    saves_output = False
 
     def forward(self, xp, a, b):
         return xp.maximum(a, b)
@@ -171,6 +178,7 @@ class Minimum(Binary):
     """Elementwise minimum; on ties the gradient is split evenly."""
 
     ufunc = "minimum"
+    saves_output = False
 
     def forward(self, xp, a, b):
         return xp.minimum(a, b)

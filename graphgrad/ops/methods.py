@@ -7,7 +7,9 @@ list of method names; a test checks every one resolves.
 from __future__ import annotations
 
 from graphgrad import ops
+from graphgrad.core.autograd import is_grad_enabled
 from graphgrad.core.tensor import Tensor
+from graphgrad.errors import GradError
 from graphgrad.ops import elementwise as ew
 from graphgrad.ops import unary
 
@@ -31,6 +33,22 @@ TENSOR_METHODS = (
     # linear algebra and nn
     "matmul", "dot", "softmax", "log_softmax",
 )
+
+
+def _inplace(op):
+    """``a op= b`` writing into ``a``'s array (an optimizer update under ``no_grad``). Not recorded by
+    autograd, so it is refused while gradients are being recorded for ``a`` or ``b``."""
+
+    def method(a, b):
+        if is_grad_enabled() and (a.requires_grad or getattr(b, "requires_grad", False)):
+            a._check_inplace()
+            raise GradError(f"in-place {op.name} with an operand that requires grad is not recorded by autograd; "
+                            "use the out-of-place form or run it under gg.no_grad()")
+        result = op.apply(a, b)
+        a._value()[...] = result.data
+        return a
+
+    return method
 
 
 def _install() -> None:
@@ -81,6 +99,10 @@ def _install() -> None:
         T.__getitem__ = lambda a, key: ops.getitem(a, key)
     if hasattr(ops, "transpose"):
         T.T = property(lambda a: ops.transpose(a))
+    T.__iadd__ = _inplace(_ADD)
+    T.__isub__ = _inplace(_SUB)
+    T.__imul__ = _inplace(_MUL)
+    T.__itruediv__ = _inplace(_DIV)
     T.float = lambda a: ew.astype(a, "float32")
     T.double = lambda a: ew.astype(a, "float64")
     T.half = lambda a: ew.astype(a, "float16")

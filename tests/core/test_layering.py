@@ -1,0 +1,52 @@
+"""DESIGN.md principle 5: imports go one way, and only graphgrad.backend imports NumPy/CuPy by name."""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "graphgrad"
+# lower number = lower layer; a module may import only from its own layer or lower ones
+LAYERS = {
+    "backend": 0, "errors": 0, "dtypes": 1, "config": 1,
+    "core": 2, "ops": 3, "graph": 4, "nn": 5, "optim": 5,
+    "train": 6, "data": 6, "io": 6, "viz": 6, "distributed": 6, "cli": 7, "__main__": 7,
+}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: pathlib.Path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module, node.lineno
+
+
+FILES = sorted(p for p in ROOT.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
+def test_imports_go_one_way(path):
+    rel = path.relative_to(ROOT)
+    own = rel.parts[0].removesuffix(".py") if rel.parts else "__init__"
+    if own == "__init__":
+        return  # the package root only re-exports
+    for module, line in _imports(path):
+        top = module.split(".")[0]
+        if top in ("numpy", "cupy", "cupyx", "scipy"):
+            assert own == "backend", f"{rel}:{line} imports {module}; only graphgrad.backend may"
+        if top != "graphgrad" or module == "graphgrad":
+            continue
+        target = _layer(module)
+        if target == "__init__":
+            continue
+        assert target in LAYERS and own in LAYERS, f"{rel}:{line}: unknown layer in {module}"
+        assert LAYERS[target] <= LAYERS[own], f"{rel}:{line}: layer {own} imports from higher layer {module}"

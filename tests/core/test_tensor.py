@@ -1,0 +1,153 @@
+"""Tensor creation, attributes, conversion, dtypes and operators."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graphgrad as gg
+
+
+def test_tensor_from_python_and_numpy():
+    assert gg.tensor([1.0, 2.0]).dtype == gg.float32
+    assert gg.tensor([1, 2]).dtype == gg.int64
+    assert gg.tensor(True).dtype == gg.bool
+    assert gg.tensor([[1, 2], [3, 4]], dtype="float64").dtype == gg.float64
+    a = np.arange(6, dtype=np.float64).reshape(2, 3)
+    t = gg.tensor(a)
+    assert t.dtype == gg.float64 and t.shape == (2, 3)
+    a[0, 0] = 100
+    assert t.numpy()[0, 0] == 0  # gg.tensor copies
+    shared = gg.from_numpy(a)
+    a[0, 1] = 7
+    assert shared.numpy()[0, 1] == 7
+    assert gg.tensor(3.5).shape == () and gg.tensor(3.5).item() == 3.5
+    assert gg.tensor([gg.tensor(1.0), gg.tensor(2.0)]).shape == (2,)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+                                   "bool"])
+def test_every_dtype_and_astype(dtype):
+    t = gg.ones(2, 3, dtype=dtype)
+    assert t.dtype == np.dtype(dtype)
+    assert t.astype("float32").dtype == gg.float32
+    assert gg.as_dtype(dtype) == np.dtype(dtype)
+
+
+def test_factories():
+    assert gg.zeros(2, 3).shape == (2, 3) and gg.zeros((2, 3)).dtype == gg.float32
+    assert gg.ones(4).numpy().sum() == 4
+    assert gg.full((2, 2), 7).dtype == gg.int64 and gg.full((2,), 1.5).numpy().tolist() == [1.5, 1.5]
+    assert gg.empty(3).shape == (3,)
+    assert gg.arange(5).tolist() == [0, 1, 2, 3, 4] and gg.arange(5).dtype == gg.int64
+    assert gg.arange(0, 1, 0.25).dtype == gg.float32
+    np.testing.assert_allclose(gg.linspace(0, 1, 5).numpy(), [0, 0.25, 0.5, 0.75, 1])
+    np.testing.assert_array_equal(gg.eye(3).numpy(), np.eye(3))
+    x = gg.randn(2, 3, dtype="float64")
+    assert gg.zeros_like(x).dtype == gg.float64 and gg.ones_like(x).shape == (2, 3)
+    assert gg.full_like(x, 3.0).numpy().mean() == 3.0
+    assert gg.rand(100).numpy().min() >= 0 and gg.rand(100).numpy().max() < 1
+    r = gg.randint(0, 5, (1000,))
+    assert r.dtype == gg.int64 and r.numpy().min() >= 0 and r.numpy().max() <= 4
+    assert abs(gg.normal(2.0, 0.1, (2000,)).numpy().mean() - 2.0) < 0.02
+    u = gg.uniform(-1, 1, (1000,)).numpy()
+    assert u.min() >= -1 and u.max() < 1
+
+
+def test_manual_seed_and_generator_reproducible():
+    gg.manual_seed(123)
+    a = gg.randn(5).numpy()
+    gg.manual_seed(123)
+    b = gg.randn(5).numpy()
+    np.testing.assert_array_equal(a, b)
+    g1, g2 = gg.Generator(7), gg.Generator(7)
+    np.testing.assert_array_equal(gg.rand(4, generator=g1).numpy(), gg.rand(4, generator=g2).numpy())
+    state = g1.get_state()
+    first = gg.randint(0, 100, (5,), generator=g1).numpy()
+    g1.set_state(state)
+    np.testing.assert_array_equal(gg.randint(0, 100, (5,), generator=g1).numpy(), first)
+
+
+def test_attributes_and_conversion():
+    x = gg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    assert x.shape == (2, 3) and x.ndim == 2 and x.size == 6 and x.dtype == gg.float32
+    assert x.device == "cpu" and x.is_leaf and x.requires_grad and x.grad is None
+    assert len(x) == 2 and [r.shape for r in x] == [(3,), (3,)]
+    assert np.asarray(x).shape == (2, 3) and x.tolist() == [[1, 2, 3], [4, 5, 6]]
+    assert x.T.shape == (3, 2)
+    y = x * 2
+    assert not y.is_leaf and y.grad_fn is not None
+    assert float(gg.tensor([2.5])) == 2.5 and int(gg.tensor(3)) == 3
+    with pytest.raises(ValueError, match="one element"):
+        x.item()
+    with pytest.raises(TypeError):
+        len(gg.tensor(1.0))
+
+
+def test_repr_is_numpy_like_and_shows_grad():
+    assert repr(gg.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert "requires_grad=True" in repr(gg.tensor([1.0], requires_grad=True))
+    assert "dtype=float64" in repr(gg.tensor([1.0], dtype="float64"))
+    assert "grad_fn=<Mul>" in repr(gg.tensor([1.0], requires_grad=True) * 2)
+
+
+def test_operators_with_scalars_and_numpy_arrays_reflected():
+    x = gg.tensor([1.0, 2.0, 4.0])
+    a = np.array([2.0, 2.0, 2.0], dtype=np.float32)
+    np.testing.assert_allclose((a + x).numpy(), [3, 4, 6])
+    np.testing.assert_allclose((a - x).numpy(), [1, 0, -2])
+    np.testing.assert_allclose((a * x).numpy(), [2, 4, 8])
+    np.testing.assert_allclose((a / x).numpy(), [2, 1, 0.5])
+    np.testing.assert_allclose((2 ** x).numpy(), [2, 4, 16])
+    np.testing.assert_allclose((7 // x).numpy(), [7, 3, 1])
+    np.testing.assert_allclose((7 % x).numpy(), [0, 1, 3])
+    assert isinstance(a + x, gg.Tensor)
+    assert (x + 1).dtype == gg.float32 and (x * 2.5).dtype == gg.float32  # weak Python scalars
+    i = gg.tensor([1, 2, 3])
+    assert (i + 1).dtype == gg.int64 and (i / 2).dtype == gg.float64
+    b = gg.tensor([True, False])
+    assert (b & gg.tensor([True, True])).tolist() == [True, False]
+    assert (~b).tolist() == [False, True] and (b | False).tolist() == [True, False]
+    assert (b ^ True).tolist() == [False, True]
+    assert (-x).tolist() == [-1, -2, -4] and abs(-x).tolist() == [1, 2, 4]
+    assert (x == 2).tolist() == [False, True, False] and (x >= 2).tolist() == [False, True, True]
+
+
+def test_type_promotion_follows_numpy():
+    f32, f64 = gg.ones(2, dtype="float32"), gg.ones(2, dtype="float64")
+    i32, u8 = gg.ones(2, dtype="int32"), gg.ones(2, dtype="uint8")
+    assert (f32 + f64).dtype == gg.float64
+    assert (i32 + u8).dtype == gg.int32
+    assert (u8 + 1).dtype == gg.uint8
+    assert (f32 * i32).dtype == np.result_type(np.float32, np.int32)
+    assert gg.promote_types("float16", "float32") == gg.float32
+
+
+def test_setitem_rules():
+    x = gg.zeros(3, 4)
+    x[0] = 1.0
+    x[:, 1] = gg.tensor([5.0, 6.0, 7.0])
+    x[x > 6] = -1.0
+    assert x.numpy()[0].tolist() == [1, 5, 1, 1] and x.numpy()[2, 1] == -1
+    w = gg.zeros(3, requires_grad=True)
+    with pytest.raises(gg.GradError, match="in-place"):
+        w[0] = 1.0
+    with gg.no_grad():
+        w[0] = 1.0
+    assert w.numpy()[0] == 1.0
+
+
+def test_default_dtype_can_be_changed():
+    gg.set_default_dtype(gg.float64)
+    try:
+        assert gg.tensor([1.0]).dtype == gg.float64 and gg.randn(2).dtype == gg.float64
+    finally:
+        gg.set_default_dtype(gg.float32)
+    assert gg.get_default_dtype() == gg.float32
+
+
+def test_bool_of_symbolic_tensor_explains():
+    s = gg.Tensor.symbolic(gg.TensorSpec((None, 3), "float32"))
+    y = s * 2
+    assert y.shape == (None, 3) and y.is_symbolic
+    with pytest.raises(gg.GraphError, match="control flow"):
+        bool(y.sum() > 0)
