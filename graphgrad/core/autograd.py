@@ -135,86 +135,87 @@ def _run_hooks(hooks, g: Tensor) -> Tensor:
     return g
 
 
+def _conform(gx: Tensor, x: Tensor) -> Tensor:
+    """Undo broadcasting and dtype promotion: ``gx`` summed to ``x``'s shape, in ``x``'s dtype."""
+    if gx.shape != x.shape:
+        gx = gx.sum_to(x.shape)
+    if gx.dtype != x.dtype:
+        gx = gx.astype(x.dtype)
+    return gx
+
+
+def _add_into(store: dict, key, g: Tensor) -> bool:
+    """Accumulate ``g`` under ``key``; True when the key is new."""
+    prev = store.get(key)
+    store[key] = g if prev is None else prev + g
+    return prev is None
+
+
 def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=None) -> dict:
     """The reverse walk. Without ``targets`` it accumulates into leaves' ``.grad``; with ``targets``
-    (a dict from id(tensor) or node to index) it returns {index: gradient} and touches no ``.grad``."""
-    captured: dict = {}
+    (a dict from id(leaf) or node to index) it returns {index: gradient} and touches no ``.grad``.
 
-    def deliver(x: Tensor, gx: Tensor, grads: dict) -> None:
-        if gx.data is not None and x.data is not None:
-            if gx.data.shape != x.data.shape:
-                gx = gx.sum_to(x.data.shape)
-            if gx.data.dtype != x.data.dtype:
-                gx = gx.astype(x.data.dtype)
-        elif gx.shape != x.shape or gx.dtype != x.dtype:
-            gx = gx.sum_to(x.shape).astype(x.dtype)
-        node = x._node
-        if node is not None:
-            prev = grads.get(node)
-            grads[node] = gx if prev is None else prev + gx
-            return
+    Nodes are processed in decreasing creation order (a max-heap on ``seq``): when a node is popped,
+    every node that consumes its output has been processed already, so its gradient is complete.
+    """
+    captured: dict = {}
+    grads: dict = {}  # node -> gradient of its output, summed over consumers
+    heap: list = []
+
+    def to_leaf(x: Tensor, gx: Tensor) -> None:
         if x._hooks:
             gx = _run_hooks(x._hooks, gx)
         if targets is not None:
             index = targets.get(id(x))
             if index is not None:
-                prev = captured.get(index)
-                captured[index] = gx if prev is None else prev + gx
-            return
-        if x.grad is None:
+                _add_into(captured, index, gx)
+        elif x.grad is None:
             x.grad = gx if create_graph else Tensor._wrap(gx.data.copy())
         else:
             x.grad = x.grad + gx
 
-    # Nodes are processed in decreasing creation order (a max-heap on ``seq``): when a node is
-    # popped, every node that consumes it has already been processed, so its gradient is complete.
-    grads: dict = {}
-    heap: list = []
+    def send(x: Tensor, gx: Tensor) -> None:
+        xd, gd = x.data, gx.data
+        if xd is None or gd is None or gd.shape != xd.shape or gd.dtype != xd.dtype:
+            gx = _conform(gx, x)
+        parent = x._node
+        if parent is None:
+            to_leaf(x, gx)
+        elif _add_into(grads, parent, gx):
+            heapq.heappush(heap, (-parent.seq, parent))
+
     with set_grad_enabled(create_graph):
         for root, g in zip(roots, root_grads):
-            node = root._node
-            if node is None:
-                deliver(root, g, grads)
-            elif node in grads:
-                grads[node] = grads[node] + g
-            else:
-                grads[node] = g
-                heapq.heappush(heap, (-node.seq, node))
+            send(root, g)
         anomaly = config.detect_anomaly
         while heap:
             node = heapq.heappop(heap)[1]
             g = grads.pop(node)
-            inputs = node.inputs
+            inputs, op = node.inputs, node.op
             if inputs is None:
                 raise GradError(
-                    f"trying to backward through the graph a second time (through {node.op.name}): "
+                    f"trying to backward through the graph a second time (through {op.name}): "
                     "its saved values were freed by the first backward(); pass retain_graph=True to it")
             if node._hooks:
                 g = _run_hooks(node._hooks, g)
-            if node.retained is not None:
+            if node.retained is not None and node.retained() is not None:
                 kept = node.retained()
-                if kept is not None:
-                    kept.grad = g if kept.grad is None else kept.grad + g
+                kept.grad = g if kept.grad is None else kept.grad + g
             if targets is not None and node in targets:
-                index = targets[node]
-                prev = captured.get(index)
-                captured[index] = g if prev is None else prev + g
-            out = Tensor._wrap(node.out, node, True) if node.op.saves_output else None
+                _add_into(captured, targets[node], g)
+            out = Tensor._wrap(node.out, node, True) if op.saves_output else None
             if anomaly:
                 try:
-                    gxs = node.op.backward(inputs, out, g)
+                    gxs = op.backward(inputs, out, g)
                 except NonFiniteError as error:
-                    raise NonFiniteError(f"in the backward of {node.op.name}: {error}") from None
+                    raise NonFiniteError(f"in the backward of {op.name}: {error}") from None
             else:
-                gxs = node.op.backward(inputs, out, g)
+                gxs = op.backward(inputs, out, g)
             for x, gx in zip(inputs, gxs):
                 if gx is not None and isinstance(x, Tensor) and x.requires_grad:
                     if anomaly:
-                        check_finite(f"the gradient of {node.op.name} (backward)", gx.data)
-                    parent = x._node
-                    if parent is not None and parent not in grads:
-                        heapq.heappush(heap, (-parent.seq, parent))
-                    deliver(x, gx, grads)
+                        check_finite(f"the gradient of {op.name} (backward)", gx.data)
+                    send(x, gx)
             if not retain_graph:
                 node.inputs = None
                 node.out = None

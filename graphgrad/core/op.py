@@ -33,6 +33,7 @@ from graphgrad.errors import GradError, GraphgradError, ShapeError
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ndarray = np.ndarray
 _namespace_of = backend.namespace_of
+_new_tensor = object.__new__
 
 #: Called as ``listener(node, output_tensor)`` whenever a symbolic node is created (graphs register here).
 SYMBOLIC_LISTENERS: list[Callable] = []
@@ -88,22 +89,23 @@ class Op:
     # ---- dispatch ----------------------------------------------------------------------------------
     def apply(self, *inputs) -> Tensor:
         """Run the op on ``inputs`` (Tensors, arrays or Python scalars) and return a Tensor."""
+        # The hot path of eager mode: kept flat, with no per-call allocations beyond the output.
         arrays = []
         requires = False
-        xp = None
+        first = None
         for x in inputs:
-            if isinstance(x, Tensor):
+            if x.__class__ is Tensor or isinstance(x, Tensor):
                 data = x.data
                 if data is None:
                     return self._apply_symbolic(inputs)
-                if xp is None:
-                    xp = np if data.__class__ is _ndarray else _namespace_of(data)
-                requires = requires or x.requires_grad
+                if first is None:
+                    first = data
+                if x.requires_grad:
+                    requires = True
                 arrays.append(data)
             else:
                 arrays.append(x)
-        if xp is None:
-            xp = np
+        xp = np if first is None or first.__class__ is _ndarray else _namespace_of(first)
         try:
             out = self.forward(xp, *arrays)
         except GraphgradError:
@@ -114,9 +116,16 @@ class Op:
             out = xp.asarray(out)
         if config.detect_anomaly:
             check_finite(f"{self.name} (forward)", out)
+        t = _new_tensor(Tensor)
+        t.data = out
+        t.grad = t._spec = t._hooks = t.name = None
         if requires and GRAD_MODE.enabled and out.dtype.kind in "fc":
-            return Tensor._wrap(out, Node(self, inputs, out if self.saves_output else None), True)
-        return Tensor._wrap(out)
+            t._node = Node(self, inputs, out if self.saves_output else None)
+            t.requires_grad = True
+        else:
+            t._node = None
+            t.requires_grad = False
+        return t
 
     __call__ = apply
 
