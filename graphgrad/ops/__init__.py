@@ -3,7 +3,7 @@
 import importlib as _importlib
 
 #: The op family modules, in dependency order.
-FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "indexing", "linalg", "nn", "conv")
+FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "indexing", "linalg", "nn", "losses", "conv", "pool")
 
 __all__ = []
 for _family in FAMILIES:

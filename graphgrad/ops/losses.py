@@ -1,0 +1,249 @@
+"""Loss functions, with ``torch.nn.functional`` semantics and argument names.
+
+All are composed from primitives (``log_softmax``, elementwise ops, ``sum``), so they have no
+gradient code of their own, differentiate to any order and work in graph mode. ``reduction`` is
+``'mean'`` (default), ``'sum'`` or ``'none'``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from graphgrad.core.creation import arange
+from graphgrad.core.op import as_tensor_args
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import DTypeError, ShapeError
+from graphgrad.ops.elementwise import astype, clip, equal, greater, less, maximum, not_equal, where
+from graphgrad.ops.nn import log_softmax
+from graphgrad.ops.reduce import sum as _sum
+from graphgrad.ops.shape import reshape
+from graphgrad.ops.unary import abs as _abs
+from graphgrad.ops.unary import exp, log, log1p
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _fmt(shape) -> str:
+    return str(tuple(shape))
+
+
+def _check_reduction(op: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _count(x: Tensor, op: str) -> int:
+    n = 1
+    for d in x.shape:
+        if d is None:
+            raise ShapeError(f"{op}: reduction='mean' needs the loss shape {_fmt(x.shape)} known when the graph "
+                             "is built")
+        n *= d
+    return n
+
+
+def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
+    if reduction == "none":
+        return loss
+    total = _sum(loss)
+    if reduction == "sum":
+        return total
+    n = _count(loss, op)
+    return total * (1.0 / n) if n else total * float("nan")  # the mean of nothing is NaN, as in PyTorch
+
+
+def _pointwise_shapes(op: str, input: Tensor, target: Tensor) -> None:
+    if tuple(input.shape) != tuple(target.shape):
+        raise ShapeError(f"{op}: input {_fmt(input.shape)} and target {_fmt(target.shape)} must have the same shape")
+
+
+# ---- classification -------------------------------------------------------------------------------
+def _class_view(v: Tensor, ndim: int, class_axis: int) -> Tensor:
+    """A per-class vector (C,) shaped to broadcast along ``class_axis`` of a rank-``ndim`` tensor."""
+    shape = [1] * ndim
+    shape[class_axis] = -1
+    return reshape(v, tuple(shape))
+
+
+def _index_target(op: str, input: Tensor, target: Tensor, class_axis: int) -> None:
+    """Check an integer class-index target against ``input`` (N, C, d1, ...)."""
+    expected = tuple(input.shape[:class_axis]) + tuple(input.shape[class_axis + 1:])
+    if target.dtype.kind not in "iu":
+        hint = (" (class probabilities must have the input's shape " + _fmt(input.shape) + ")"
+                if target.dtype.kind == "f" else "")
+        raise DTypeError(f"{op}: class-index targets must be an integer tensor, got {target.dtype} target of "
+                         f"shape {_fmt(target.shape)}{hint}; convert labels with .long()")
+    if tuple(target.shape) != expected:
+        raise ShapeError(f"{op}: input {_fmt(input.shape)} needs a class-index target of shape {_fmt(expected)}, "
+                         f"got {_fmt(target.shape)}")
+
+
+def _check_range(op: str, target: Tensor, n_classes, ignore_index: int) -> None:
+    """Eagerly reject class indices outside ``[0, C)`` (other than ``ignore_index``)."""
+    if target.is_symbolic or n_classes is None or target.size == 0:
+        return
+    t = target.data
+    bad = ((t < 0) | (t >= n_classes)) & (t != ignore_index)
+    if bad.any():
+        raise IndexError(f"{op}: target {int(t[bad].reshape(-1)[0])} is out of bounds for {n_classes} classes")
+
+
+def _nll(op: str, logp: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int, reduction: str,
+         label_smoothing: float = 0.0) -> Tensor:
+    """The negative log-likelihood of class indices (with optional label smoothing), as PyTorch."""
+    class_axis = 1 if logp.ndim >= 2 else 0
+    n_classes = logp.shape[class_axis]
+    _index_target(op, logp, target, class_axis)
+    _check_range(op, target, n_classes, ignore_index)
+    if weight is not None and tuple(weight.shape) != (n_classes,):
+        raise ShapeError(f"{op}: weight must have shape ({n_classes},) (one per class), got {_fmt(weight.shape)}")
+    # one-hot of the target along the class axis (an equality test against 0..C-1)
+    classes = _class_view(arange(n_classes, device=target.device if not target.is_symbolic else None),
+                          logp.ndim, class_axis)
+    target_c = reshape(target, tuple(-1 if d is None else d for d in
+                                     tuple(target.shape[:class_axis]) + (1,) + tuple(target.shape[class_axis:])))
+    one_hot = astype(equal(target_c, classes), logp.dtype)
+    valid = astype(not_equal(target, ignore_index), logp.dtype)
+    if weight is not None:
+        w = _class_view(weight, logp.ndim, class_axis)
+        sample_w = _sum(one_hot * w, axis=class_axis) * valid  # weight[target], 0 where ignored
+    else:
+        w = None
+        sample_w = valid
+    loss = -_sum(logp * one_hot, axis=class_axis) * sample_w
+    if label_smoothing > 0.0:
+        smooth = -_sum(logp if w is None else logp * w, axis=class_axis) * valid
+    if reduction == "none":
+        out = loss
+        if label_smoothing > 0.0:
+            out = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / n_classes)
+        return out
+    total = _sum(loss)
+    if label_smoothing > 0.0:
+        total = total * (1.0 - label_smoothing) + _sum(smooth) * (label_smoothing / n_classes)
+    return total if reduction == "sum" else total / _sum(sample_w)
+
+
+def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of class indices, given log-probabilities.
+
+    Shapes: input (N, C) or (N, C, d1, ...) (or (C,)); target integer (N,) or (N, d1, ...) (or ());
+    weight (C,). ``'mean'`` divides by the summed weights of the non-ignored targets, as PyTorch.
+    """
+    _check_reduction("nll_loss", reduction)
+    input, target, weight = as_tensor_args(input, target, weight)
+    return _nll("nll_loss", input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input, target, weight=None, ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy between logits and targets (``log_softmax`` + ``nll_loss``), as PyTorch.
+
+    Shapes: input (N, C) or (N, C, d1, ...) (or (C,)) logits; target either integer class indices
+    (N,) / (N, d1, ...) or float class probabilities of the input's shape; weight (C,).
+    With class indices, ``'mean'`` divides by the summed weights of non-ignored targets; with
+    probabilities, by the number of samples. ``label_smoothing`` in [0, 1] mixes the target with the
+    uniform distribution.
+
+    Example:
+        >>> gg.cross_entropy(gg.randn(4, 3), gg.tensor([0, 2, 1, 2]))
+    """
+    _check_reduction("cross_entropy", reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    input, target, weight = as_tensor_args(input, target, weight)
+    if input.ndim == 0:
+        raise ShapeError("cross_entropy: input must have a class axis, shape (N, C), (N, C, d1, ...) or (C,)")
+    class_axis = 1 if input.ndim >= 2 else 0
+    logp = log_softmax(input, axis=class_axis)
+    if target.dtype.kind == "f" and tuple(target.shape) == tuple(input.shape):
+        return _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, class_axis)
+    return _nll("cross_entropy", logp, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _soft_cross_entropy(logp: Tensor, target: Tensor, weight, reduction: str, label_smoothing: float,
+                        class_axis: int) -> Tensor:
+    n_classes = logp.shape[class_axis]
+    if label_smoothing > 0.0:
+        target = target * (1.0 - label_smoothing) + label_smoothing / n_classes
+    terms = logp * target
+    if weight is not None:
+        if tuple(weight.shape) != (n_classes,):
+            raise ShapeError(f"cross_entropy: weight must have shape ({n_classes},), got {_fmt(weight.shape)}")
+        terms = terms * _class_view(weight, logp.ndim, class_axis)
+    loss = -_sum(terms, axis=class_axis)
+    return _reduce(loss, reduction, "cross_entropy")
+
+
+def _clamped_log(x: Tensor) -> Tensor:
+    """``max(log(x), -100)`` as PyTorch's BCE, with a finite gradient (0) where ``x == 0``."""
+    positive = greater(x, 0)
+    return clip(where(positive, log(where(positive, x, 1.0)), -100.0), min=-100.0)
+
+
+def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy between probabilities ``input`` in [0, 1] and ``target`` (logs clamped at
+    -100, as PyTorch). Shapes: input, target (*) the same; weight broadcastable to them.
+    """
+    _check_reduction("binary_cross_entropy", reduction)
+    input, target, weight = as_tensor_args(input, target, weight)
+    _pointwise_shapes("binary_cross_entropy", input, target)
+    loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
+                                     reduction: str = "mean") -> Tensor:
+    """``binary_cross_entropy(sigmoid(input), target)`` computed stably from logits.
+
+    Shapes: input, target (*) the same; weight broadcastable to them; pos_weight (C,) broadcast along
+    the last axis (the weight of positive examples per class).
+    """
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    input, target, weight, pos_weight = as_tensor_args(input, target, weight, pos_weight)
+    _pointwise_shapes("binary_cross_entropy_with_logits", input, target)
+    # softplus(-x) = log(1 + exp(-x)) = max(-x, 0) + log1p(exp(-|x|)); maximum splits the tie at 0,
+    # so the gradient at x = 0 is the exact -1/2 (zero-initialized logits train correctly)
+    softplus_neg = maximum(-input, 0.0) + log1p(exp(-_abs(input)))
+    if pos_weight is not None:
+        loss = (1.0 - target) * input + (1.0 + (pos_weight - 1.0) * target) * softplus_neg
+    else:
+        loss = (1.0 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+# ---- regression -----------------------------------------------------------------------------------
+def mse_loss(input, target, reduction: str = "mean") -> Tensor:
+    """Squared error ``(input - target)^2``. Shapes: input, target broadcastable (*) -> reduced."""
+    _check_reduction("mse_loss", reduction)
+    input, target = as_tensor_args(input, target)
+    diff = input - target
+    return _reduce(diff * diff, reduction, "mse_loss")
+
+
+def l1_loss(input, target, reduction: str = "mean") -> Tensor:
+    """Absolute error ``|input - target|``. Shapes: input, target broadcastable (*) -> reduced."""
+    _check_reduction("l1_loss", reduction)
+    input, target = as_tensor_args(input, target)
+    return _reduce(_abs(input - target), reduction, "l1_loss")
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """Huber loss: ``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``, with
+    ``d = input - target``. Shapes: input, target broadcastable (*) -> reduced.
+    """
+    _check_reduction("huber_loss", reduction)
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    input, target = as_tensor_args(input, target)
+    diff = input - target
+    size = _abs(diff)
+    loss = where(less(size, delta), diff * diff * 0.5, (size - 0.5 * delta) * delta)
+    return _reduce(loss, reduction, "huber_loss")
+
+
+__all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
+           "l1_loss", "huber_loss"]

@@ -1,0 +1,345 @@
+"""Neural-network ops: softmax, log_softmax, batch/layer/group norm, dropout, embedding.
+
+Primitives (own gradient): ``Softmax``, ``LogSoftmax`` (stable, one pass each way), ``DropoutMask``
+(the random keep-mask; the product with ``x`` is an ordinary ``mul``), ``Embedding`` and its
+adjoint ``EmbeddingBackward``. The normalizations are composed from reductions and elementwise
+ops, so they get second derivatives and graph mode for free. Losses live in ``losses.py``.
+Argument names follow ``torch.nn.functional`` except ``axis`` (NumPy's name) for softmax.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from graphgrad.core.op import Op, as_tensor_args, needs_grad
+from graphgrad.core.random import Generator, rng_of
+from graphgrad.core.spec import TensorSpec, normalize_axis
+from graphgrad.core.tensor import Tensor
+from graphgrad.core.autograd import no_grad
+from graphgrad.dtypes import float_result
+from graphgrad.errors import DTypeError, ShapeError
+from graphgrad.ops.elementwise import equal, where
+from graphgrad.ops.reduce import sum as _sum
+from graphgrad.ops.shape import reshape
+from graphgrad.ops.unary import exp, sqrt
+
+
+def _fmt(shape) -> str:
+    return str(tuple(shape))
+
+
+def _float_spec(op: Op, x: TensorSpec) -> TensorSpec:
+    if x.dtype.kind not in "biuf":
+        raise DTypeError(f"{op.name}: not defined for dtype {x.dtype}")
+    return TensorSpec(x.shape, float_result(x.dtype))
+
+
+# ---- softmax ----------------------------------------------------------------------------------
+class Softmax(Op):
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis``. Gradient: ``y * (g - sum(g * y))``."""
+
+    props = ("axis",)
+
+    def __init__(self, axis: int = -1):
+        self.axis = int(axis)
+
+    def infer(self, x):
+        normalize_axis(self.name, self.axis, len(x.shape))
+        return _float_spec(self, x)
+
+    def forward(self, xp, x):
+        e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
+        e /= e.sum(axis=self.axis, keepdims=True)
+        return e
+
+    def backward(self, inputs, out, g):
+        gy = g * out
+        return (gy - out * _sum(gy, axis=self.axis, keepdims=True),)
+
+
+class LogSoftmax(Op):
+    """``x - max - log(sum(exp(x - max)))`` along ``axis`` (finite for any finite logits).
+    Gradient: ``g - exp(y) * sum(g)``."""
+
+    props = ("axis",)
+
+    def __init__(self, axis: int = -1):
+        self.axis = int(axis)
+
+    def infer(self, x):
+        normalize_axis(self.name, self.axis, len(x.shape))
+        return _float_spec(self, x)
+
+    def forward(self, xp, x):
+        shifted = x - x.max(axis=self.axis, keepdims=True)
+        return shifted - xp.log(xp.exp(shifted).sum(axis=self.axis, keepdims=True))
+
+    def backward(self, inputs, out, g):
+        return (g - exp(out) * _sum(g, axis=self.axis, keepdims=True),)
+
+
+def softmax(x, axis: int = -1) -> Tensor:
+    """Softmax along ``axis``: non-negative, sums to 1. Shapes: (...) -> (...).
+
+    Example:
+        >>> gg.softmax(gg.tensor([[1.0, 2.0, 3.0]])).sum(axis=-1)
+        tensor([1.])
+    """
+    return Softmax(axis).apply(*as_tensor_args(x))
+
+
+def log_softmax(x, axis: int = -1) -> Tensor:
+    """``log(softmax(x))`` computed stably (no overflow/underflow for large logits). Shapes: (...) -> (...)."""
+    return LogSoftmax(axis).apply(*as_tensor_args(x))
+
+
+# ---- normalization ----------------------------------------------------------------------------
+def _count(shape: tuple, axes: Sequence[int], op: str) -> int:
+    n = 1
+    for a in axes:
+        if shape[a] is None:
+            raise ShapeError(f"{op}: the normalized axes of a tensor of shape {_fmt(shape)} must be known "
+                             "when the graph is built")
+        n *= shape[a]
+    return n
+
+
+def _moments(x: Tensor, axes: tuple, op: str) -> tuple:
+    """Mean and biased variance over ``axes`` (kept as size-1 axes), and the element count."""
+    n = _count(x.shape, axes, op)
+    mean = _sum(x, axis=axes, keepdims=True) * (1.0 / n)
+    centered = x - mean
+    var = _sum(centered * centered, axis=axes, keepdims=True) * (1.0 / n)
+    return mean, centered, var, n
+
+
+def _channel_view(p, ndim: int, axis: int = 1):
+    """A per-channel vector ``(C,)`` reshaped to broadcast along ``axis`` of a rank-``ndim`` tensor."""
+    if p is None:
+        return None
+    shape = [1] * ndim
+    shape[axis] = -1
+    return reshape(p, tuple(shape))
+
+
+def _check_param(op: str, name: str, p, expected: tuple) -> None:
+    if p is not None and tuple(p.shape) != tuple(expected) and None not in expected:
+        raise ShapeError(f"{op}: {name} must have shape {_fmt(expected)}, got {_fmt(p.shape)}")
+
+
+def batch_norm(x, running_mean: Optional[Tensor], running_var: Optional[Tensor], weight=None, bias=None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Batch normalization over every axis but the channel axis 1.
+
+    Shapes: x (N, C) or (N, C, *); running_mean, running_var, weight, bias (C,). In training (or
+    when the running stats are ``None``) the batch statistics normalize, and the running stats,
+    if given, are updated in place: ``r = (1 - momentum) r + momentum * stat``, with the unbiased
+    batch variance (as PyTorch). Otherwise the running stats normalize.
+
+    Example:
+        >>> y = gg.batch_norm(x, rm, rv, w, b, training=True)   # x (32, 16, 8, 8)
+    """
+    x, running_mean, running_var, weight, bias = as_tensor_args(x, running_mean, running_var, weight, bias)
+    if x.ndim < 2:
+        raise ShapeError(f"batch_norm: expected input of shape (N, C) or (N, C, *), got {_fmt(x.shape)}")
+    c = x.shape[1]
+    for name, p in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        _check_param("batch_norm", name, p, (c,))
+    axes = (0,) + tuple(range(2, x.ndim))
+    if training or running_mean is None or running_var is None:
+        mean, centered, var, n = _moments(x, axes, "batch_norm")
+        if training and (running_mean is not None or running_var is not None) and not x.is_symbolic:
+            if n <= 1:
+                raise ValueError(f"batch_norm: expected more than 1 value per channel when training, "
+                                 f"got input of shape {_fmt(x.shape)}")
+            _update_running(running_mean, mean, momentum)
+            _update_running(running_var, var * (n / (n - 1)), momentum)
+        y = centered * (1.0 / sqrt(var + eps))
+    else:
+        rm, rv = _channel_view(running_mean, x.ndim), _channel_view(running_var, x.ndim)
+        y = (x - rm) * (1.0 / sqrt(rv + eps))
+    if weight is not None:
+        y = y * _channel_view(weight, x.ndim)
+    if bias is not None:
+        y = y + _channel_view(bias, x.ndim)
+    return y
+
+
+def _update_running(stat: Optional[Tensor], batch_value: Tensor, momentum: float) -> None:
+    """``stat = (1 - momentum) * stat + momentum * batch_value`` in place, outside autograd."""
+    if stat is None:
+        return
+    with no_grad():
+        value = batch_value.data.reshape(stat.shape).astype(stat.dtype, copy=False)
+        stat.data *= (1.0 - momentum)
+        stat.data += momentum * value
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` axes (per sample), then scale and shift.
+
+    Shapes: x (*, *normalized_shape); weight, bias ``normalized_shape``.
+    """
+    x, weight, bias = as_tensor_args(x, weight, bias)
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or k > x.ndim or tuple(x.shape[x.ndim - k:]) != normalized_shape:
+        raise ShapeError(f"layer_norm: normalized_shape {normalized_shape} must be the trailing dimensions "
+                         f"of the input, got input of shape {_fmt(x.shape)}")
+    _check_param("layer_norm", "weight", weight, normalized_shape)
+    _check_param("layer_norm", "bias", bias, normalized_shape)
+    _, centered, var, _ = _moments(x, tuple(range(x.ndim - k, x.ndim)), "layer_norm")
+    y = centered * (1.0 / sqrt(var + eps))
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def group_norm(x, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Normalize each of ``num_groups`` channel groups per sample, then scale and shift per channel.
+
+    Shapes: x (N, C, *) with C divisible by ``num_groups``; weight, bias (C,).
+    """
+    x, weight, bias = as_tensor_args(x, weight, bias)
+    if x.ndim < 2:
+        raise ShapeError(f"group_norm: expected input of shape (N, C, *), got {_fmt(x.shape)}")
+    n, c = x.shape[0], x.shape[1]
+    if c is None or c % num_groups:
+        raise ShapeError(f"group_norm: {c} channels cannot be split into {num_groups} groups "
+                         f"(input shape {_fmt(x.shape)})")
+    _check_param("group_norm", "weight", weight, (c,))
+    _check_param("group_norm", "bias", bias, (c,))
+    rest = _count(x.shape, tuple(range(2, x.ndim)), "group_norm") * (c // num_groups)
+    grouped = reshape(x, (-1 if n is None else n, num_groups, rest))
+    _, centered, var, _ = _moments(grouped, (2,), "group_norm")
+    y = reshape(centered * (1.0 / sqrt(var + eps)), tuple(-1 if d is None else d for d in x.shape))
+    if weight is not None:
+        y = y * _channel_view(weight, x.ndim)
+    if bias is not None:
+        y = y + _channel_view(bias, x.ndim)
+    return y
+
+
+# ---- dropout ----------------------------------------------------------------------------------
+class DropoutMask(Op):
+    """The inverted-dropout multiplier for ``x``: ``1 / (1 - p)`` with probability ``1 - p``, else 0,
+    drawn from ``generator`` (the default generator when ``None``) on every run; no gradient."""
+
+    props = ("p", "generator")
+
+    def __init__(self, p: float, generator: Optional[Generator] = None):
+        self.p, self.generator = float(p), generator
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype)
+
+    def forward(self, xp, x):
+        keep = rng_of(self.generator).random(x.shape) >= self.p
+        return xp.asarray(keep).astype(x.dtype) * x.dtype.type(1.0 / (1.0 - self.p))
+
+    def backward(self, inputs, out, g):
+        return (None,)
+
+
+def dropout(x, p: float = 0.5, training: bool = True, generator: Optional[Generator] = None) -> Tensor:
+    """Inverted dropout: zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
+    Identity when ``training`` is False or ``p == 0``. Shapes: (...) -> (...).
+
+    Example:
+        >>> y = gg.dropout(x, 0.1, generator=gg.Generator(0))
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    (x,) = as_tensor_args(x)
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    return x * DropoutMask(p, generator).apply(x)
+
+
+# ---- embedding --------------------------------------------------------------------------------
+def _check_indices(op: Op, idx) -> None:
+    if idx.dtype.kind not in "iu":
+        raise DTypeError(f"{op.name}: indices must be an integer tensor, got {idx.dtype}")
+
+
+class Embedding(Op):
+    """Rows of ``weight`` at integer ``indices``: ``weight[indices]``. The weight's gradient adds up
+    the gradients of repeated indices and leaves row ``padding_idx`` at zero."""
+
+    props = ("padding_idx",)
+
+    def __init__(self, padding_idx: Optional[int] = None):
+        self.padding_idx = padding_idx
+
+    def infer(self, idx, weight):
+        _check_indices(self, idx)
+        if len(weight.shape) != 2:
+            raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), "
+                             f"got {_fmt(weight.shape)}")
+        return TensorSpec(tuple(idx.shape) + (weight.shape[1],), weight.dtype)
+
+    def forward(self, xp, idx, weight):
+        return weight[idx]
+
+    def backward(self, inputs, out, g):
+        idx, weight = inputs
+        if not needs_grad(weight):
+            return None, None
+        return None, EmbeddingBackward(weight.shape[0], self.padding_idx).apply(g, idx)
+
+
+class EmbeddingBackward(Op):
+    """Scatter-add the rows of ``g`` (shape ``indices.shape + (D,)``) into a ``(num, D)`` gradient;
+    row ``padding_idx`` stays zero. Its own gradient is the embedding lookup again."""
+
+    props = ("num", "padding_idx")
+
+    def __init__(self, num: int, padding_idx: Optional[int] = None):
+        self.num, self.padding_idx = int(num), padding_idx
+
+    def infer(self, g, idx):
+        return TensorSpec((self.num, g.shape[-1]), g.dtype)
+
+    def forward(self, xp, g, idx):
+        out = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
+        xp.add.at(out, idx.reshape(-1), g.reshape(-1, g.shape[-1]))
+        if self.padding_idx is not None:
+            out[self.padding_idx] = 0
+        return out
+
+    def backward(self, inputs, out, gw):
+        g, idx = inputs
+        rows = Embedding(None).apply(idx, gw)
+        if self.padding_idx is not None:
+            keep = reshape(~equal(idx, self.padding_idx), tuple(-1 if d is None else d for d in idx.shape) + (1,))
+            rows = where(keep, rows, 0.0)
+        return rows, None
+
+
+def embedding(input, weight, padding_idx: Optional[int] = None) -> Tensor:
+    """Look up rows of ``weight`` (the embedding table) for integer indices ``input``.
+
+    Shapes: input (*) integer, weight (num_embeddings, D) -> (*, D). ``padding_idx``'s row gets no
+    gradient (its value is returned as stored).
+
+    Example:
+        >>> gg.embedding(gg.tensor([[0, 2]]), gg.randn(10, 4)).shape
+        (1, 2, 4)
+    """
+    idx, weight = as_tensor_args(input, weight)
+    if padding_idx is not None:
+        num = weight.shape[0]
+        if not -num <= padding_idx < num:
+            raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for {num} embeddings")
+        padding_idx = padding_idx % num
+    return Embedding(padding_idx).apply(idx, weight)
+
+
+__all__ = ["Softmax", "LogSoftmax", "DropoutMask", "Embedding", "EmbeddingBackward", "softmax", "log_softmax",
+           "batch_norm", "layer_norm", "group_norm", "dropout", "embedding"]
