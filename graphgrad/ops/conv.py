@@ -1,0 +1,544 @@
+"""Convolutions: ``conv1d``, ``conv2d``, ``conv_transpose1d``, ``conv_transpose2d`` (NCL / NCHW).
+
+Three primitives, closed under differentiation, so every gradient (and gradient of a gradient) is
+itself a convolution:
+
+* ``Conv1d``/``Conv2d`` (``y = conv(x, w)``): im2col through a strided view of the padded input and
+  one (batched over groups) matmul;
+* ``ConvTranspose1d``/``ConvTranspose2d`` (``conv``'s adjoint in ``x``): one matmul, then col2im
+  by a loop over the kernel offsets (never over pixels);
+* ``ConvWeightGrad`` (``conv``'s adjoint in ``w``): the correlation of the input with the upstream
+  gradient, again im2col plus one matmul.
+
+With ``<., .>`` the sum of elementwise products, ``<g, conv(x, w)> = <convT(g, w), x> =
+<wgrad(x, g), w>``; every backward below is one of these three identities.
+
+Padding is stored as ``(low, high)`` pairs per spatial axis, so torch's ``padding='same'`` with an
+even effective kernel (more padding at the end) is an ordinary convolution.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence, Union
+
+from graphgrad.backend import np
+from graphgrad.core.op import Op, needs_grad
+from graphgrad.core.spec import TensorSpec, spec_of
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import DTypeError, ShapeError
+from graphgrad.ops.shape import reshape
+
+IntOrTuple = Union[int, Sequence[int]]
+
+
+# ---- argument and shape helpers (shared with pool.py) ----------------------------------------------
+def _ntuple(fn: str, what: str, value, nd: int, minimum: int = 0) -> tuple:
+    """``value`` (an int or a sequence of ``nd`` ints) as a tuple of ``nd`` ints ``>= minimum``."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        out = (int(value),) * nd
+    else:
+        try:
+            out = tuple(int(v) for v in value)
+        except TypeError:
+            raise TypeError(f"{fn}: {what} must be an int or a tuple of {nd} ints, got {value!r}") from None
+        if len(out) == 1:
+            out = out * nd
+        if len(out) != nd:
+            raise ShapeError(f"{fn}: {what} must be an int or a tuple of {nd} ints, got {value!r}")
+    if any(v < minimum for v in out):
+        raise ShapeError(f"{fn}: {what} must be >= {minimum}, got {value!r}")
+    return out
+
+
+def _shape_of(x) -> tuple:
+    """The (possibly partly unknown) shape of a Tensor, array or spec."""
+    s = spec_of(x)
+    return tuple(s.shape) if isinstance(s, TensorSpec) else tuple(np.shape(x))
+
+
+def _float_dtype(fn: str, *specs) -> np.dtype:
+    """The promoted dtype of tensor specs; ``DTypeError`` unless it is a float dtype."""
+    dtype = np.result_type(*[s.dtype for s in specs])
+    if dtype.kind != "f":
+        shown = ", ".join(str(s.dtype) for s in specs)
+        raise DTypeError(f"{fn}: expected floating-point inputs, got {shown}")
+    return dtype
+
+
+def _padded(xp, x, pads: tuple, sizes: Optional[tuple] = None, value=0):
+    """``x`` with its trailing ``len(pads)`` axes padded by ``(low, high)`` pairs and filled with
+    ``value``; ``sizes`` (optional) overrides the padded lengths (the extra room stays ``value``)."""
+    nd = len(pads)
+    lead = x.shape[:x.ndim - nd]
+    if sizes is None:
+        sizes = tuple(x.shape[x.ndim - nd + i] + lo + hi for i, (lo, hi) in enumerate(pads))
+        if all(lo == 0 and hi == 0 for lo, hi in pads):
+            return x
+    out = xp.full(lead + tuple(sizes), value, dtype=x.dtype)
+    inner = tuple(slice(lo, lo + x.shape[x.ndim - nd + i]) for i, (lo, _) in enumerate(pads))
+    out[(Ellipsis,) + inner] = x
+    return out
+
+
+def _windows(xp, x, out_size: tuple, kernel: tuple, stride: tuple, dilation: tuple):
+    """Strided view (never written to) of shape ``lead + out_size + kernel``: window ``o`` of the trailing
+    ``nd`` axes of ``x``, element ``k`` at ``o * stride + k * dilation``."""
+    nd = len(kernel)
+    lead = x.ndim - nd
+    st = x.strides
+    strides = st[:lead] + tuple(st[lead + i] * stride[i] for i in range(nd)) \
+        + tuple(st[lead + i] * dilation[i] for i in range(nd))
+    return xp.lib.stride_tricks.as_strided(x, x.shape[:lead] + tuple(out_size) + tuple(kernel), strides)
+
+
+def _offset_slices(offset: tuple, out_size: tuple, stride: tuple, dilation: tuple) -> tuple:
+    """Slices of the trailing axes selecting the elements at kernel ``offset`` of every window."""
+    return tuple(slice(k * d, k * d + s * (o - 1) + 1, s) for k, o, s, d in zip(offset, out_size, stride, dilation))
+
+
+def _conv_out_size(size, k: int, s: int, d: int, lo: int, hi: int):
+    """Output length of a convolution along one axis (``None`` when ``size`` is unknown)."""
+    return None if size is None else (size + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def _shown(shape) -> str:
+    return str(tuple(shape))
+
+
+def _checked(op: Op, *inputs) -> Tensor:
+    """``op.apply(*inputs)`` after running its shape/dtype rule, so eager calls get the same errors as
+    graph mode (forward alone would accept, say, integer inputs or produce an empty output)."""
+    if not any(isinstance(x, Tensor) and x.data is None for x in inputs):  # graph mode checks it itself
+        op.infer(*[spec_of(x) for x in inputs])
+    return op.apply(*inputs)
+
+
+# ---- kernels (backend arrays) ----------------------------------------------------------------------
+# Layout: "cols" is (groups, C_in/groups * prod(kernel), N * prod(out)), built from the strided
+# window view by one copy whose inner axis is the input's own rows (cache friendly); products are
+# 2-D matmuls per group (BLAS handles them well, stacked matmuls with transposed operands do not).
+def _matmul_groups(xp, a, b):
+    """``a[g] @ b[g]`` for every group ``g`` (2-D products)."""
+    if a.shape[0] == 1:
+        return (a[0] @ b[0])[None]
+    return xp.stack([a[i] @ b[i] for i in range(a.shape[0])])
+
+
+def _im2col(xp, x, out, kernel, stride, padding, dilation, groups):
+    nd = len(kernel)
+    n, c = x.shape[:2]
+    win = _windows(xp, _padded(xp, x, padding), out, kernel, stride, dilation)  # (n, c, *out, *k)
+    win = win.reshape((n, groups, c // groups) + tuple(out) + tuple(kernel))
+    axes = (1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + (0,) + tuple(range(3, 3 + nd))
+    return win.transpose(axes).reshape(groups, (c // groups) * math.prod(kernel), n * math.prod(out))
+
+
+def _channels_first(xp, y, groups):
+    """(N, G*C, *S) -> (G, C, N * prod(S)), a copy."""
+    n, c = y.shape[:2]
+    return xp.ascontiguousarray(y.reshape((n, groups, c // groups, -1)).transpose(1, 2, 0, 3)) \
+        .reshape(groups, c // groups, -1)
+
+
+def _conv_forward(xp, x, w, stride, padding, dilation, groups):
+    nd = len(stride)
+    n = x.shape[0]
+    co = w.shape[0]
+    kernel = tuple(w.shape[2:])
+    out = tuple(_conv_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], *padding[i]) for i in range(nd))
+    cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups)
+    y = _matmul_groups(xp, w.reshape(groups, co // groups, -1), cols)  # (g, cog, n*p)
+    return xp.ascontiguousarray(y.reshape(co, n, -1).transpose(1, 0, 2)).reshape((n, co) + out)
+
+
+def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
+    c, co = x.shape[1], gy.shape[1]
+    cols = _im2col(xp, x, tuple(gy.shape[2:]), kernel, stride, padding, dilation, groups)
+    gw = _matmul_groups(xp, _channels_first(xp, gy, groups), cols.transpose(0, 2, 1))  # (g, cog, cg*kk)
+    return gw.reshape((co, c // groups) + tuple(kernel))
+
+
+def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation, groups):
+    nd = len(stride)
+    n, ci = x.shape[:2]
+    cg = w.shape[1]
+    kernel = tuple(w.shape[2:])
+    size_in = tuple(x.shape[2:])
+    full = tuple((size_in[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
+                 for i in range(nd))
+    wm = w.reshape(groups, ci // groups, -1).transpose(0, 2, 1)  # (g, cg*kk, cig)
+    cols = _matmul_groups(xp, wm, _channels_first(xp, x, groups))  # (g, cg*kk, n*p)
+    cols = cols.reshape((groups, cg) + kernel + (n,) + size_in)
+    buf = xp.zeros((groups, cg, n) + full, dtype=cols.dtype)
+    for offset in _offsets(kernel):
+        buf[(slice(None),) * 3 + _offset_slices(offset, size_in, stride, dilation)] += \
+            cols[(slice(None),) * 2 + offset]
+    crop = tuple(slice(lo, full[i] - hi) for i, (lo, hi) in enumerate(padding))
+    out = buf[(Ellipsis,) + crop]
+    out = xp.ascontiguousarray(out.reshape((groups * cg,) + out.shape[2:]).swapaxes(0, 1))
+    return out
+
+
+def _offsets(kernel: tuple):
+    """Every kernel offset (a tuple of ints), in row-major order."""
+    if len(kernel) == 1:
+        return [(i,) for i in range(kernel[0])]
+    out = [()]
+    for k in kernel:
+        out = [o + (i,) for o in out for i in range(k)]
+    return out
+
+
+def _output_padding(x_shape: tuple, gy_shape: tuple, kernel: tuple, stride, padding, dilation) -> tuple:
+    """The ``output_padding`` that makes the transposed convolution of ``gy`` give ``x``'s size."""
+    out = []
+    for i, (lo, hi) in enumerate(padding):
+        size, o = x_shape[2 + i], gy_shape[2 + i]
+        if size is None or o is None:
+            raise ShapeError("conv gradient: needs known spatial sizes in graph mode, got input "
+                             f"{_shown(x_shape)} and gradient {_shown(gy_shape)}")
+        out.append(size + lo + hi - dilation[i] * (kernel[i] - 1) - 1 - (o - 1) * stride[i])
+    return tuple(out)
+
+
+# ---- ops -------------------------------------------------------------------------------------------
+class _Conv(Op):
+    """``y[n, o] = sum_{c,k} x_pad[n, c, o*stride + k*dilation] * w[o_channel, c, k]`` per group."""
+
+    nd = 2
+    fn = "conv2d"
+    props = ("stride", "padding", "dilation", "groups")
+
+    def __init__(self, stride: tuple, padding: tuple, dilation: tuple, groups: int = 1):
+        self.stride = tuple(stride)
+        self.padding = tuple(tuple(p) for p in padding)
+        self.dilation = tuple(dilation)
+        self.groups = int(groups)
+
+    def infer(self, x, w):
+        nd, fn = self.nd, self.fn
+        if not isinstance(x, TensorSpec) or x.ndim != nd + 2:
+            raise ShapeError(f"{fn}: expected a {nd + 2}-D input (batch, channels, {_axes(nd)}), "
+                             f"got shape {_shown(_shape_of(x))}")
+        if not isinstance(w, TensorSpec) or w.ndim != nd + 2:
+            raise ShapeError(f"{fn}: expected a {nd + 2}-D weight (out_channels, in_channels/groups, "
+                             f"{_axes(nd, 'k')}), got shape {_shown(_shape_of(w))}")
+        dtype = _float_dtype(fn, x, w)
+        c, (co, cg), kernel = x.shape[1], w.shape[:2], w.shape[2:]
+        if None in kernel or co is None or cg is None:
+            raise ShapeError(f"{fn}: the weight shape must be known, got {_shown(w.shape)}")
+        g = self.groups
+        if co % g:
+            raise ShapeError(f"{fn}: weight of shape {_shown(w.shape)} has {co} output channels, "
+                             f"not divisible by groups={g}")
+        if c is not None and c != cg * g:
+            raise ShapeError(f"{fn}: input of shape {_shown(x.shape)} has {c} channels but weight of shape "
+                             f"{_shown(w.shape)} expects {cg * g} (in_channels/groups={cg} * groups={g})")
+        out = []
+        for i in range(nd):
+            size = x.shape[2 + i]
+            o = _conv_out_size(size, kernel[i], self.stride[i], self.dilation[i], *self.padding[i])
+            if o is not None and o < 1:
+                raise ShapeError(f"{fn}: input of shape {_shown(x.shape)} padded by {self.padding} is smaller "
+                                 f"than the dilated kernel of weight {_shown(w.shape)} "
+                                 f"(dilation={self.dilation}): the output would be empty")
+            out.append(o)
+        return TensorSpec((x.shape[0], co) + tuple(out), dtype)
+
+    def forward(self, xp, x, w):
+        return _conv_forward(xp, x, w, self.stride, self.padding, self.dilation, self.groups)
+
+    def backward(self, inputs, out, g):
+        x, w = inputs
+        kernel = tuple(_shape_of(w)[2:])
+        gx = gw = None
+        if needs_grad(x):
+            op = _output_padding(_shape_of(x), _shape_of(g), kernel, self.stride, self.padding, self.dilation)
+            gx = CONV_TRANSPOSE[self.nd](self.stride, self.padding, op, self.dilation, self.groups).apply(g, w)
+        if needs_grad(w):
+            gw = ConvWeightGrad(kernel, self.stride, self.padding, self.dilation, self.groups).apply(x, g)
+        return gx, gw
+
+
+class Conv1d(_Conv):
+    """1-D convolution (cross-correlation) of ``(N, C_in, L)`` by ``(C_out, C_in/groups, K)``."""
+
+    nd, fn = 1, "conv1d"
+
+
+class Conv2d(_Conv):
+    """2-D convolution (cross-correlation) of ``(N, C_in, H, W)`` by ``(C_out, C_in/groups, kH, kW)``."""
+
+    nd, fn = 2, "conv2d"
+
+
+class _ConvTranspose(Op):
+    """The adjoint of ``conv`` in its input: scatters each input element times the kernel."""
+
+    nd = 2
+    fn = "conv_transpose2d"
+    props = ("stride", "padding", "output_padding", "dilation", "groups")
+
+    def __init__(self, stride: tuple, padding: tuple, output_padding: tuple, dilation: tuple, groups: int = 1):
+        self.stride = tuple(stride)
+        self.padding = tuple(tuple(p) for p in padding)
+        self.output_padding = tuple(output_padding)
+        self.dilation = tuple(dilation)
+        self.groups = int(groups)
+
+    def infer(self, x, w):
+        nd, fn = self.nd, self.fn
+        if not isinstance(x, TensorSpec) or x.ndim != nd + 2:
+            raise ShapeError(f"{fn}: expected a {nd + 2}-D input (batch, channels, {_axes(nd)}), "
+                             f"got shape {_shown(_shape_of(x))}")
+        if not isinstance(w, TensorSpec) or w.ndim != nd + 2:
+            raise ShapeError(f"{fn}: expected a {nd + 2}-D weight (in_channels, out_channels/groups, "
+                             f"{_axes(nd, 'k')}), got shape {_shown(_shape_of(w))}")
+        dtype = _float_dtype(fn, x, w)
+        c, (ci, cg), kernel = x.shape[1], w.shape[:2], w.shape[2:]
+        if None in kernel or ci is None or cg is None:
+            raise ShapeError(f"{fn}: the weight shape must be known, got {_shown(w.shape)}")
+        g = self.groups
+        if ci % g:
+            raise ShapeError(f"{fn}: weight of shape {_shown(w.shape)} has {ci} input channels, "
+                             f"not divisible by groups={g}")
+        if c is not None and c != ci:
+            raise ShapeError(f"{fn}: input of shape {_shown(x.shape)} has {c} channels but weight of shape "
+                             f"{_shown(w.shape)} expects {ci}")
+        out = []
+        for i in range(nd):
+            size = x.shape[2 + i]
+            if size is None:
+                out.append(None)
+                continue
+            lo, hi = self.padding[i]
+            o = (size - 1) * self.stride[i] + self.dilation[i] * (kernel[i] - 1) + 1 \
+                + self.output_padding[i] - lo - hi
+            if o < 1:
+                raise ShapeError(f"{fn}: input of shape {_shown(x.shape)} with weight {_shown(w.shape)} and "
+                                 f"padding {self.padding} gives an empty output")
+            out.append(o)
+        return TensorSpec((x.shape[0], cg * g) + tuple(out), dtype)
+
+    def forward(self, xp, x, w):
+        return _conv_transpose_forward(xp, x, w, self.stride, self.padding, self.output_padding,
+                                       self.dilation, self.groups)
+
+    def backward(self, inputs, out, g):
+        x, w = inputs
+        gx = gw = None
+        if needs_grad(x):
+            gx = CONV[self.nd](self.stride, self.padding, self.dilation, self.groups).apply(g, w)
+        if needs_grad(w):
+            kernel = tuple(_shape_of(w)[2:])
+            gw = ConvWeightGrad(kernel, self.stride, self.padding, self.dilation, self.groups).apply(g, x)
+        return gx, gw
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """1-D transposed convolution of ``(N, C_in, L)`` by ``(C_in, C_out/groups, K)``."""
+
+    nd, fn = 1, "conv_transpose1d"
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """2-D transposed convolution of ``(N, C_in, H, W)`` by ``(C_in, C_out/groups, kH, kW)``."""
+
+    nd, fn = 2, "conv_transpose2d"
+
+
+class ConvWeightGrad(Op):
+    """``wgrad(x, gy)``: the gradient of ``conv(x, w)`` in ``w`` for the upstream gradient ``gy``
+    (the correlation of the input with ``gy``), of shape ``(C_out, C_in/groups, *kernel_size)``."""
+
+    props = ("kernel_size", "stride", "padding", "dilation", "groups")
+
+    def __init__(self, kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple, groups: int = 1):
+        self.kernel_size = tuple(kernel_size)
+        self.stride = tuple(stride)
+        self.padding = tuple(tuple(p) for p in padding)
+        self.dilation = tuple(dilation)
+        self.groups = int(groups)
+
+    def infer(self, x, gy):
+        nd = len(self.kernel_size)
+        if x.ndim != nd + 2 or gy.ndim != nd + 2:
+            raise ShapeError(f"{self.name}: expected {nd + 2}-D input and gradient, got {_shown(x.shape)} "
+                             f"and {_shown(gy.shape)}")
+        c, co = x.shape[1], gy.shape[1]
+        if c is None or co is None or c % self.groups or co % self.groups:
+            raise ShapeError(f"{self.name}: channels of input {_shown(x.shape)} and gradient {_shown(gy.shape)} "
+                             f"must be known and divisible by groups={self.groups}")
+        return TensorSpec((co, c // self.groups) + self.kernel_size, _float_dtype(self.name, x, gy))
+
+    def forward(self, xp, x, gy):
+        return _conv_weight_grad(xp, x, gy, self.kernel_size, self.stride, self.padding, self.dilation,
+                                 self.groups)
+
+    def backward(self, inputs, out, g):
+        x, gy = inputs
+        nd = len(self.kernel_size)
+        gx = ggy = None
+        if needs_grad(x):
+            op = _output_padding(_shape_of(x), _shape_of(gy), self.kernel_size, self.stride, self.padding,
+                                 self.dilation)
+            gx = CONV_TRANSPOSE[nd](self.stride, self.padding, op, self.dilation, self.groups).apply(gy, g)
+        if needs_grad(gy):
+            ggy = CONV[nd](self.stride, self.padding, self.dilation, self.groups).apply(x, g)
+        return gx, ggy
+
+
+CONV = {1: Conv1d, 2: Conv2d}
+CONV_TRANSPOSE = {1: ConvTranspose1d, 2: ConvTranspose2d}
+
+
+def _axes(nd: int, prefix: str = "") -> str:
+    return ", ".join(prefix + a for a in (("L",) if nd == 1 else ("H", "W")))
+
+
+# ---- public functions ------------------------------------------------------------------------------
+def _conv_padding(fn: str, padding, nd: int, kernel: tuple, stride: tuple, dilation: tuple) -> tuple:
+    """``padding`` (int, tuple, ``'valid'`` or ``'same'``) as ``(low, high)`` pairs per axis."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ShapeError(f"{fn}: padding='same' is not supported for strided convolutions "
+                                 f"(stride={stride})")
+            pads = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                pads.append((total // 2, total - total // 2))
+            return tuple(pads)
+        raise ValueError(f"{fn}: padding must be an int, a tuple, 'valid' or 'same', got {padding!r}")
+    return tuple((p, p) for p in _ntuple(fn, "padding", padding, nd))
+
+
+def _check_rank(fn: str, x, w, nd: int) -> tuple:
+    xs, ws = _shape_of(x), _shape_of(w)
+    if len(xs) != nd + 2:
+        raise ShapeError(f"{fn}: expected a {nd + 2}-D input (batch, channels, {_axes(nd)}), got shape {_shown(xs)}")
+    if len(ws) != nd + 2 or None in ws:
+        raise ShapeError(f"{fn}: expected a {nd + 2}-D weight of known shape, got shape {_shown(ws)}")
+    return xs, ws
+
+
+def _add_bias(fn: str, y: Tensor, bias, channels: int, nd: int) -> Tensor:
+    bs = _shape_of(bias)
+    if len(bs) != 1 or bs[0] not in (None, channels):
+        raise ShapeError(f"{fn}: bias must have shape ({channels},) (one value per output channel), "
+                         f"got {_shown(bs)}")
+    return y + reshape(bias, (channels,) + (1,) * nd)
+
+
+def _conv_nd(fn, nd, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    _, ws = _check_rank(fn, input, weight, nd)
+    stride = _ntuple(fn, "stride", stride, nd, 1)
+    dilation = _ntuple(fn, "dilation", dilation, nd, 1)
+    if int(groups) < 1:
+        raise ShapeError(f"{fn}: groups must be >= 1, got {groups}")
+    pads = _conv_padding(fn, padding, nd, tuple(ws[2:]), stride, dilation)
+    y = _checked(CONV[nd](stride, pads, dilation, int(groups)), input, weight)
+    return y if bias is None else _add_bias(fn, y, bias, ws[0], nd)
+
+
+def conv1d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Union[IntOrTuple, str] = 0,
+           dilation: IntOrTuple = 1, groups: int = 1) -> Tensor:
+    """1-D convolution (cross-correlation, as in PyTorch).
+
+    Args:
+        input: ``(N, C_in, L)``.
+        weight: ``(C_out, C_in / groups, K)``.
+        bias: ``(C_out,)`` or ``None``.
+        stride, dilation: int or 1-tuple.
+        padding: int, 1-tuple, ``'valid'`` (no padding) or ``'same'`` (output length ``L``; stride 1 only,
+            the extra element of an even effective kernel goes at the end, as in PyTorch).
+        groups: split the channels into this many independent convolutions.
+
+    Returns:
+        ``(N, C_out, L_out)`` with ``L_out = (L + 2*padding - dilation*(K-1) - 1) // stride + 1``.
+
+    Example:
+        >>> y = gg.conv1d(gg.randn(2, 3, 10), gg.randn(4, 3, 3), padding="same")   # (2, 4, 10)
+    """
+    return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Union[IntOrTuple, str] = 0,
+           dilation: IntOrTuple = 1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation, as in PyTorch's ``F.conv2d``).
+
+    Args:
+        input: ``(N, C_in, H, W)``.
+        weight: ``(C_out, C_in / groups, kH, kW)``.
+        bias: ``(C_out,)`` or ``None``.
+        stride, dilation: int or ``(sH, sW)``.
+        padding: int, ``(pH, pW)``, ``'valid'`` or ``'same'`` (stride 1 only; an even effective kernel
+            pads one more at the bottom/right, as PyTorch does).
+        groups: ``C_in`` and ``C_out`` are split into ``groups`` independent convolutions.
+
+    Returns:
+        ``(N, C_out, H_out, W_out)``, ``H_out = (H + 2*pH - dH*(kH-1) - 1) // sH + 1`` (same for W).
+
+    Example:
+        >>> x, w = gg.randn(8, 1, 28, 28), gg.randn(16, 1, 3, 3)
+        >>> gg.conv2d(x, w, padding=1).shape
+        (8, 16, 28, 28)
+    """
+    return _conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose_nd(fn, nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    _, ws = _check_rank(fn, input, weight, nd)
+    stride = _ntuple(fn, "stride", stride, nd, 1)
+    dilation = _ntuple(fn, "dilation", dilation, nd, 1)
+    pads = tuple((p, p) for p in _ntuple(fn, "padding", padding, nd))
+    op = _ntuple(fn, "output_padding", output_padding, nd)
+    for o, s, d in zip(op, stride, dilation):
+        if o >= s:
+            raise ShapeError(f"{fn}: output_padding must be smaller than stride, got output_padding={op}, "
+                             f"stride={stride}")
+    if int(groups) < 1:
+        raise ShapeError(f"{fn}: groups must be >= 1, got {groups}")
+    y = _checked(CONV_TRANSPOSE[nd](stride, pads, op, dilation, int(groups)), input, weight)
+    return y if bias is None else _add_bias(fn, y, bias, ws[1] * int(groups), nd)
+
+
+def conv_transpose1d(input, weight, bias=None, stride: IntOrTuple = 1, padding: IntOrTuple = 0,
+                     output_padding: IntOrTuple = 0, groups: int = 1, dilation: IntOrTuple = 1) -> Tensor:
+    """1-D transposed convolution (the gradient of ``conv1d`` in its input), as PyTorch's.
+
+    Args:
+        input: ``(N, C_in, L)``; weight: ``(C_in, C_out / groups, K)``; bias: ``(C_out,)`` or ``None``.
+
+    Returns:
+        ``(N, C_out, (L-1)*stride - 2*padding + dilation*(K-1) + output_padding + 1)``.
+    """
+    return _conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding,
+                              groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride: IntOrTuple = 1, padding: IntOrTuple = 0,
+                     output_padding: IntOrTuple = 0, groups: int = 1, dilation: IntOrTuple = 1) -> Tensor:
+    """2-D transposed convolution ("deconvolution"), as PyTorch's ``F.conv_transpose2d``.
+
+    Args:
+        input: ``(N, C_in, H, W)``.
+        weight: ``(C_in, C_out / groups, kH, kW)``.
+        bias: ``(C_out,)`` or ``None``.
+        stride, dilation: int or pair.
+        padding: int or pair: the full transposed output is cropped by ``padding`` on each side.
+        output_padding: extra size added at the bottom/right (must be smaller than ``stride``).
+        groups: independent channel groups.
+
+    Returns:
+        ``(N, C_out, H_out, W_out)`` with ``H_out = (H-1)*sH - 2*pH + dH*(kH-1) + output_padding + 1``.
+
+    Example:
+        >>> gg.conv_transpose2d(gg.randn(2, 4, 7, 7), gg.randn(4, 2, 3, 3), stride=2, padding=1,
+        ...                     output_padding=1).shape
+        (2, 2, 14, 14)
+    """
+    return _conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
+                              groups, dilation)
