@@ -2,15 +2,30 @@
 cumsum, cumprod — and ``sum_to``, the reduction autograd uses to undo broadcasting.
 
 ``axis`` is ``None`` (all axes), an int or a tuple of ints (negative allowed); ``keepdims`` keeps
-reduced axes with size 1.
+reduced axes with size 1. Primitives (hand-written gradients): ``Sum``, ``Mean``, ``Prod``, ``Max``,
+``Min``, ``Cumsum``, ``Cumprod`` (plus the non-differentiable ``Argmax``, ``Argmin``, ``All``,
+``Any``). ``var``, ``std``, ``logsumexp`` and ``norm`` are composed from them.
 """
 from __future__ import annotations
 
+import builtins
+import math
+from typing import Optional, Sequence, Union
+
 from graphgrad.backend import np
 from graphgrad.core.op import Op
-from graphgrad.core.spec import TensorSpec, normalize_axes
+from graphgrad.core.spec import TensorSpec, normalize_axes, normalize_axis
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import ShapeError
+from graphgrad.errors import DTypeError, ShapeError
+from graphgrad.ops.elementwise import equal, greater, where
+from graphgrad.ops.unary import abs as _abs
+from graphgrad.ops.unary import exp, isfinite, log, sqrt
+
+Axis = Union[None, int, Sequence[int]]
+
+
+def _tensor(x) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
 
 
 def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
@@ -28,29 +43,430 @@ def expand_reduced(g: Tensor, shape: tuple, axes: tuple, keepdims: bool) -> Tens
     return g.reshape(kept)
 
 
-class Sum(Op):
-    """Sum over ``axis``. Gradient: the upstream gradient broadcast back over the reduced axes."""
+def _accumulator_dtype(dtype) -> np.dtype:
+    """NumPy's accumulator for sum/prod/cumsum: small ints and bool widen to 64 bits."""
+    if dtype.kind == "b" or (dtype.kind in "iu" and dtype.itemsize < 8):
+        return np.dtype("uint64") if dtype.kind == "u" else np.dtype("int64")
+    return dtype
+
+
+def _count(op_name: str, shape: tuple, axes: tuple) -> int:
+    n = 1
+    for a in axes:
+        if shape[a] is None:
+            raise ShapeError(f"{op_name}: the size of reduced axis {a} of shape {shape} is unknown")
+        n *= shape[a]
+    return n
+
+
+class _Reduction(Op):
+    """A reduction over ``axis`` with ``keepdims``; subclasses set the dtype rule and the kernel."""
 
     props = ("axis", "keepdims")
 
-    def __init__(self, axis=None, keepdims: bool = False):
+    def __init__(self, axis: Axis = None, keepdims: bool = False):
         self.axis = tuple(axis) if isinstance(axis, list) else axis
         self.keepdims = bool(keepdims)
 
+    def axes(self, ndim: int) -> tuple:
+        return normalize_axes(self.name, self.axis, ndim)
+
+    def out_dtype(self, dtype) -> np.dtype:
+        return dtype
+
     def infer(self, x):
-        axes = normalize_axes(self.name, self.axis, len(x.shape))
-        dtype = x.dtype
-        if dtype.kind == "b" or (dtype.kind in "iu" and dtype.itemsize < 8):
-            dtype = np.dtype("uint64") if dtype.kind == "u" else np.dtype("int64")  # NumPy's accumulator
-        return TensorSpec(reduced_shape(x.shape, axes, self.keepdims), dtype)
+        axes = self.axes(len(x.shape))
+        return TensorSpec(reduced_shape(x.shape, axes, self.keepdims), self.out_dtype(x.dtype))
+
+    def grad_parts(self, x: Tensor, g: Tensor) -> tuple:
+        """(axes, upstream gradient with the reduced axes restored as size 1)."""
+        axes = self.axes(x.ndim)
+        return axes, expand_reduced(g, x.shape, axes, self.keepdims)
+
+
+class Sum(_Reduction):
+    """Sum over ``axis``. Gradient: the upstream gradient broadcast back over the reduced axes."""
+
+    def out_dtype(self, dtype):
+        return _accumulator_dtype(dtype)
 
     def forward(self, xp, x):
         return xp.sum(x, axis=self.axis, keepdims=self.keepdims)
 
     def backward(self, inputs, out, g):
         x = inputs[0]
-        axes = normalize_axes(self.name, self.axis, x.ndim)
-        return (expand_reduced(g, x.shape, axes, self.keepdims).broadcast_to(x.shape),)
+        axes, g = self.grad_parts(x, g)
+        return (g.broadcast_to(x.shape),)
+
+
+class Mean(_Reduction):
+    """Arithmetic mean over ``axis`` (integers give float64). Gradient: ``g / n`` broadcast back."""
+
+    def out_dtype(self, dtype):
+        if dtype.kind not in "biufc":
+            raise DTypeError(f"{self.name}: not defined for dtype {dtype}")
+        return dtype if dtype.kind in "fc" else np.dtype("float64")
+
+    def forward(self, xp, x):
+        return xp.mean(x, axis=self.axis, keepdims=self.keepdims)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        axes, g = self.grad_parts(x, g)
+        return (g.broadcast_to(x.shape) / _count(self.name, x.shape, axes),)
+
+
+class Prod(_Reduction):
+    """Product over ``axis``. Gradient: ``g`` times the product of the *other* elements, computed with
+    exclusive cumulative products so that zeros in the input are handled exactly."""
+
+    def out_dtype(self, dtype):
+        return _accumulator_dtype(dtype)
+
+    def forward(self, xp, x):
+        return xp.prod(x, axis=self.axis, keepdims=self.keepdims)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        axes, g = self.grad_parts(x, g)
+        return (g * _product_of_others(x, axes),)
+
+
+def _product_of_others(x: Tensor, axes: tuple) -> Tensor:
+    """For each element, the product of the other elements of its reduction group (no division)."""
+    from graphgrad.ops.shape import moveaxis, pad
+
+    k = len(axes)
+    if k == 0:
+        return x * 0 + 1
+    moved = moveaxis(x, axes, tuple(range(-k, 0)))
+    lead = moved.shape[:moved.ndim - k]
+    n = _count("prod", x.shape, axes)
+    flat = moved.reshape(lead + (n,))
+    if n == 0:
+        return x
+    none = [(0, 0)] * len(lead)
+    left = cumprod(pad(flat[..., :-1], none + [(1, 0)], constant_values=1), axis=-1)
+    right = cumprod(pad(flat[..., 1:], none + [(0, 1)], constant_values=1).flip(-1), axis=-1).flip(-1)
+    others = (left * right).reshape(moved.shape)
+    return moveaxis(others, tuple(range(-k, 0)), axes)
+
+
+class _Extremum(_Reduction):
+    """Max or min: values only; on ties the gradient is split evenly among the tied elements."""
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        axes, g = self.grad_parts(x, g)
+        o = expand_reduced(out, x.shape, axes, self.keepdims)
+        mask = equal(x, o).astype(g.dtype)
+        return (mask * (g / mask.sum(axes, keepdims=True)),)
+
+
+class Max(_Extremum):
+    def forward(self, xp, x):
+        return xp.max(x, axis=self.axis, keepdims=self.keepdims)
+
+
+class Min(_Extremum):
+    def forward(self, xp, x):
+        return xp.min(x, axis=self.axis, keepdims=self.keepdims)
+
+
+class _ArgExtremum(Op):
+    """Index of the max/min along one axis (or of the flattened tensor); int64, no gradient."""
+
+    props = ("axis", "keepdims")
+
+    def __init__(self, axis: Optional[int] = None, keepdims: bool = False):
+        if axis is not None and not isinstance(axis, int):
+            raise ShapeError(f"{type(self).__name__}: axis must be None or an int, got {axis!r}")
+        self.axis = axis
+        self.keepdims = bool(keepdims)
+
+    def infer(self, x):
+        ndim = len(x.shape)
+        if self.axis is None:
+            shape = (1,) * ndim if self.keepdims else ()
+        else:
+            shape = reduced_shape(x.shape, (normalize_axis(self.name, self.axis, ndim),), self.keepdims)
+        return TensorSpec(shape, np.dtype("int64"))
+
+
+class Argmax(_ArgExtremum):
+    def forward(self, xp, x):
+        return xp.argmax(x, axis=self.axis, keepdims=self.keepdims).astype("int64")
+
+
+class Argmin(_ArgExtremum):
+    def forward(self, xp, x):
+        return xp.argmin(x, axis=self.axis, keepdims=self.keepdims).astype("int64")
+
+
+class _Logical(_Reduction):
+    def out_dtype(self, dtype):
+        return np.dtype(bool)
+
+
+class All(_Logical):
+    """True where every element along ``axis`` is nonzero (no gradient)."""
+
+    def forward(self, xp, x):
+        return xp.all(x, axis=self.axis, keepdims=self.keepdims)
+
+
+class Any(_Logical):
+    """True where some element along ``axis`` is nonzero (no gradient)."""
+
+    def forward(self, xp, x):
+        return xp.any(x, axis=self.axis, keepdims=self.keepdims)
+
+
+class _Scan(Op):
+    """A cumulative op along one (non-negative or negative) ``axis``; same shape as the input."""
+
+    props = ("axis",)
+
+    def __init__(self, axis: int):
+        self.axis = int(axis)
+
+    def infer(self, x):
+        normalize_axis(self.name, self.axis, len(x.shape))
+        return TensorSpec(x.shape, _accumulator_dtype(x.dtype))
+
+
+def _reverse_cumsum(v: Tensor, axis: int) -> Tensor:
+    """``out[i] = sum(v[i:])`` along ``axis``."""
+    return v.flip(axis).cumsum(axis).flip(axis)
+
+
+class Cumsum(_Scan):
+    """Running sum along ``axis``. Gradient: the reversed running sum of ``g``."""
+
+    def forward(self, xp, x):
+        return xp.cumsum(x, axis=self.axis)
+
+    def backward(self, inputs, out, g):
+        return (_reverse_cumsum(g, self.axis),)
+
+
+class Cumprod(_Scan):
+    """Running product along ``axis``.
+
+    Gradient ``gx[j] = sum_{i >= j} g[i] * prod_{k <= i, k != j} x[k]``. When the input is concrete
+    and has no zero this is ``revcumsum(g * y) / x`` (O(n)); otherwise it is computed without division
+    as ``excl_cumprod(x)[j] * sum_{i >= j} g[i] * prod_{j < k <= i} x[k]`` (O(n^2) per row), a
+    polynomial identity, so gradients of every order are exact even at zeros.
+    """
+
+    def forward(self, xp, x):
+        return xp.cumprod(x, axis=self.axis)
+
+    def backward(self, inputs, out, g):
+        x, ax = inputs[0], self.axis
+        if x.data is not None and x.dtype.kind in "fc" and not bool((x.data == 0).any()):
+            return (_reverse_cumsum(g * out, ax) / x,)
+        return (_cumprod_grad_exact(x, g, ax),)
+
+
+def _cumprod_grad_exact(x: Tensor, g: Tensor, axis: int) -> Tensor:
+    from graphgrad.core.creation import ones
+    from graphgrad.ops.shape import expand_dims, moveaxis, pad, triu
+
+    xm, gm = moveaxis(x, axis, -1), moveaxis(g, axis, -1)
+    n = xm.shape[-1]
+    if n == 0:
+        return g
+    lead = [(0, 0)] * (xm.ndim - 1)
+    left = cumprod(pad(xm[..., :-1], lead + [(1, 0)], constant_values=1), axis=-1)  # prod_{k < j} x[k]
+    above = triu(ones(n, n, dtype="bool", device=x.device), 1)  # [j, i]: i > j
+    segment = cumprod(where(above, expand_dims(xm, -2), 1), axis=-1)  # [j, i]: prod_{j < k <= i} x[k]
+    on_or_above = triu(ones(n, n, dtype="bool", device=x.device))
+    total = where(on_or_above, segment * expand_dims(gm, -2), 0).sum(-1)
+    return moveaxis(left * total, -1, axis)
+
+
+# ---- public functions ---------------------------------------------------------------------------
+def sum(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Sum of elements over ``axis``. Shapes: (...) -> reduced. Small ints and bool sum in int64.
+
+    Example: ``gg.sum(x, axis=(0, -1), keepdims=True)``.
+    """
+    return Sum(axis, keepdims).apply(x)
+
+
+def sum_to(x, shape) -> Tensor:
+    """Sum ``x`` down to ``shape`` (the shape it was broadcast from)."""
+    shape = tuple(shape)
+    if isinstance(x, Tensor) and x.shape == shape:
+        return x
+    return SumTo(shape).apply(x)
+
+
+def mean(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Arithmetic mean over ``axis``; integer inputs give float64. Shapes: (...) -> reduced."""
+    return Mean(axis, keepdims).apply(x)
+
+
+def prod(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Product of elements over ``axis`` (gradient exact with zeros). Shapes: (...) -> reduced."""
+    return Prod(axis, keepdims).apply(x)
+
+
+def max(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Largest value over ``axis`` (values only, as ``np.max``); ties share the gradient evenly."""
+    return Max(axis, keepdims).apply(x)
+
+
+def min(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Smallest value over ``axis`` (values only, as ``np.min``); ties share the gradient evenly."""
+    return Min(axis, keepdims).apply(x)
+
+
+amax, amin = max, min
+
+
+def argmax(x, axis: Optional[int] = None, keepdims: bool = False) -> Tensor:
+    """int64 index of the largest value along ``axis`` (of the flattened tensor when ``None``)."""
+    return Argmax(axis, keepdims).apply(x)
+
+
+def argmin(x, axis: Optional[int] = None, keepdims: bool = False) -> Tensor:
+    """int64 index of the smallest value along ``axis`` (of the flattened tensor when ``None``)."""
+    return Argmin(axis, keepdims).apply(x)
+
+
+def all(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Whether every element over ``axis`` is nonzero (bool; no gradient)."""
+    return All(axis, keepdims).apply(x)
+
+
+def any(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Whether some element over ``axis`` is nonzero (bool; no gradient)."""
+    return Any(axis, keepdims).apply(x)
+
+
+def var(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    """Variance over ``axis``: ``sum((x - mean)**2) / (n - ddof)`` (NumPy's default ``ddof=0``).
+    Shapes: (...) -> reduced. Composed of ``mean``/``sum``, so it is differentiable to any order."""
+    x = _tensor(x)
+    d = x - mean(x, axis, keepdims=True)
+    if ddof == 0:
+        return mean(d * d, axis, keepdims)
+    n = _count("var", x.shape, normalize_axes("var", axis, x.ndim))
+    return sum(d * d, axis, keepdims) / builtins.max(n - ddof, 0)
+
+
+def std(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    """Standard deviation over ``axis``: ``sqrt(var(x, axis, keepdims, ddof))``."""
+    return sqrt(var(x, axis, keepdims, ddof))
+
+
+def logsumexp(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``axis``, computed stably by shifting by the maximum.
+    Shapes: (...) -> reduced. The gradient is ``softmax(x)`` along the reduced axes."""
+    x = _tensor(x)
+    m = max(x, axis, keepdims=True)
+    m = where(isfinite(m), m, 0)
+    s = log(sum(exp(x - m), axis, keepdims=True)) + m
+    if keepdims:
+        return s
+    from graphgrad.ops.shape import squeeze
+
+    return squeeze(s, normalize_axes("logsumexp", axis, x.ndim))
+
+
+def _safe_root(s: Tensor, p: float) -> Tensor:
+    """``s ** (1/p)`` for ``s >= 0`` whose gradient is 0 (not NaN) where ``s == 0``."""
+    positive = greater(s, 0)
+    safe = where(positive, s, 1)
+    return where(positive, sqrt(safe) if p == 2 else safe ** (1.0 / p), 0)
+
+
+def _vector_norm(x: Tensor, ord, axes: tuple, keepdims: bool) -> Tensor:
+    if ord is None or ord == 2:
+        return _safe_root(sum(x * x, axes, keepdims), 2)
+    if ord == math.inf:
+        return max(_abs(x), axes, keepdims)
+    if ord == -math.inf:
+        return min(_abs(x), axes, keepdims)
+    if ord == 1:
+        return sum(_abs(x), axes, keepdims)
+    if ord == 0:
+        return sum(x != 0, axes, keepdims).astype(_float_dtype(x.dtype))
+    if isinstance(ord, str):
+        raise ShapeError(f"norm: ord={ord!r} is a matrix norm; give a pair of axes (got axis {axes})")
+    return _safe_root(sum(_abs(x) ** ord, axes, keepdims), ord)
+
+
+def _float_dtype(dtype):
+    return dtype if dtype.kind == "f" else np.dtype("float64")
+
+
+def norm(x, ord=None, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Vector or matrix norm, as ``numpy.linalg.norm``.
+
+    Args:
+        x: input tensor.
+        ord: for vectors (one axis): ``None``/2 (Euclidean), 1, ``inf``, ``-inf``, 0 (count of
+            nonzeros) or any other p; for matrices (two axes): ``None``/'fro' (Frobenius), 1, -1
+            (max/min column abs sum), ``inf``, ``-inf`` (max/min row abs sum).
+        axis: ``None`` (with ``ord=None``: the 2-norm of all elements; otherwise ``x`` must be 1-D or
+            2-D), an int (vector norm) or a pair of ints (matrix norm).
+        keepdims: keep the reduced axes with size 1.
+
+    Shapes: (...) -> reduced. The gradient at a zero input is 0 (never NaN).
+    """
+    x = _tensor(x)
+    nd = x.ndim
+    if axis is None:
+        if ord is None:
+            return _safe_root(sum(x * x, None, keepdims), 2)
+        if nd not in (1, 2):
+            raise ShapeError(f"norm: ord={ord!r} with axis=None needs a 1-D or 2-D tensor, got shape {x.shape}")
+        axis = tuple(range(nd))
+    if isinstance(axis, int):
+        axis = (axis,)
+    axes = tuple(normalize_axis("norm", a, nd) for a in axis)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"norm: repeated axis in {axis}")
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) != 2:
+        raise ShapeError(f"norm: axis must be an int or a pair of ints, got {axis}")
+    if ord is None or ord == "fro":
+        return _safe_root(sum(x * x, axes, keepdims), 2)
+    row, col = axes
+    if ord in (1, -1):
+        inner, outer = row, col  # column sums, then max/min over columns
+    elif ord in (math.inf, -math.inf):
+        inner, outer = col, row  # row sums, then max/min over rows
+    else:
+        raise ShapeError(f"norm: matrix norm ord={ord!r} is not supported (supported: None, 'fro', 1, -1, "
+                         "inf, -inf; spectral and nuclear norms need an SVD)")
+    sums = sum(_abs(x), inner, keepdims=True)
+    out = (max if ord in (1, math.inf) else min)(sums, outer, keepdims=True)
+    if keepdims:
+        return out
+    from graphgrad.ops.shape import squeeze
+
+    return squeeze(out, axes)
+
+
+def cumsum(x, axis: Optional[int] = None) -> Tensor:
+    """Running sum along ``axis`` (``None``: of the flattened tensor). Shapes: (...) -> same
+    (flattened when ``axis`` is ``None``)."""
+    if axis is None:
+        return Cumsum(0).apply(_tensor(x).reshape(-1))
+    return Cumsum(axis).apply(x)
+
+
+def cumprod(x, axis: Optional[int] = None) -> Tensor:
+    """Running product along ``axis`` (``None``: of the flattened tensor); the gradient is exact
+    when the input contains zeros."""
+    if axis is None:
+        return Cumprod(0).apply(_tensor(x).reshape(-1))
+    return Cumprod(axis).apply(x)
 
 
 class SumTo(Op):
@@ -63,28 +479,16 @@ class SumTo(Op):
 
     def infer(self, x):
         lead = len(x.shape) - len(self.shape)
-        if lead < 0 or any(t != 1 and t != s for t, s in zip(self.shape, x.shape[lead:])):
+        if lead < 0 or builtins.any(t != 1 and t != s for t, s in zip(self.shape, x.shape[lead:])):
             raise ShapeError(f"{self.name}: cannot sum shape {x.shape} to {self.shape}")
         return TensorSpec(self.shape, x.dtype)
 
     def forward(self, xp, x):
         lead = x.ndim - len(self.shape)
-        axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(self.shape) if d == 1 and x.shape[lead + i] != 1)
+        axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(self.shape)
+                                          if d == 1 and x.shape[lead + i] != 1)
         y = xp.sum(x, axis=axes, keepdims=True) if axes else x
         return y.reshape(self.shape)
 
     def backward(self, inputs, out, g):
         return (g.broadcast_to(inputs[0].shape),)
-
-
-def sum(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Sum of elements over ``axis``. Shapes: (...) -> reduced."""
-    return Sum(axis, keepdims).apply(x)
-
-
-def sum_to(x, shape) -> Tensor:
-    """Sum ``x`` down to ``shape`` (the shape it was broadcast from)."""
-    shape = tuple(shape)
-    if isinstance(x, Tensor) and x.shape == shape:
-        return x
-    return SumTo(shape).apply(x)
