@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 from graphgrad.core.tensor import Tensor
-from graphgrad.ops.elementwise import clip, greater, minimum, where
-from graphgrad.ops.unary import erf, exp, expm1, log1p, relu, sigmoid, sqrt, tanh
-from graphgrad.ops.unary import abs as _abs
+from graphgrad.ops.elementwise import greater, greater_equal, less_equal, where
+from graphgrad.ops.unary import erf, exp, expm1, log1p, sigmoid, sqrt, tanh
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -29,9 +28,10 @@ def leaky_relu(x, negative_slope: float = 0.01) -> Tensor:
 
 
 def elu(x, alpha: float = 1.0) -> Tensor:
-    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
-    # expm1 of min(x, 0): the unused branch stays finite, so its (masked) gradient is not NaN
-    return where(greater(x, 0), x, expm1(minimum(x, 0.0)) * alpha)
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)`` (gradient ``alpha`` at 0, as PyTorch)."""
+    positive = greater(x, 0)
+    # expm1 of x clamped to <= 0: the unused branch stays finite, so its masked gradient is not NaN
+    return where(positive, x, expm1(where(positive, 0.0, x)) * alpha)
 
 
 def selu(x) -> Tensor:
@@ -60,8 +60,9 @@ swish = silu
 def softplus(x, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` like PyTorch; stable for any ``x``."""
     bx = x * beta if beta != 1.0 else x
-    smooth = relu(bx) + log1p(exp(-_abs(bx)))
-    out = where(greater(bx, threshold), bx, smooth)
+    linear = greater(bx, threshold)
+    # exp of bx clamped to <= threshold: no overflow, so the masked branch's gradient is not NaN
+    out = where(linear, bx, log1p(exp(where(linear, threshold, bx))))
     return out / beta if beta != 1.0 else out
 
 
@@ -71,8 +72,9 @@ def mish(x) -> Tensor:
 
 
 def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    """``x`` clamped to ``[min_val, max_val]``."""
-    return clip(x, min_val, max_val)
+    """``x`` clamped to ``[min_val, max_val]``; unlike ``clip`` the gradient is 0 at the bounds
+    themselves (PyTorch's rule)."""
+    return where(less_equal(x, min_val), min_val, where(greater_equal(x, max_val), max_val, x))
 
 
 __all__ = ["square", "rsqrt", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softplus", "mish",

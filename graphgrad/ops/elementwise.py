@@ -412,8 +412,9 @@ def where(cond, x, y) -> Tensor:
 def clip(x, min=None, max=None) -> Tensor:
     """Clamp ``x`` to ``[min, max]``; bounds may be scalars, tensors or ``None``."""
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = x if min is None else maximum(x, min)
-        return out if max is None else minimum(out, max)
+        # where, not maximum/minimum: at a tie the gradient goes to x (PyTorch's clamp rule)
+        out = x if min is None else where(less(x, min), min, x)
+        return out if max is None else where(greater(out, max), max, out)
     return Clip(min, max).apply(x)
 
 
