@@ -140,7 +140,8 @@ class Pow(Binary):
                 ga = g * (b * a ** (b - 1))
         if needs_grad(b):
             # d(a^b)/db = a^b log a, taken as 0 where a == 0 (the limit for b > 0), as PyTorch does
-            gb = g * where(equal(a, 0), 0.0, out * a.log() if isinstance(a, Tensor) else out * np.log(a))
+            log_a = a.log() if isinstance(a, Tensor) else Tensor(a, dtype=out.dtype).log()
+            gb = g * where(equal(a, 0), 0.0, out * log_a)
         return ga, gb
 
 
