@@ -139,9 +139,11 @@ class Pow(Binary):
             else:
                 ga = g * (b * a ** (b - 1))
         if needs_grad(b):
-            # d(a^b)/db = a^b log a, taken as 0 where a == 0 (the limit for b > 0), as PyTorch does
-            log_a = a.log() if isinstance(a, Tensor) else Tensor(a, dtype=out.dtype).log()
-            gb = g * where(equal(a, 0), 0.0, out * log_a)
+            # d(a^b)/db = a^b log a, taken as 0 where a == 0 (the limit for b > 0), as PyTorch does;
+            # log is taken of a with zeros replaced by 1 so no -inf (and no warning) is produced
+            a = a if isinstance(a, Tensor) else Tensor(a, dtype=out.dtype)
+            zero = equal(a, 0)
+            gb = g * where(zero, 0.0, out * where(zero, 1.0, a).log())
         return ga, gb
 
 
