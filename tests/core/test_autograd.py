@@ -193,6 +193,7 @@ def test_backward_on_tensor_without_grad_says_so():
         (gg.tensor([1.0]) * 2).sum().backward()
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_detect_anomaly_names_the_op():
     x = gg.tensor([-1.0, 1.0], requires_grad=True)
     with gg.detect_anomaly():
