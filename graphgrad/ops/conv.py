@@ -202,6 +202,17 @@ def _output_padding(x_shape: tuple, gy_shape: tuple, kernel: tuple, stride, padd
 
 
 # ---- ops -------------------------------------------------------------------------------------------
+def _check_ranks(nd: int, fn: str, x, w, weight_layout: str):
+    """Both operands must be ``nd + 2``-D tensors; returns their common float dtype."""
+    if not isinstance(x, TensorSpec) or x.ndim != nd + 2:
+        raise ShapeError(f"{fn}: expected a {nd + 2}-D input (batch, channels, {_axes(nd)}), "
+                         f"got shape {_shown(_shape_of(x))}")
+    if not isinstance(w, TensorSpec) or w.ndim != nd + 2:
+        raise ShapeError(f"{fn}: expected a {nd + 2}-D weight ({weight_layout}, {_axes(nd, 'k')}), "
+                         f"got shape {_shown(_shape_of(w))}")
+    return _float_dtype(fn, x, w)
+
+
 class _Conv(Op):
     """``y[n, o] = sum_{c,k} x_pad[n, c, o*stride + k*dilation] * w[o_channel, c, k]`` per group."""
 
@@ -217,13 +228,7 @@ class _Conv(Op):
 
     def infer(self, x, w):
         nd, fn = self.nd, self.fn
-        if not isinstance(x, TensorSpec) or x.ndim != nd + 2:
-            raise ShapeError(f"{fn}: expected a {nd + 2}-D input (batch, channels, {_axes(nd)}), "
-                             f"got shape {_shown(_shape_of(x))}")
-        if not isinstance(w, TensorSpec) or w.ndim != nd + 2:
-            raise ShapeError(f"{fn}: expected a {nd + 2}-D weight (out_channels, in_channels/groups, "
-                             f"{_axes(nd, 'k')}), got shape {_shown(_shape_of(w))}")
-        dtype = _float_dtype(fn, x, w)
+        dtype = _check_ranks(nd, fn, x, w, "out_channels, in_channels/groups")
         c, (co, cg), kernel = x.shape[1], w.shape[:2], w.shape[2:]
         if None in kernel or co is None or cg is None:
             raise ShapeError(f"{fn}: the weight shape must be known, got {_shown(w.shape)}")
@@ -288,13 +293,7 @@ class _ConvTranspose(Op):
 
     def infer(self, x, w):
         nd, fn = self.nd, self.fn
-        if not isinstance(x, TensorSpec) or x.ndim != nd + 2:
-            raise ShapeError(f"{fn}: expected a {nd + 2}-D input (batch, channels, {_axes(nd)}), "
-                             f"got shape {_shown(_shape_of(x))}")
-        if not isinstance(w, TensorSpec) or w.ndim != nd + 2:
-            raise ShapeError(f"{fn}: expected a {nd + 2}-D weight (in_channels, out_channels/groups, "
-                             f"{_axes(nd, 'k')}), got shape {_shown(_shape_of(w))}")
-        dtype = _float_dtype(fn, x, w)
+        dtype = _check_ranks(nd, fn, x, w, "in_channels, out_channels/groups")
         c, (ci, cg), kernel = x.shape[1], w.shape[:2], w.shape[2:]
         if None in kernel or ci is None or cg is None:
             raise ShapeError(f"{fn}: the weight shape must be known, got {_shown(w.shape)}")

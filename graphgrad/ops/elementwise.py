@@ -162,34 +162,34 @@ class Arctan2(Binary):
         return (g * x / denom if needs_grad(y) else None), (-g * y / denom if needs_grad(x) else None)
 
 
-class Maximum(Binary):
-    """Elementwise maximum; on ties the gradient is split evenly (as PyTorch does)."""
+class _Extremum(Binary):
+    """Elementwise maximum or minimum; on ties the gradient is split evenly (as PyTorch does)."""
+
+    saves_output = False
+
+    def backward(self, inputs, out, g):
+        a, b = inputs
+        a_wins = greater(a, b) if self.ufunc == "maximum" else less(a, b)
+        share = where(a_wins, 1.0, where(equal(a, b), 0.5, 0.0)).astype(g.dtype)
+        return (g * share if needs_grad(a) else None), (g * (1 - share) if needs_grad(b) else None)
+
+
+class Maximum(_Extremum):
+    """Elementwise maximum; on ties the gradient is split evenly."""
 
     ufunc = "maximum"
-    saves_output = False
 
     def forward(self, xp, a, b):
         return xp.maximum(a, b)
 
-    def backward(self, inputs, out, g):
-        a, b = inputs
-        share = where(greater(a, b), 1.0, where(equal(a, b), 0.5, 0.0)).astype(g.dtype)
-        return (g * share if needs_grad(a) else None), (g * (1 - share) if needs_grad(b) else None)
 
-
-class Minimum(Binary):
+class Minimum(_Extremum):
     """Elementwise minimum; on ties the gradient is split evenly."""
 
     ufunc = "minimum"
-    saves_output = False
 
     def forward(self, xp, a, b):
         return xp.minimum(a, b)
-
-    def backward(self, inputs, out, g):
-        a, b = inputs
-        share = where(less(a, b), 1.0, where(equal(a, b), 0.5, 0.0)).astype(g.dtype)
-        return (g * share if needs_grad(a) else None), (g * (1 - share) if needs_grad(b) else None)
 
 
 class _Predicate(Binary):
