@@ -34,8 +34,8 @@ def _float_spec(op: Op, x: TensorSpec) -> TensorSpec:
 
 
 # ---- softmax ----------------------------------------------------------------------------------
-class Softmax(Op):
-    """``exp(x - max) / sum(exp(x - max))`` along ``axis``. Gradient: ``y * (g - sum(g * y))``."""
+class _Normalizer(Op):
+    """An op that normalizes along one ``axis`` and keeps the shape (softmax, log_softmax)."""
 
     props = ("axis",)
 
@@ -45,6 +45,10 @@ class Softmax(Op):
     def infer(self, x):
         normalize_axis(self.name, self.axis, len(x.shape))
         return _float_spec(self, x)
+
+
+class Softmax(_Normalizer):
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis``. Gradient: ``y * (g - sum(g * y))``."""
 
     def forward(self, xp, x):
         e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
@@ -56,18 +60,9 @@ class Softmax(Op):
         return (gy - out * _sum(gy, axis=self.axis, keepdims=True),)
 
 
-class LogSoftmax(Op):
+class LogSoftmax(_Normalizer):
     """``x - max - log(sum(exp(x - max)))`` along ``axis`` (finite for any finite logits).
     Gradient: ``g - exp(y) * sum(g)``."""
-
-    props = ("axis",)
-
-    def __init__(self, axis: int = -1):
-        self.axis = int(axis)
-
-    def infer(self, x):
-        normalize_axis(self.name, self.axis, len(x.shape))
-        return _float_spec(self, x)
 
     def forward(self, xp, x):
         shifted = x - x.max(axis=self.axis, keepdims=True)
