@@ -21,8 +21,8 @@ from common import report, time_steps, torch_or_none  # noqa: E402
 N_OPS = 100
 
 
-def graphgrad_step(gg, x0):
-    x = gg.tensor(x0, requires_grad=True)
+def autograd_step(x):
+    """The W4 step for a framework tensor ``x`` (graphgrad or PyTorch: the code is the same)."""
 
     def step():
         x.grad = None
@@ -64,21 +64,6 @@ def numpy_step(x0):
     return step
 
 
-def torch_step(torch, x0):
-    x = torch.tensor(x0, requires_grad=True)
-
-    def step():
-        x.grad = None
-        y = x
-        for i in range(N_OPS):
-            k = i % 3
-            y = y * 1.001 if k == 0 else (y + 0.001 if k == 1 else y.tanh())
-        y.sum().backward()
-        return x.grad
-
-    return step
-
-
 def check_same_gradient(gg_step, np_step) -> None:
     np.testing.assert_allclose(gg_step().numpy(), np_step(), rtol=1e-4)
 
@@ -91,13 +76,14 @@ def main(argv=None) -> dict:
     import graphgrad as gg
 
     x0 = np.random.default_rng(0).standard_normal(16).astype(np.float32)
-    ours, reference = graphgrad_step(gg, x0), numpy_step(x0)
+    ours, reference = autograd_step(gg.tensor(x0, requires_grad=True)), numpy_step(x0)
     check_same_gradient(ours, reference)
     rows = {"graphgrad eager": time_steps(ours, repeats=args.repeats),
             "numpy by hand": time_steps(reference, repeats=args.repeats)}
     torch = torch_or_none()
     if torch is not None:
-        rows[f"pytorch {torch.__version__} eager"] = time_steps(torch_step(torch, x0), repeats=args.repeats)
+        rows[f"pytorch {torch.__version__} eager"] = time_steps(autograd_step(torch.tensor(x0, requires_grad=True)),
+                                                              repeats=args.repeats)
     report(f"W4 tiny-op chain: {N_OPS} elementwise ops on (16,), forward+backward, per op",
            "us", 1e6 / N_OPS, rows, "graphgrad eager", args.json)
     return rows
