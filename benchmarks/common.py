@@ -12,16 +12,22 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
 
 
-def time_steps(step, warmup: int = 5, repeats: int = 30) -> dict:
-    """Run ``step()`` ``warmup`` times untimed, then ``repeats`` times; seconds per step."""
-    for _ in range(warmup):
-        step()
-    times = []
+def time_steps(steps: dict, warmup: int = 5, repeats: int = 30, inner: int = 3) -> dict:
+    """Time each ``steps[name]()`` (seconds per step), interleaved: every round runs each step
+    ``inner`` times in turn, so a slow spell of this shared machine hits all of them alike and the
+    ratios stay meaningful. Returns {name: {median, min, max, repeats}} over ``repeats`` rounds."""
+    for step in steps.values():
+        for _ in range(warmup):
+            step()
+    times: dict = {name: [] for name in steps}
     for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return {"median": statistics.median(times), "min": min(times), "max": max(times), "repeats": repeats}
+        for name, step in steps.items():
+            start = time.perf_counter()
+            for _ in range(inner):
+                step()
+            times[name].append((time.perf_counter() - start) / inner)
+    return {name: {"median": statistics.median(t), "min": min(t), "max": max(t), "repeats": repeats}
+            for name, t in times.items()}
 
 
 def peak_rss_mb() -> float:

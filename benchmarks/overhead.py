@@ -78,12 +78,11 @@ def main(argv=None) -> dict:
     x0 = np.random.default_rng(0).standard_normal(16).astype(np.float32)
     ours, reference = autograd_step(gg.tensor(x0, requires_grad=True)), numpy_step(x0)
     check_same_gradient(ours, reference)
-    rows = {"graphgrad eager": time_steps(ours, repeats=args.repeats),
-            "numpy by hand": time_steps(reference, repeats=args.repeats)}
+    steps = {"graphgrad eager": ours, "numpy by hand": reference}
     torch = torch_or_none()
     if torch is not None:
-        rows[f"pytorch {torch.__version__} eager"] = time_steps(autograd_step(torch.tensor(x0, requires_grad=True)),
-                                                              repeats=args.repeats)
+        steps[f"pytorch {torch.__version__} eager"] = autograd_step(torch.tensor(x0, requires_grad=True))
+    rows = time_steps(steps, repeats=args.repeats)
     report(f"W4 tiny-op chain: {N_OPS} elementwise ops on (16,), forward+backward, per op",
            "us", 1e6 / N_OPS, rows, "graphgrad eager", args.json)
     return rows
