@@ -30,7 +30,7 @@ def _shape(s: Any) -> tuple:
     return s.shape if isinstance(s, TensorSpec) else np.shape(s)
 
 
-def ufunc_spec(op: Op, ufunc: str, *specs) -> TensorSpec:
+def _ufunc_spec(op: Op, ufunc: str, *specs) -> TensorSpec:
     """Shape/dtype rule of an elementwise NumPy ufunc (broadcast shapes, ufunc dtype resolution)."""
     shape = broadcast_shapes(op.name, *[_shape(s) for s in specs])
     try:
@@ -47,7 +47,7 @@ class Binary(Op):
     ufunc = ""
 
     def infer(self, a, b):
-        return ufunc_spec(self, self.ufunc, a, b)
+        return _ufunc_spec(self, self.ufunc, a, b)
 
 
 class Add(Binary):
@@ -245,7 +245,7 @@ class Clip(Op):
 
     def infer(self, x):
         bounds = [b for b in (self.min, self.max) if b is not None]
-        return ufunc_spec(self, "maximum", x, *bounds[:1]) if bounds else x
+        return _ufunc_spec(self, "maximum", x, *bounds[:1]) if bounds else x
 
     def forward(self, xp, x):
         return xp.clip(x, self.min, self.max)

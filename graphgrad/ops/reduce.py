@@ -28,14 +28,14 @@ def _tensor(x) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
-def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+def _reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
     """``shape`` with ``axes`` removed (or set to 1 with ``keepdims``)."""
     if keepdims:
         return tuple(1 if i in axes else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
-def expand_reduced(g: Tensor, shape: tuple, axes: tuple, keepdims: bool) -> Tensor:
+def _expand_reduced(g: Tensor, shape: tuple, axes: tuple, keepdims: bool) -> Tensor:
     """Give a reduced gradient back its reduced axes (size 1) so it broadcasts against ``shape``."""
     if keepdims or not axes:
         return g
@@ -76,12 +76,12 @@ class _Reduction(Op):
 
     def infer(self, x):
         axes = self.axes(len(x.shape))
-        return TensorSpec(reduced_shape(x.shape, axes, self.keepdims), self.out_dtype(x.dtype))
+        return TensorSpec(_reduced_shape(x.shape, axes, self.keepdims), self.out_dtype(x.dtype))
 
     def grad_parts(self, x: Tensor, g: Tensor) -> tuple:
         """(axes, upstream gradient with the reduced axes restored as size 1)."""
         axes = self.axes(x.ndim)
-        return axes, expand_reduced(g, x.shape, axes, self.keepdims)
+        return axes, _expand_reduced(g, x.shape, axes, self.keepdims)
 
 
 class Sum(_Reduction):
@@ -158,7 +158,7 @@ class _Extremum(_Reduction):
     def backward(self, inputs, out, g):
         x = inputs[0]
         axes, g = self.grad_parts(x, g)
-        o = expand_reduced(out, x.shape, axes, self.keepdims)
+        o = _expand_reduced(out, x.shape, axes, self.keepdims)
         mask = equal(x, o).astype(g.dtype)
         return (mask * (g / mask.sum(axes, keepdims=True)),)
 
@@ -189,7 +189,7 @@ class _ArgExtremum(Op):
         if self.axis is None:
             shape = (1,) * ndim if self.keepdims else ()
         else:
-            shape = reduced_shape(x.shape, (normalize_axis(self.name, self.axis, ndim),), self.keepdims)
+            shape = _reduced_shape(x.shape, (normalize_axis(self.name, self.axis, ndim),), self.keepdims)
         return TensorSpec(shape, np.dtype("int64"))
 
 

@@ -13,7 +13,7 @@ from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import float_result
 from graphgrad.errors import DTypeError
-from graphgrad.ops.elementwise import greater, ufunc_spec, where
+from graphgrad.ops.elementwise import greater, _ufunc_spec, where
 
 
 class Unary(Op):
@@ -196,7 +196,7 @@ class TanhGrad(Op):
     backward passes (the W4 benchmark), and still differentiable for higher orders."""
 
     def infer(self, y, g):
-        return ufunc_spec(self, "multiply", y, g)
+        return _ufunc_spec(self, "multiply", y, g)
 
     def forward(self, xp, y, g):
         return g * (1 - y * y)

@@ -245,6 +245,9 @@ ROWS = [
            lambda x, w: ref_conv2d(x, w, padding=1, groups=3), [F((2, 3, 5, 5)), F((3, 1, 3, 3))]),
     # conv_transpose2d
     OpSpec("conv_transpose2d", gg.conv_transpose2d, ref_conv_transpose2d, [F((2, 3, 4, 4)), F((3, 2, 3, 3))]),
+    OpSpec("conv_transpose1d[stride]", lambda x, w: gg.conv_transpose1d(x, w, stride=2, padding=1),
+           lambda x, w: ref_conv_transpose2d(x[:, :, None, :], w[:, :, None, :], stride=(1, 2),
+                                             padding=(0, 1))[:, :, 0, :], [F((2, 3, 5)), F((3, 2, 3))]),
     OpSpec("conv_transpose2d[bias,stride2,pad1,outpad1]",
            lambda x, w, b: gg.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
            lambda x, w, b: ref_conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),

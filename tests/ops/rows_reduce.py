@@ -111,4 +111,8 @@ ROWS = [
     OpSpec("cumprod[zeros,axis=0]", lambda x: x.cumprod(0), lambda x: np.cumprod(x, 0), [A(WITH_ZEROS, diff=True)]),
     OpSpec("cumprod[zeros,3d]", lambda x: gg.cumprod(x, axis=-1), lambda x: np.cumprod(x, axis=-1),
            [A(ZEROS_3D, diff=True)]),
+    # sum_to: the reduction autograd uses to undo broadcasting
+    OpSpec("sum_to", lambda x: gg.sum_to(x, (1, 4)), lambda x: x.sum(axis=0, keepdims=True), [F((3, 4))]),
+    OpSpec("sum_to[lead]", lambda x: gg.sum_to(x, (3, 1)), lambda x: x.sum(axis=(0, 2), keepdims=True).reshape(3, 1),
+           [F((2, 3, 4))]),
 ]
