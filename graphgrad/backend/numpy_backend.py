@@ -34,14 +34,26 @@ def _erfc_continued_fraction(x):
     return np.exp(-x * x) / (math.sqrt(math.pi) * f)
 
 
+def _scipy_erf():
+    try:
+        from scipy.special import erf as scipy_erf  # optional: faster, and exact to the last bit
+    except ImportError:
+        return None
+    return scipy_erf
+
+
+_SCIPY_ERF = _scipy_erf()
+
+
 def erf(x):
     """Error function, accurate to float64 rounding; uses SciPy's kernel when SciPy is installed."""
-    try:
-        from scipy.special import erf as scipy_erf
-    except ImportError:
-        scipy_erf = None
-    if scipy_erf is not None:
-        return scipy_erf(x)
+    if _SCIPY_ERF is not None:
+        return _SCIPY_ERF(x)
+    return erf_fallback(x)
+
+
+def erf_fallback(x):
+    """Error function without SciPy: a Maclaurin series for |x| < 2.5, a continued fraction beyond."""
     x = np.asarray(x)
     work = x.astype(np.float64)
     a = np.abs(work)

@@ -1,0 +1,33 @@
+"""Backend kernels and namespace dispatch."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import graphgrad as gg
+from graphgrad import backend
+from graphgrad.backend import numpy_backend
+
+
+def test_erf_fallback_without_scipy_is_float64_accurate():
+    x = np.linspace(-7, 7, 20001)
+    expected = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(numpy_backend.erf_fallback(x), expected, rtol=1e-13, atol=1e-15)
+    assert numpy_backend.erf_fallback(x.astype(np.float32)).dtype == np.float32
+
+
+def test_namespace_and_device_of_numpy_arrays():
+    a = np.zeros(3)
+    assert backend.namespace_of(a) is np and backend.device_of(a) == "cpu"
+    assert backend.kernel(np, "erf") is numpy_backend.erf
+    assert gg.zeros(2).device == "cpu"
+
+
+def test_unknown_device_is_a_clear_error():
+    try:
+        backend.namespace_for_device("tpu")
+    except ValueError as error:
+        assert "tpu" in str(error) and "cuda" in str(error)
+    else:
+        raise AssertionError("no error")
