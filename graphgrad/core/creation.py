@@ -76,28 +76,6 @@ def full(size, fill_value, dtype=None, requires_grad: bool = False, device: Opti
     return _make(np.full(size, fill_value, as_dtype(dtype)), requires_grad, device)
 
 
-def _like(t: Tensor, dtype):
-    return (t.dtype if dtype is None else as_dtype(dtype)), backend.namespace_of(t.data)
-
-
-def zeros_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    """Zeros with the shape (and by default dtype and device) of ``t``."""
-    dtype, xp = _like(t, dtype)
-    return _make(xp.zeros(t.shape, dtype), requires_grad, None)
-
-
-def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    """Ones with the shape (and by default dtype and device) of ``t``."""
-    dtype, xp = _like(t, dtype)
-    return _make(xp.ones(t.shape, dtype), requires_grad, None)
-
-
-def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    """``fill_value`` with the shape (and by default dtype and device) of ``t``."""
-    dtype, xp = _like(t, dtype)
-    return _make(xp.full(t.shape, fill_value, dtype), requires_grad, None)
-
-
 def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False,
            device: Optional[str] = None) -> Tensor:
     """Evenly spaced values in ``[start, stop)``; int64 for integer arguments, else float32."""

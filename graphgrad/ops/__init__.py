@@ -4,7 +4,7 @@ itself (``gg.exp``), so ``gg.Conv2d`` stays free for the layer of that name."""
 import importlib as _importlib
 
 #: The op family modules, in dependency order.
-FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "indexing", "linalg", "nn", "losses", "conv",
+FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "indexing", "linalg", "nn", "losses", "conv",
             "pool")
 
 #: Public op functions (what ``from graphgrad.ops import *`` and ``graphgrad`` export).

@@ -216,3 +216,9 @@ def test_float32_stays_float32_through_gradients():
     h = gg.randn(3, dtype="float64")
     (x * h).sum().backward()
     assert x.grad.dtype == np.float32
+
+
+def test_stop_gradient_and_identity():
+    x = gg.tensor([1.0, 2.0], requires_grad=True)
+    (gg.stop_gradient(x) * x + gg.identity(x)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 3.0])

@@ -121,7 +121,7 @@ class OpSpec:
         return [i for i, x in enumerate(self.inputs) if isinstance(x, (F, A)) and getattr(x, "diff", False)]
 
 
-ROW_MODULES = ("rows_elementwise", "rows_reduce", "rows_shape", "rows_linalg", "rows_nn", "rows_conv")
+ROW_MODULES = ("rows_elementwise", "rows_reduce", "rows_shape", "rows_array", "rows_linalg", "rows_nn", "rows_conv")
 
 
 def all_rows() -> list:

@@ -1,0 +1,208 @@
+"""Array plumbing ops: identity, stop_gradient, ``*_like`` fills, and the ``*_like`` shape ops that
+let gradient rules work when a graph only knows some dimensions at run time.
+
+In a static graph a placeholder may have unknown dimensions (``None``). A gradient rule that
+must broadcast, sum or reshape to "the shape of ``x``" cannot bake that shape into the op; the
+``*_like`` ops take ``x`` itself as a second input and read its shape when they run. When every
+dimension is known, the helpers below fall back to the static ops (``broadcast_to``, ``sum_to``,
+``reshape``), so eager mode and fully known graphs are unchanged.
+"""
+from __future__ import annotations
+
+import math
+from graphgrad.core.op import Op
+from graphgrad.core.spec import TensorSpec, broadcast_shapes, normalize_axes
+from graphgrad.core.tensor import Tensor
+from graphgrad.dtypes import as_dtype
+from graphgrad.errors import ShapeError
+from graphgrad.ops.reduce import sum_to
+from graphgrad.ops.shape import broadcast_to, reshape
+
+
+def _known(shape) -> bool:
+    return None not in shape
+
+
+class Identity(Op):
+    """The input, unchanged (a named pass-through node in graphs)."""
+
+    saves_output = False
+
+    def infer(self, x):
+        return x
+
+    def forward(self, xp, x):
+        return x
+
+    def backward(self, inputs, out, g):
+        return (g,)
+
+
+class StopGradient(Op):
+    """The input's value, with no gradient flowing back through it."""
+
+    saves_output = False
+
+    def infer(self, x):
+        return x
+
+    def forward(self, xp, x):
+        return x
+
+    def backward(self, inputs, out, g):
+        return (None,)
+
+
+class FullLike(Op):
+    """A tensor of ``x``'s shape filled with ``value`` (dtype ``dtype`` or ``x``'s); no gradient."""
+
+    props = ("value", "dtype")
+
+    def __init__(self, value, dtype=None):
+        self.value = value
+        self.dtype = None if dtype is None else as_dtype(dtype)
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype if self.dtype is None else self.dtype)
+
+    def forward(self, xp, x):
+        return xp.full(x.shape, self.value, dtype=x.dtype if self.dtype is None else self.dtype)
+
+    def backward(self, inputs, out, g):
+        return (None,)
+
+
+class BroadcastLike(Op):
+    """``x`` broadcast to the (run-time) shape of ``like``."""
+
+    saves_output = False
+
+    def infer(self, x, like):
+        shape = broadcast_shapes(self.name, x.shape, like.shape)
+        if len(shape) != len(like.shape):
+            raise ShapeError(f"{self.name}: cannot broadcast {x.shape} to {like.shape}")
+        return TensorSpec(like.shape, x.dtype)
+
+    def forward(self, xp, x, like):
+        return xp.broadcast_to(x, like.shape)
+
+    def backward(self, inputs, out, g):
+        return sum_like(g, inputs[0]), None
+
+
+class SumLike(Op):
+    """``x`` summed down to the (run-time) shape of ``like``: the inverse of broadcasting."""
+
+    saves_output = False
+
+    def infer(self, x, like):
+        if len(like.shape) > len(x.shape):
+            raise ShapeError(f"{self.name}: cannot sum shape {x.shape} to {like.shape}")
+        return TensorSpec(like.shape, x.dtype)
+
+    def forward(self, xp, x, like):
+        lead = x.ndim - like.ndim
+        axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(like.shape)
+                                          if d == 1 and x.shape[lead + i] != 1)
+        y = xp.sum(x, axis=axes, keepdims=True) if axes else x
+        return y.reshape(like.shape)
+
+    def backward(self, inputs, out, g):
+        return broadcast_like(g, inputs[0]), None
+
+
+class ReshapeLike(Op):
+    """``x`` reshaped to the (run-time) shape of ``like`` (same number of elements)."""
+
+    saves_output = False
+
+    def infer(self, x, like):
+        return TensorSpec(like.shape, x.dtype)
+
+    def forward(self, xp, x, like):
+        return x.reshape(like.shape)
+
+    def backward(self, inputs, out, g):
+        return reshape_like(g, inputs[0]), None
+
+
+class CountLike(Op):
+    """The number of elements of ``like`` over ``axis`` (all axes for ``None``), as a 0-d tensor of
+    ``dtype``: the divisor of a mean when the reduced dimensions are only known at run time."""
+
+    props = ("axis", "dtype")
+
+    def __init__(self, axis=None, dtype="float32"):
+        self.axis = tuple(axis) if isinstance(axis, list) else axis
+        self.dtype = as_dtype(dtype)
+
+    def infer(self, like):
+        normalize_axes(self.name, self.axis, len(like.shape))
+        return TensorSpec((), self.dtype)
+
+    def forward(self, xp, like):
+        axes = normalize_axes(self.name, self.axis, like.ndim)
+        return xp.asarray(math.prod(like.shape[a] for a in axes), dtype=self.dtype)
+
+    def backward(self, inputs, out, g):
+        return (None,)
+
+
+# ---- public functions ---------------------------------------------------------------------------
+def identity(x) -> Tensor:
+    """``x`` itself, as a new node (useful to name a graph tensor). Shapes: (...) -> (...)."""
+    return Identity().apply(x)
+
+
+def stop_gradient(x) -> Tensor:
+    """``x``'s value, treated as a constant by autograd (eager and graph). Shapes: (...) -> (...)."""
+    return StopGradient().apply(x)
+
+
+def full_like(x, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``x``'s shape (known when it runs) filled with ``fill_value``."""
+    out = FullLike(fill_value, dtype).apply(x)
+    return out.requires_grad_() if requires_grad else out
+
+
+def zeros_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Zeros with ``x``'s shape and (by default) dtype; works on graph tensors too."""
+    return full_like(x, 0, dtype, requires_grad)
+
+
+def ones_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Ones with ``x``'s shape and (by default) dtype; works on graph tensors too."""
+    return full_like(x, 1, dtype, requires_grad)
+
+
+def broadcast_like(x, like: Tensor) -> Tensor:
+    """``x`` broadcast to ``like``'s shape; static ``broadcast_to`` when that shape is fully known."""
+    if _known(like.shape):
+        return broadcast_to(x, like.shape)
+    return BroadcastLike().apply(x, like)
+
+
+def sum_like(x, like: Tensor) -> Tensor:
+    """``x`` summed down to ``like``'s shape; static ``sum_to`` when both shapes are fully known."""
+    if _known(like.shape) and _known(x.shape):
+        return sum_to(x, like.shape)
+    if x.shape == like.shape:
+        return x
+    return SumLike().apply(x, like)
+
+
+def reshape_like(x, like: Tensor) -> Tensor:
+    """``x`` reshaped to ``like``'s shape; static ``reshape`` when that shape is fully known."""
+    if _known(like.shape):
+        return reshape(x, like.shape)
+    return ReshapeLike().apply(x, like)
+
+
+def count_like(like: Tensor, axis=None, dtype=None) -> "Tensor | float":
+    """How many elements of ``like`` lie in ``axis``: a Python number when known, else a 0-d tensor."""
+    axes = normalize_axes("count_like", axis, len(like.shape))
+    sizes = [like.shape[a] for a in axes]
+    if _known(sizes):
+        return float(math.prod(sizes))
+    return CountLike(axis, dtype or like.dtype).apply(like)
+

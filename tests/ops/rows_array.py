@@ -1,0 +1,33 @@
+"""Op-table rows for array plumbing ops: identity, stop_gradient, *_like fills and *_like shape ops."""
+from __future__ import annotations
+
+import numpy as np
+
+import graphgrad as gg
+from graphgrad.ops import BroadcastLike, CountLike, ReshapeLike, SumLike
+from tests.ops.op_table import F, OpSpec
+
+S = (3, 4)
+
+ROWS = [
+    OpSpec("identity", gg.identity, lambda x: x, [F(S)]),
+    OpSpec("stop_gradient", lambda x: gg.stop_gradient(x) * x, lambda x: x * x, [F(S)], grad=False),  # by design
+    OpSpec("full_like", lambda x: gg.full_like(x, 2.5) * x, lambda x: 2.5 * x, [F(S)]),
+    OpSpec("zeros_like", lambda x: gg.zeros_like(x) + x, lambda x: x, [F(S)]),
+    OpSpec("ones_like", lambda x: gg.ones_like(x, dtype="int32"), lambda x: np.ones(x.shape, np.int32), [F(S)],
+           grad=False),
+    OpSpec("broadcast_like", lambda x, y: gg.broadcast_like(x, y) * y, lambda x, y: x * y, [F((1, 4)), F(S)]),
+    OpSpec("broadcast_like[op]", lambda x, y: BroadcastLike().apply(x, y) * y, lambda x, y: x * y,
+           [F((4,)), F(S)]),
+    OpSpec("sum_like", lambda x, y: gg.sum_like(x, y) * y, lambda x, y: x.sum(0, keepdims=True) * y,
+           [F(S), F((1, 4))]),
+    OpSpec("sum_like[op]", lambda x, y: SumLike().apply(x, y) * y, lambda x, y: x.sum(axis=(0, 1)) * y,
+           [F((2, 3, 4)), F((4,))]),
+    OpSpec("reshape_like", lambda x, y: gg.reshape_like(x, y) * y, lambda x, y: x.reshape(4, 3) * y,
+           [F(S), F((4, 3))]),
+    OpSpec("reshape_like[op]", lambda x, y: ReshapeLike().apply(x, y) * y, lambda x, y: x.reshape(2, 6) * y,
+           [F(S), F((2, 6))]),
+    OpSpec("count_like", lambda x: x / gg.count_like(x, axis=1), lambda x: x / 4, [F(S)]),
+    OpSpec("count_like[op]", lambda x: x / CountLike(axis=(0, 1), dtype=x.dtype).apply(x), lambda x: x / 12,
+           [F(S)]),
+]
