@@ -21,6 +21,8 @@ from graphgrad.core.creation import (arange, as_tensor, empty, eye, from_numpy, 
 from graphgrad import ops
 from graphgrad.ops import *  # noqa: F401,F403
 from graphgrad.config import get_default_dtype, set_default_dtype
+from graphgrad import graph
+from graphgrad.graph import *  # noqa: F401,F403
 
 bool = bool_  # noqa: A001  (gg.bool, like torch.bool)
 __version__ = "0.1.0"

@@ -137,8 +137,12 @@ def _run_hooks(hooks, g: Tensor) -> Tensor:
 
 def _conform(gx: Tensor, x: Tensor) -> Tensor:
     """Undo broadcasting and dtype promotion: ``gx`` summed to ``x``'s shape, in ``x``'s dtype."""
-    if gx.shape != x.shape:
-        gx = gx.sum_to(x.shape)
+    xs, gs = x.shape, gx.shape
+    if xs is None or gs is None or None in xs or None in gs:
+        # graph tensors may know some dimensions only at run time: sum to x's run-time shape
+        gx = gx.sum_like(x)
+    elif gs != xs:
+        gx = gx.sum_to(xs)
     if gx.dtype != x.dtype:
         gx = gx.astype(x.dtype)
     return gx
@@ -203,7 +207,11 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
                 kept.grad = g if kept.grad is None else kept.grad + g
             if targets is not None and node in targets:
                 _add_into(captured, targets[node], g)
-            out = Tensor._wrap(node.out, node, True) if op.saves_output else None
+            if not inputs:  # a graph source (placeholder, variable read): nothing further back
+                continue
+            out = node.out
+            if out is not None and out.__class__ is not Tensor:  # an eager node keeps the output array
+                out = Tensor._wrap(out, node, True)
             if anomaly:
                 try:
                     gxs = op.backward(inputs, out, g)

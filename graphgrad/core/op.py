@@ -35,8 +35,6 @@ _ndarray = np.ndarray
 _namespace_of = backend.namespace_of
 _new_tensor = object.__new__
 
-#: Called as ``listener(node, output_tensor)`` whenever a symbolic node is created (graphs register here).
-SYMBOLIC_LISTENERS: list[Callable] = []
 
 
 class Op:
@@ -105,6 +103,8 @@ class Op:
                 arrays.append(data)
             else:
                 arrays.append(x)
+        if GRAPH_BUILDER.active:
+            return self._apply_symbolic(inputs)
         xp = np if first is None or first.__class__ is _ndarray else _namespace_of(first)
         try:
             out = self.forward(xp, *arrays)
@@ -142,6 +142,10 @@ class Op:
         return type(exc)(f"{self.name} failed on inputs [{shown}]: {exc}")
 
     def _apply_symbolic(self, inputs) -> Tensor:
+        """Record a node instead of computing: the graph layer installs ``GRAPH_BUILDER.build``; without
+        it (core alone) a bare symbolic tensor is made, enough for shape inference."""
+        if GRAPH_BUILDER.build is not None:
+            return GRAPH_BUILDER.build(self, inputs)
         specs = [spec_of(x) for x in inputs]
         try:
             spec = self.infer(*specs)
@@ -149,11 +153,19 @@ class Op:
             site = creation_site()
             raise type(error)(f"{error}\n  (node created at {site})" if site else str(error)) from None
         requires = any(isinstance(x, Tensor) and x.requires_grad for x in inputs) and spec.dtype.kind in "fc"
-        node = Node(self, tuple(inputs), None)
-        out = Tensor.symbolic(spec, node, requires)
-        for listener in SYMBOLIC_LISTENERS:
-            listener(node, out)
-        return out
+        return Tensor.symbolic(spec, Node(self, tuple(inputs), None), requires)
+
+
+class _GraphBuilder:
+    """Where symbolic op applications go. ``build(op, inputs)`` is set by ``graphgrad.graph``;
+    ``active`` is True inside ``with graph.as_default():``, where every op builds a node, even one
+    whose inputs all have values (they are captured as constants, Variables as variable reads)."""
+
+    build: Callable | None = None
+    active: bool = False
+
+
+GRAPH_BUILDER = _GraphBuilder()
 
 
 def creation_site() -> str:

@@ -10,17 +10,23 @@ Shape = tuple  # tuple[int | None, ...]
 
 
 class TensorSpec:
-    """Shape and dtype of a tensor. ``None`` in ``shape`` means "unknown until run time"."""
+    """Shape and dtype of a tensor. ``None`` in ``shape`` means "unknown until run time"; a ``shape``
+    of ``None`` means even the rank is unknown (a placeholder made without a shape)."""
 
     __slots__ = ("shape", "dtype")
 
-    def __init__(self, shape: Iterable[Optional[int]], dtype) -> None:
-        self.shape = tuple(None if d is None else int(d) for d in shape)
+    def __init__(self, shape: Optional[Iterable[Optional[int]]], dtype) -> None:
+        self.shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
         self.dtype = np.dtype(dtype)
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
+    def ndim(self) -> Optional[int]:
+        return None if self.shape is None else len(self.shape)
+
+    @property
+    def fully_known(self) -> bool:
+        """Whether every dimension is known."""
+        return self.shape is not None and None not in self.shape
 
     def __eq__(self, other) -> bool:
         return isinstance(other, TensorSpec) and self.shape == other.shape and self.dtype == other.dtype

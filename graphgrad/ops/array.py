@@ -20,7 +20,7 @@ from graphgrad.ops.shape import broadcast_to, reshape
 
 
 def _known(shape) -> bool:
-    return None not in shape
+    return shape is not None and None not in shape
 
 
 class Identity(Op):
@@ -186,7 +186,7 @@ def sum_like(x, like: Tensor) -> Tensor:
     """``x`` summed down to ``like``'s shape; static ``sum_to`` when both shapes are fully known."""
     if _known(like.shape) and _known(x.shape):
         return sum_to(x, like.shape)
-    if x.shape == like.shape:
+    if x.shape == like.shape and like.shape is not None:
         return x
     return SumLike().apply(x, like)
 

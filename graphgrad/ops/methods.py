@@ -25,11 +25,11 @@ TENSOR_METHODS = (
     "clip", "clamp", "maximum", "minimum", "pow", "astype", "softplus", "gelu", "silu",
     # reductions
     "sum", "mean", "prod", "max", "min", "argmax", "argmin", "var", "std", "logsumexp", "norm", "all", "any",
-    "cumsum", "cumprod", "sum_to",
+    "cumsum", "cumprod", "sum_to", "sum_like",
     # shape
     "reshape", "flatten", "squeeze", "expand_dims", "unsqueeze", "transpose", "permute", "swapaxes", "moveaxis",
     "broadcast_to", "tile", "repeat", "flip", "roll", "take", "take_along_axis", "gather", "tril", "triu",
-    "diag",
+    "diag", "broadcast_like", "reshape_like",
     # linear algebra and nn
     "matmul", "dot", "softmax", "log_softmax",
 )

@@ -1,0 +1,13 @@
+"""Static graphs, TensorFlow-1 style: Graph, placeholder, Variable, constant, Session, gradients."""
+from graphgrad.graph.graph import (Graph, GraphNode, control_dependencies, get_default_graph, name_scope,
+                                   reset_default_graph)
+from graphgrad.graph.variables import (Variable, constant, global_variables, global_variables_initializer, group,
+                                       no_op, placeholder, placeholder_with_default, trainable_variables,
+                                       variables_initializer)
+from graphgrad.graph.session import Session
+from graphgrad.graph.gradients import gradients, hessians
+
+__all__ = ["Graph", "GraphNode", "control_dependencies", "get_default_graph", "name_scope", "reset_default_graph",
+           "Variable", "constant", "global_variables", "global_variables_initializer", "group", "no_op",
+           "placeholder", "placeholder_with_default", "trainable_variables", "variables_initializer", "Session",
+           "gradients", "hessians"]

@@ -1,0 +1,208 @@
+"""Session: run the part of a graph that some fetches need, with values fed for some tensors.
+
+``run`` prunes the graph to the nodes the fetches depend on (stopping at fed tensors), orders them
+by creation (a topological order, since a node's inputs always exist before it), and executes each
+node's ``op.forward`` once. The plan, a flat list of steps over numbered value slots, is cached per
+(fetches, fed tensors), so a training loop does no graph work per step.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from graphgrad import backend, config
+from graphgrad.backend import np
+from graphgrad.core.autograd import check_finite
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import FeedError, GraphError, GraphgradError
+from graphgrad.graph.graph import Graph, GraphNode, get_default_graph
+from graphgrad.graph.variables import Placeholder, _shape_text, compatible
+
+_ndarray = np.ndarray
+
+
+class _Plan:
+    """What one (fetches, feeds) combination runs: steps over value slots."""
+
+    __slots__ = ("steps", "template", "slot_of", "fetch_slots")
+
+    def __init__(self, steps, template, slot_of, fetch_slots):
+        self.steps = steps
+        self.template = template
+        self.slot_of = slot_of
+        self.fetch_slots = fetch_slots
+
+
+class Session:
+    """Runs graphs: ``with gg.Session() as sess: sess.run(fetches, feed_dict)``.
+
+    Args:
+        graph: the graph to run (default: the default graph when the session is made).
+    """
+
+    def __init__(self, graph: Optional[Graph] = None) -> None:
+        self.graph = graph or get_default_graph()
+        self._plans: dict = {}
+        self._closed = False
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def close(self) -> None:
+        """Release cached plans; the session cannot run afterwards."""
+        self._closed = True
+        self._plans.clear()
+
+    # ---- run ----------------------------------------------------------------------------------------
+    def run(self, fetches: Any, feed_dict: Optional[dict] = None) -> Any:
+        """Evaluate ``fetches`` (a tensor, operation, Variable, name, or a nested list/tuple/dict/
+        namedtuple of them) and return NumPy values in the same structure (``None`` for operations).
+
+        ``feed_dict`` maps tensors (placeholders or any other graph tensor, Variables, or their names)
+        to values (scalars, lists, arrays, tensors) that replace them for this run.
+        """
+        if self._closed:
+            raise GraphError("this Session is closed")
+        flat: list = []
+        structure = self._flatten(fetches, flat)
+        feeds = {}
+        for key, value in (feed_dict or {}).items():
+            node = self._node_of(key, "feed_dict key")
+            feeds[node] = _feed_value(node, value)
+        fetch_nodes = tuple(flat)
+        plan_key = (fetch_nodes, frozenset(feeds))
+        plan = self._plans.get(plan_key)
+        if plan is None:
+            plan = self._plans[plan_key] = self._make_plan(fetch_nodes, feeds)
+        values = self._execute(plan, feeds)
+        results = [None if slot is None else backend.to_numpy(values[slot]) for slot in plan.fetch_slots]
+        return _unflatten(structure, iter(results))
+
+    def _node_of(self, key: Any, what: str) -> GraphNode:
+        if isinstance(key, str):
+            if key.endswith(":0") or key in self.graph._by_name:
+                node = self.graph.get_tensor_by_name(key)._node
+            else:
+                node = self.graph.get_operation_by_name(key)
+        elif isinstance(key, GraphNode):
+            node = key
+        elif getattr(key, "is_variable", False):
+            node = self.graph.read_variable(key)._node
+        elif isinstance(key, Tensor) and isinstance(key._node, GraphNode):
+            node = key._node
+        elif isinstance(key, Tensor):
+            raise GraphError(f"{what}: {key!r} is an eager tensor with a value, not a tensor of a graph")
+        else:
+            raise GraphError(f"{what}: expected a graph tensor, operation, Variable or name, got "
+                             f"{type(key).__name__}")
+        if node.graph is not self.graph:
+            raise GraphError(f"{what}: {node.name!r} belongs to a different graph than this Session's")
+        return node
+
+    def _flatten(self, fetches: Any, flat: list) -> Any:
+        """Replace every leaf of ``fetches`` by its position in ``flat``; return the skeleton."""
+        if isinstance(fetches, dict):
+            return {k: self._flatten(v, flat) for k, v in fetches.items()}
+        if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
+            return ("namedtuple", type(fetches), [self._flatten(v, flat) for v in fetches])
+        if isinstance(fetches, (list, tuple)) and not getattr(fetches, "is_variable", False):
+            return (type(fetches), [self._flatten(v, flat) for v in fetches])
+        flat.append(self._node_of(fetches, "fetch"))
+        return len(flat) - 1
+
+    # ---- planning -----------------------------------------------------------------------------------
+    def _make_plan(self, fetch_nodes: tuple, feeds: dict) -> _Plan:
+        needed, stack = set(), list(fetch_nodes)
+        while stack:
+            node = stack.pop()
+            if node in needed:
+                continue
+            needed.add(node)
+            if node in feeds:
+                continue
+            stack.extend(x._node for x in node.inputs if isinstance(x, Tensor))
+            stack.extend(node.control_inputs)
+        order = sorted(needed, key=lambda n: n.seq)
+        missing = [n for n in order if isinstance(n.op, Placeholder) and n not in feeds]
+        if missing:
+            shown = ", ".join(f"{n.name!r} ({_shape_text(n.out.shape)}, {n.out.dtype})" for n in missing)
+            raise FeedError(f"you must feed a value for placeholder {shown}: pass it in feed_dict "
+                            f"(needed by {', '.join(repr(f.name) for f in fetch_nodes)})")
+        slot_of = {node: i for i, node in enumerate(order)}
+        template: list = [None] * len(order)
+        steps = []
+        for node in order:
+            if node in feeds:
+                continue
+            args = []
+            for x in node.inputs:
+                if isinstance(x, Tensor):
+                    args.append(slot_of[x._node])
+                else:  # a literal (Python scalar, None...): give it a slot of its own
+                    args.append(len(template))
+                    template.append(x)
+            steps.append((slot_of[node], node.op.forward, tuple(args), node))
+        fetch_slots = [slot_of[n] if n.out is not None else None for n in fetch_nodes]
+        return _Plan(steps, template, slot_of, fetch_slots)
+
+    def _execute(self, plan: _Plan, feeds: dict) -> list:
+        values = list(plan.template)
+        for node, value in feeds.items():
+            values[plan.slot_of[node]] = value
+        anomaly = config.detect_anomaly
+        for slot, forward, args, node in plan.steps:
+            arrays = [values[i] for i in args]
+            first = arrays[0] if arrays else None
+            xp = np if first is None or first.__class__ is _ndarray else backend.namespace_of(first)
+            try:
+                out = forward(xp, *arrays)
+            except Exception as exc:
+                where = f" (created at {node.site})" if node.site else ""
+                message = f"while running node {node.name!r} ({node.op!r}){where}: {exc}"
+                raise (type(exc)(message) if isinstance(exc, GraphgradError) else GraphError(message)) from exc
+            if out is not None and out.__class__ is not _ndarray:
+                out = xp.asarray(out)
+            if anomaly and out is not None:
+                check_finite(f"node {node.name!r} ({node.op.name}, created at {node.site})", out)
+            values[slot] = out
+        return values
+
+
+def _feed_value(node: GraphNode, value: Any):
+    """``value`` as an array of the fed tensor's dtype, or a FeedError naming the tensor."""
+    if node.out is None:
+        raise FeedError(f"cannot feed operation {node.name!r}: it has no output")
+    spec = node.out.spec
+    kind = "placeholder" if isinstance(node.op, Placeholder) else "tensor"
+    array = value.data if isinstance(value, Tensor) else value
+    if not backend.is_array(array):
+        try:
+            array = np.asarray(array)
+        except Exception as exc:
+            raise FeedError(f"cannot feed {type(value).__name__} for {kind} {node.name!r}: {exc}") from None
+    if array.dtype.kind not in "biuf":
+        raise FeedError(f"cannot feed a value of dtype {array.dtype} for {kind} {node.name!r} ({spec.dtype})")
+    if not compatible(array.shape, spec.shape):
+        raise FeedError(f"cannot feed a value of shape {_shape_text(array.shape)} for {kind} {node.name!r}, "
+                        f"which has shape {_shape_text(spec.shape)}"
+                        + (" (wrong rank)" if len(array.shape) != len(spec.shape) else ""))
+    if array.dtype != spec.dtype:
+        if not np.can_cast(array.dtype, spec.dtype, "same_kind"):
+            raise FeedError(f"cannot feed a value of dtype {array.dtype} for {kind} {node.name!r} of dtype "
+                            f"{spec.dtype} (it would lose its {array.dtype.kind == 'f' and 'fraction' or 'kind'})")
+        array = array.astype(spec.dtype)
+    return array
+
+
+def _unflatten(structure: Any, values) -> Any:
+    if isinstance(structure, int):
+        return next(values)
+    if isinstance(structure, dict):
+        return {k: _unflatten(v, values) for k, v in structure.items()}
+    if structure[0] == "namedtuple":
+        return structure[1](*[_unflatten(v, values) for v in structure[2]])
+    kind, items = structure
+    return kind(_unflatten(v, values) for v in items)
