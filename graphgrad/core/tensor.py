@@ -285,9 +285,18 @@ class Tensor:
             raise GradError(f"in-place modification of {kind} that requires grad is not allowed; "
                             "use `with gg.no_grad():` on a detached tensor, or write out-of-place code")
 
+    def assign(self, value) -> None:
+        """Only Variables can be assigned; this explains that for every other tensor."""
+        kind = "a graph tensor (constants included) is immutable" if self.data is None else \
+            "a plain tensor has no assign(); write x[...] = value, or use a gg.Variable"
+        raise GraphError(f"cannot assign to {self.name or 'this tensor'}: {kind}; only a gg.Variable can be assigned")
+
     def __setitem__(self, key, value) -> None:
         from graphgrad.core import autograd
 
+        if self.data is None:
+            raise GraphError(f"cannot write into {self.name or 'a graph tensor'}: graph tensors (constants "
+                             "included) are immutable; use a gg.Variable and assign()")
         if self.requires_grad and autograd.is_grad_enabled():
             self._check_inplace()
         self._value()[_index_arrays(key)] = value.data if isinstance(value, Tensor) else value

@@ -183,15 +183,22 @@ class Graph:
         return value
 
     def read_variable(self, variable) -> Tensor:
-        """The (single) node of this graph that reads ``variable``'s value."""
+        """The node of this graph that reads ``variable``'s value: one shared read, or, inside
+        ``control_dependencies``, a new read that runs after those dependencies."""
         read = self._reads.get(id(variable))
-        if read is None:
+        if read is None or self._control:
             from graphgrad.graph.variables import ReadVariable
 
             self.register_variable(variable)
-            with self._no_scope():
+            fresh = read is not None
+            with contextlib.ExitStack() as stack:
+                if not fresh:
+                    stack.enter_context(self._no_scope())
                 node = self.add_node(ReadVariable(variable), (), TensorSpec(variable.shape, variable.dtype),
-                                     name=variable.graph_name(self), requires_grad=variable.requires_grad)
+                                     name=variable.base_name + ("/read" if fresh else ""),
+                                     requires_grad=variable.requires_grad)
+            if fresh:
+                return node.out
             read = self._reads[id(variable)] = node.out
         return read
 

@@ -183,9 +183,6 @@ class Variable(Tensor):
             self.requires_grad = True
         get_default_graph().register_variable(self)
 
-    def graph_name(self, graph) -> str:
-        return self.base_name
-
     # ---- graph API -----------------------------------------------------------------------------
     def value(self) -> Tensor:
         """The graph tensor reading this variable in the default graph."""
