@@ -43,8 +43,9 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients") ->
     roots = [(i, y) for i, y in enumerate(ys) if y.requires_grad]
     if not live or not roots:
         return result
-    if grad_ys is None:
-        grad_ys = [None] * len(ys)
+    grad_ys = [None] * len(ys) if grad_ys is None else _as_list(grad_ys)
+    if len(grad_ys) != len(ys):
+        raise GraphError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys (give one per y, or None)")
     with graph.as_default(), graph.name_scope(name):
         seeds = [ones_like(y) if grad_ys[i] is None else grad_ys[i] for i, y in roots]
         found = _grad([y for _, y in roots], [targets[i] for i in live], grad_outputs=seeds,

@@ -75,6 +75,7 @@ class Graph:
         self._scopes: list[str] = []
         self._control: list[tuple] = []
         self._variables: list = []  # weak references to the Variables made or used in this graph
+        self._kept: list = []  # Variables this graph keeps alive (made inside its as_default block)
         self._reads: dict[int, Tensor] = {}  # id(variable) -> its read tensor in this graph
         self._constants: dict[int, tuple] = {}  # id(captured tensor) -> (its constant, the tensor)
         self.version = 0  # bumped on every new node; sessions use it to invalidate cached plans
@@ -149,6 +150,13 @@ class Graph:
     def __len__(self) -> int:
         return len(self._nodes)
 
+    def save(self, path: str) -> str:
+        """Write this graph (JSON structure + npz values) so ``gg.load_graph`` can rebuild it; see
+        docs/graph-format.md. Returns the JSON file's path."""
+        from graphgrad.graph.serialize import save_graph  # serialize builds on this module
+
+        return save_graph(self, path)
+
     def __repr__(self) -> str:
         return f"<Graph with {len(self._nodes)} nodes>"
 
@@ -222,10 +230,14 @@ class Graph:
         finally:
             self._scopes, self._control = scopes, controls
 
-    def register_variable(self, variable) -> None:
-        """Remember ``variable`` (weakly: an eager program's dropped parameters are not kept alive)."""
+    def register_variable(self, variable, keep: bool = False) -> None:
+        """Remember ``variable``: weakly (an eager program's dropped parameters are not kept alive by
+        the global default graph), or, with ``keep``, for the graph's lifetime (variables made inside
+        ``with graph.as_default():``, as in TensorFlow)."""
         if all(ref() is not variable for ref in self._variables):
             self._variables.append(weakref.ref(variable))
+        if keep and all(v is not variable for v in self._kept):
+            self._kept.append(variable)
 
     def variables(self, trainable_only: bool = False) -> list:
         """The live Variables made or used in this graph, in creation order."""
@@ -244,6 +256,11 @@ def _node_of(value) -> GraphNode:
 # ---- the default graph ------------------------------------------------------------------------------
 _DEFAULT = [Graph()]
 _STACK: list = []
+
+
+def building_graph() -> bool:
+    """Whether code runs inside a ``with graph.as_default():`` block."""
+    return bool(_STACK)
 
 
 def get_default_graph() -> Graph:

@@ -73,7 +73,7 @@ class Session:
             node = self._node_of(key, "feed_dict key")
             feeds[node] = _feed_value(node, value)
         fetch_nodes = tuple(flat)
-        plan_key = (fetch_nodes, frozenset(feeds))
+        plan_key = (fetch_nodes, frozenset(feeds))  # fed-but-unneeded tensors are part of the key: rare
         plan = self._plans.get(plan_key)
         if plan is None:
             plan = self._plans[plan_key] = self._make_plan(fetch_nodes, feeds)
@@ -151,7 +151,9 @@ class Session:
     def _execute(self, plan: _Plan, feeds: dict) -> list:
         values = list(plan.template)
         for node, value in feeds.items():
-            values[plan.slot_of[node]] = value
+            slot = plan.slot_of.get(node)
+            if slot is not None:  # feeds the fetches do not need are ignored, as in TensorFlow
+                values[slot] = value
         anomaly = config.detect_anomaly
         for slot, forward, args, node in plan.steps:
             arrays = [values[i] for i in args]

@@ -14,7 +14,7 @@ from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor, to_array
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import FeedError, ShapeError
-from graphgrad.graph.graph import GraphNode, build_in, get_default_graph, graph_of
+from graphgrad.graph.graph import GraphNode, build_in, building_graph, get_default_graph, graph_of
 
 
 def _shape_text(shape) -> str:
@@ -181,7 +181,7 @@ class Variable(Tensor):
         self.base_name = name or "Variable"
         if self.trainable and self.dtype.kind in "fc":
             self.requires_grad = True
-        get_default_graph().register_variable(self)
+        get_default_graph().register_variable(self, keep=building_graph())
 
     # ---- graph API -----------------------------------------------------------------------------
     def value(self) -> Tensor:

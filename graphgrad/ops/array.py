@@ -5,7 +5,9 @@ In a static graph a placeholder may have unknown dimensions (``None``). A gradie
 must broadcast, sum or reshape to "the shape of ``x``" cannot bake that shape into the op; the
 ``*_like`` ops take ``x`` itself as a second input and read its shape when they run. When every
 dimension is known, the helpers below fall back to the static ops (``broadcast_to``, ``sum_to``,
-``reshape``), so eager mode and fully known graphs are unchanged.
+``reshape``), so eager mode and fully known graphs are unchanged. ``Flatten`` (merge axes) and
+``SplitLike`` (cut a tensor into pieces as long as others, the gradient of ``concatenate``) read
+their sizes when they run too; ``flatten`` and ``concatenate`` use them only when a size is unknown.
 """
 from __future__ import annotations
 
@@ -146,6 +148,66 @@ class CountLike(Op):
 
     def backward(self, inputs, out, g):
         return (None,)
+
+
+class Flatten(Op):
+    """Merge axes ``start_axis..end_axis`` (non-negative, inclusive) into one; the shape of the others
+    is read when it runs, so it works on graph tensors with unknown dimensions (``flatten`` uses
+    ``Reshape`` when the shape is fully known)."""
+
+    props = ("start_axis", "end_axis")
+    saves_output = False
+
+    def __init__(self, start_axis: int, end_axis: int):
+        self.start_axis = int(start_axis)
+        self.end_axis = int(end_axis)
+
+    def infer(self, x):
+        s, e = self.start_axis, self.end_axis
+        if not 0 <= s <= e < len(x.shape):
+            raise ShapeError(f"{self.name}: cannot merge axes {s}..{e} of shape {x.shape}")
+        merged = x.shape[s:e + 1]
+        size = None if None in merged else math.prod(merged)
+        return TensorSpec(x.shape[:s] + (size,) + x.shape[e + 1:], x.dtype)
+
+    def forward(self, xp, x):
+        s, e = self.start_axis, self.end_axis
+        return x.reshape(x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:])
+
+    def backward(self, inputs, out, g):
+        return (g.reshape_like(inputs[0]),)
+
+
+class SplitLike(Op):
+    """Piece ``index`` of ``x`` cut along ``axis`` into consecutive pieces as long as each of ``likes``
+    is along that axis (read when it runs): the gradient of ``concatenate(likes, axis)`` when some of
+    those lengths are unknown in a graph. Only the shapes of ``likes`` are used."""
+
+    props = ("axis", "index")
+    saves_output = False
+
+    def __init__(self, axis: int, index: int):
+        self.axis = int(axis)
+        self.index = int(index)
+
+    def infer(self, x, *likes):
+        if not 0 <= self.axis < len(x.shape) or not 0 <= self.index < len(likes):
+            raise ShapeError(f"{self.name}: no piece {self.index} along axis {self.axis} of shape {x.shape}")
+        shape = list(x.shape)
+        shape[self.axis] = likes[self.index].shape[self.axis]
+        return TensorSpec(shape, x.dtype)
+
+    def forward(self, xp, x, *likes):
+        ax = self.axis
+        start = sum(like.shape[ax] for like in likes[:self.index])
+        return x[(slice(None),) * ax + (slice(start, start + likes[self.index].shape[ax]),)]
+
+    def backward(self, inputs, out, g):
+        from graphgrad.ops.shape import concatenate
+
+        likes = inputs[1:]
+        pieces = [g if i == self.index else zeros_like(like, dtype=g.dtype) for i, like in enumerate(likes)]
+        return (concatenate(pieces, self.axis),) + (None,) * len(likes)
 
 
 # ---- public functions ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from graphgrad.core.op import Op, as_tensor_args, needs_grad
 from graphgrad.core.spec import TensorSpec, broadcast_shapes
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
+from graphgrad.ops.array import broadcast_like, reshape_like, sum_like
 from graphgrad.ops.elementwise import mul
 from graphgrad.ops.reduce import sum as _sum
 from graphgrad.ops.shape import broadcast_to, expand_dims, reshape, squeeze, swapaxes
@@ -25,11 +26,6 @@ def _fmt(shape) -> str:
 
 def _dims_match(a, b) -> bool:
     return a is None or b is None or a == b
-
-
-def _concrete(shape) -> tuple:
-    """``shape`` for ``reshape``: one unknown (``None``) dimension becomes -1."""
-    return tuple(-1 if d is None else d for d in shape)
 
 
 def _result_dtype(op: Op, *specs):
@@ -89,11 +85,11 @@ class MatMul(Op):
         if ga_needed:
             ga = matmul(g2, _mT(b2))
             if a.ndim == 1:
-                ga = reshape(ga.sum_to(a2.shape), a.shape)  # (..., 1, k) -> (k,)
+                ga = reshape_like(sum_like(ga, a2), a)  # (..., 1, k) -> (k,)
         if gb_needed:
             gb = matmul(_mT(a2), g2)
             if b.ndim == 1:
-                gb = reshape(gb.sum_to(b2.shape), b.shape)
+                gb = reshape_like(sum_like(gb, b2), b)
         return ga, gb
 
 
@@ -245,12 +241,15 @@ class Einsum(Op):
         x, term = inputs[i], self.terms[i]
         letters = term.replace("...", "")
         if len(set(letters)) == len(letters):
-            return self._grad_distinct(i, term, tuple(x.shape), inputs, g)
+            return self._grad_distinct(i, term, tuple(x.shape), inputs, g, like=x)
         # Repeated indices (diagonal, trace): the gradient of the diagonal, placed back on the
         # diagonal by an einsum with identity matrices (each repeat gets a fresh index).
         pre, ell, post = _split_term(term, x.shape, "einsum", i)
         named = pre + post
         dims = tuple(x.shape[:len(pre)]) + tuple(x.shape[len(x.shape) - len(post):])
+        if any(d is None for c, d in zip(named, dims) if named.count(c) > 1):
+            raise ShapeError(f"einsum: the gradient through the repeated index of operand {i} ({term!r}) needs "
+                             f"its size, unknown in shape {_fmt(x.shape)}; give the graph placeholder that size")
         first = {}
         for c, d in zip(named, dims):
             first.setdefault(c, d)
@@ -273,7 +272,7 @@ class Einsum(Op):
         eyes = [_eye(n, dtype=x.dtype, device=None if x.is_symbolic else x.device) for _, n in deltas]
         return einsum(",".join([unique] + [d for d, _ in deltas]) + "->" + renamed_term, r, *eyes)
 
-    def _grad_distinct(self, i: int, term: str, shape: tuple, inputs, g: Tensor) -> Tensor:
+    def _grad_distinct(self, i: int, term: str, shape: tuple, inputs, g: Tensor, like=None) -> Tensor:
         """The gradient for operand ``i`` seen as having subscripts ``term`` (no repeated index) and ``shape``."""
         others = [t for j, t in enumerate(self.terms) if j != i] + [self.output]
         operands = [v for j, v in enumerate(inputs) if j != i] + [g]
@@ -288,6 +287,7 @@ class Einsum(Op):
         r = einsum(",".join(others) + "->" + target, *operands)
         # Ellipsis dims of r beyond x's (broadcast from other operands) are summed away.
         r_ell: tuple = ()
+        n_ell_r = 0
         if keep_ell:
             n_ell_r = r.ndim - len(kept_pre) - len(kept_post)
             if n_ell_r > len(ell):
@@ -300,13 +300,22 @@ class Einsum(Op):
         rs.update(zip(kept_post, r.shape[r.ndim - len(kept_post):] if kept_post else ()))
         layout = tuple(rs.get(c, 1) for c in pre) + tuple(r_ell) + tuple(rs.get(c, 1) for c in post)
         if layout != r.shape:
-            r = reshape(r, _concrete(layout))
+            if None in layout:  # insert the size-1 axes (a reshape would need the unknown sizes)
+                inserted = [a for a, c in enumerate(pre) if c not in rs]
+                inserted += range(len(pre), len(pre) + len(ell) - n_ell_r)
+                inserted += [len(pre) + len(ell) + a for a, c in enumerate(post) if c not in rs]
+                r = expand_dims(r, inserted) if inserted else r
+            else:
+                r = reshape(r, layout)
         # Size-1 axes of x that were broadcast against larger ones are summed back.
         axes = tuple(a for a, (dx, dr) in enumerate(zip(shape, layout)) if dx == 1 and dr != 1)
         if axes:
             r = _sum(r, axis=axes, keepdims=True)
-        if r.shape != shape and None not in shape:
-            r = broadcast_to(r, shape)
+        if r.shape != shape:
+            if None not in shape:
+                r = broadcast_to(r, shape)
+            elif like is not None:
+                r = broadcast_like(r, like)
         return r
 
 
@@ -402,7 +411,7 @@ class Solve(Op):
         gb = solve(_mT(a), g)
         ga = -matmul(gb, _mT(out)) if needs_grad(a) else None
         if vector and needs_grad(b):
-            gb = squeeze(gb, -1).sum_to(b.shape)
+            gb = sum_like(squeeze(gb, -1), b)
         return ga, (gb if needs_grad(b) else None)
 
 

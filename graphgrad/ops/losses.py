@@ -6,6 +6,7 @@ gradient code of their own, differentiate to any order and work in graph mode. `
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 from graphgrad.core.creation import arange
@@ -15,7 +16,8 @@ from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops.elementwise import astype, clip, equal, greater, less, maximum, not_equal, where
 from graphgrad.ops.nn import log_softmax
 from graphgrad.ops.reduce import sum as _sum
-from graphgrad.ops.shape import reshape
+from graphgrad.ops.array import count_like
+from graphgrad.ops.shape import expand_dims, reshape
 from graphgrad.ops.unary import abs as _abs
 from graphgrad.ops.unary import exp, log, log1p
 
@@ -31,14 +33,9 @@ def _check_reduction(op: str, reduction: str) -> None:
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
-def _count(x: Tensor, op: str) -> int:
-    n = 1
-    for d in x.shape:
-        if d is None:
-            raise ShapeError(f"{op}: reduction='mean' needs the loss shape {_fmt(x.shape)} known when the graph "
-                             "is built")
-        n *= d
-    return n
+def _same_shape(a: tuple, b: tuple) -> bool:
+    """Whether two shapes can be equal (``None`` dims, known only at run time, match any size)."""
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
 def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
@@ -47,12 +44,14 @@ def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
     total = _sum(loss)
     if reduction == "sum":
         return total
-    n = _count(loss, op)
+    if None in loss.shape:  # the element count is read when the graph runs (0/0 gives NaN there too)
+        return total / count_like(loss)
+    n = math.prod(loss.shape)
     return total * (1.0 / n) if n else total * float("nan")  # the mean of nothing is NaN, as in PyTorch
 
 
 def _pointwise_shapes(op: str, input: Tensor, target: Tensor) -> None:
-    if tuple(input.shape) != tuple(target.shape):
+    if not _same_shape(tuple(input.shape), tuple(target.shape)):
         raise ShapeError(f"{op}: input {_fmt(input.shape)} and target {_fmt(target.shape)} must have the same shape")
 
 
@@ -72,7 +71,7 @@ def _index_target(op: str, input: Tensor, target: Tensor, class_axis: int) -> No
                 if target.dtype.kind == "f" else "")
         raise DTypeError(f"{op}: class-index targets must be an integer tensor, got {target.dtype} target of "
                          f"shape {_fmt(target.shape)}{hint}; convert labels with .long()")
-    if tuple(target.shape) != expected:
+    if not _same_shape(tuple(target.shape), expected):
         raise ShapeError(f"{op}: input {_fmt(input.shape)} needs a class-index target of shape {_fmt(expected)}, "
                          f"got {_fmt(target.shape)}")
 
@@ -99,8 +98,7 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Optional[Tensor], ignore
     # one-hot of the target along the class axis (an equality test against 0..C-1)
     classes = _class_view(arange(n_classes, device=target.device if not target.is_symbolic else None),
                           logp.ndim, class_axis)
-    target_c = reshape(target, tuple(-1 if d is None else d for d in
-                                     tuple(target.shape[:class_axis]) + (1,) + tuple(target.shape[class_axis:])))
+    target_c = expand_dims(target, class_axis)
     one_hot = astype(equal(target_c, classes), logp.dtype)
     valid = astype(not_equal(target, ignore_index), logp.dtype)
     if weight is not None:

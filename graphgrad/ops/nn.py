@@ -8,6 +8,7 @@ Argument names follow ``torch.nn.functional`` except ``axis`` (NumPy's name) for
 """
 from __future__ import annotations
 
+import math
 from typing import Optional, Sequence
 
 from graphgrad.core.op import Op, as_tensor_args, needs_grad
@@ -19,6 +20,7 @@ from graphgrad.dtypes import float_result
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops.elementwise import equal, where
 from graphgrad.ops.reduce import sum as _sum
+from graphgrad.ops.array import reshape_like
 from graphgrad.ops.shape import reshape
 from graphgrad.ops.unary import exp, sqrt
 
@@ -88,19 +90,22 @@ def log_softmax(x, axis: int = -1) -> Tensor:
 
 
 # ---- normalization ----------------------------------------------------------------------------
-def _count(shape: tuple, axes: Sequence[int], op: str) -> int:
-    n = 1
-    for a in axes:
-        if shape[a] is None:
-            raise ShapeError(f"{op}: the normalized axes of a tensor of shape {_fmt(shape)} must be known "
-                             "when the graph is built")
-        n *= shape[a]
-    return n
+def _count(x: Tensor, axes: Sequence[int]):
+    """The number of elements of ``x`` over ``axes``: a Python int, or a 0-d tensor computed when the
+    graph runs if some of those dimensions are unknown (``None``)."""
+    if None not in x.shape:
+        n = 1
+        for a in axes:
+            n *= x.shape[a]
+        return n
+    from graphgrad.ops.array import count_like
+
+    return count_like(x, tuple(axes))
 
 
 def _moments(x: Tensor, axes: tuple, op: str) -> tuple:
     """Mean and biased variance over ``axes`` (kept as size-1 axes), and the element count."""
-    n = _count(x.shape, axes, op)
+    n = _count(x, axes)
     mean = _sum(x, axis=axes, keepdims=True) * (1.0 / n)
     centered = x - mean
     var = _sum(centered * centered, axis=axes, keepdims=True) * (1.0 / n)
@@ -208,10 +213,16 @@ def group_norm(x, num_groups: int, weight=None, bias=None, eps: float = 1e-5) ->
                          f"(input shape {_fmt(x.shape)})")
     _check_param("group_norm", "weight", weight, (c,))
     _check_param("group_norm", "bias", bias, (c,))
-    rest = _count(x.shape, tuple(range(2, x.ndim)), "group_norm") * (c // num_groups)
+    spatial = x.shape[2:]
+    if n is not None and None in spatial:
+        raise ShapeError(f"group_norm: with a known batch size the spatial dimensions must be known too, got "
+                         f"input of shape {_fmt(x.shape)}")
+    if None in spatial and spatial.count(None) + (n is None) > 1:
+        raise ShapeError(f"group_norm: at most one dimension of the input may be unknown, got {_fmt(x.shape)}")
+    rest = -1 if None in spatial else math.prod(spatial) * (c // num_groups)
     grouped = reshape(x, (-1 if n is None else n, num_groups, rest))
     _, centered, var, _ = _moments(grouped, (2,), "group_norm")
-    y = reshape(centered * (1.0 / sqrt(var + eps)), tuple(-1 if d is None else d for d in x.shape))
+    y = reshape_like(centered * (1.0 / sqrt(var + eps)), x)
     if weight is not None:
         y = y * _channel_view(weight, x.ndim)
     if bias is not None:

@@ -17,7 +17,7 @@ from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec, normalize_axes, normalize_axis
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
-from graphgrad.ops.elementwise import equal, greater, where
+from graphgrad.ops.elementwise import equal, greater, maximum, where
 from graphgrad.ops.unary import abs as _abs
 from graphgrad.ops.unary import exp, isfinite, log, sqrt
 
@@ -39,6 +39,10 @@ def _expand_reduced(g: Tensor, shape: tuple, axes: tuple, keepdims: bool) -> Ten
     """Give a reduced gradient back its reduced axes (size 1) so it broadcasts against ``shape``."""
     if keepdims or not axes:
         return g
+    if None in shape:  # some dimensions known only at run time: insert the axes instead
+        from graphgrad.ops.shape import ExpandDims
+
+        return ExpandDims(axes).apply(g)
     kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
     return g.reshape(kept)
 
@@ -50,13 +54,14 @@ def _accumulator_dtype(dtype) -> np.dtype:
     return dtype
 
 
-def _count(op_name: str, shape: tuple, axes: tuple) -> int:
-    n = 1
-    for a in axes:
-        if shape[a] is None:
-            raise ShapeError(f"{op_name}: the size of reduced axis {a} of shape {shape} is unknown")
-        n *= shape[a]
-    return n
+def _count(x: Tensor, axes: tuple):
+    """How many elements ``x`` has over ``axes``: a Python number, or a 0-d tensor (``count_like``)
+    when some of those dimensions are only known at run time."""
+    if None not in x.shape:
+        return math.prod(x.shape[a] for a in axes)
+    from graphgrad.ops.array import count_like
+
+    return count_like(x, axes)
 
 
 class _Reduction(Op):
@@ -96,7 +101,7 @@ class Sum(_Reduction):
     def backward(self, inputs, out, g):
         x = inputs[0]
         axes, g = self.grad_parts(x, g)
-        return (g.broadcast_to(x.shape),)
+        return (g.broadcast_like(x),)
 
 
 class Mean(_Reduction):
@@ -113,7 +118,7 @@ class Mean(_Reduction):
     def backward(self, inputs, out, g):
         x = inputs[0]
         axes, g = self.grad_parts(x, g)
-        return (g.broadcast_to(x.shape) / _count(self.name, x.shape, axes),)
+        return (g.broadcast_like(x) / _count(x, axes),)
 
 
 class Prod(_Reduction):
@@ -140,15 +145,13 @@ def _product_of_others(x: Tensor, axes: tuple) -> Tensor:
     if k == 0:
         return x * 0 + 1
     moved = moveaxis(x, axes, tuple(range(-k, 0)))
-    lead = moved.shape[:moved.ndim - k]
-    n = _count("prod", x.shape, axes)
-    flat = moved.reshape(lead + (n,))
-    if n == 0:
+    flat = moved.flatten(moved.ndim - k) if k > 1 else moved
+    if flat.shape[-1] == 0:
         return x
-    none = [(0, 0)] * len(lead)
+    none = [(0, 0)] * (flat.ndim - 1)
     left = cumprod(pad(flat[..., :-1], none + [(1, 0)], constant_values=1), axis=-1)
     right = cumprod(pad(flat[..., 1:], none + [(0, 1)], constant_values=1).flip(-1), axis=-1).flip(-1)
-    others = (left * right).reshape(moved.shape)
+    others = (left * right).reshape_like(moved)
     return moveaxis(others, tuple(range(-k, 0)), axes)
 
 
@@ -279,9 +282,16 @@ def _cumprod_grad_exact(x: Tensor, g: Tensor, axis: int) -> Tensor:
         return g
     lead = [(0, 0)] * (xm.ndim - 1)
     left = cumprod(pad(xm[..., :-1], lead + [(1, 0)], constant_values=1), axis=-1)  # prod_{k < j} x[k]
-    above = triu(ones(n, n, dtype="bool", device=x.device), 1)  # [j, i]: i > j
+    if n is None:  # the (n, n) masks from the run-time length: ones of shape (..., n, n)
+        from graphgrad.ops.array import ones_like
+
+        row = ones_like(xm, dtype="bool")
+        square = expand_dims(row, -1) & expand_dims(row, -2)
+    else:
+        square = ones(n, n, dtype="bool", device=x.device)
+    above = triu(square, 1)  # [j, i]: i > j
     segment = cumprod(where(above, expand_dims(xm, -2), 1), axis=-1)  # [j, i]: prod_{j < k <= i} x[k]
-    on_or_above = triu(ones(n, n, dtype="bool", device=x.device))
+    on_or_above = triu(square)
     total = where(on_or_above, segment * expand_dims(gm, -2), 0).sum(-1)
     return moveaxis(left * total, -1, axis)
 
@@ -353,8 +363,9 @@ def var(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     d = x - mean(x, axis, keepdims=True)
     if ddof == 0:
         return mean(d * d, axis, keepdims)
-    n = _count("var", x.shape, normalize_axes("var", axis, x.ndim))
-    return sum(d * d, axis, keepdims) / builtins.max(n - ddof, 0)
+    n = _count(x, normalize_axes("var", axis, x.ndim))
+    divisor = builtins.max(n - ddof, 0) if isinstance(n, int) else maximum(n - ddof, 0)
+    return sum(d * d, axis, keepdims) / divisor
 
 
 def std(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
@@ -479,7 +490,7 @@ class SumTo(Op):
 
     def infer(self, x):
         lead = len(x.shape) - len(self.shape)
-        if lead < 0 or builtins.any(t != 1 and t != s for t, s in zip(self.shape, x.shape[lead:])):
+        if lead < 0 or builtins.any(t != 1 and t != s and s is not None for t, s in zip(self.shape, x.shape[lead:])):
             raise ShapeError(f"{self.name}: cannot sum shape {x.shape} to {self.shape}")
         return TensorSpec(self.shape, x.dtype)
 
@@ -491,4 +502,4 @@ class SumTo(Op):
         return y.reshape(self.shape)
 
     def backward(self, inputs, out, g):
-        return (g.broadcast_to(inputs[0].shape),)
+        return (g.broadcast_like(inputs[0]),)

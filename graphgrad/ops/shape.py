@@ -59,7 +59,7 @@ class Reshape(Op):
         return x.reshape(self.shape)
 
     def backward(self, inputs, out, g):
-        return (g.reshape(inputs[0].shape),)
+        return (g.reshape_like(inputs[0]),)
 
 
 class BroadcastTo(Op):
@@ -80,7 +80,7 @@ class BroadcastTo(Op):
         return xp.broadcast_to(x, self.shape)
 
     def backward(self, inputs, out, g):
-        return (g.sum_to(inputs[0].shape),)
+        return (g.sum_like(inputs[0]),)
 
 
 class Transpose(Op):
@@ -185,6 +185,11 @@ class Concatenate(Op):
 
     def backward(self, inputs, out, g):
         ax = normalize_axis(self.name, self.axis, g.ndim)
+        if builtins.any(x.shape[ax] is None for x in inputs):  # sizes known only at run time
+            from graphgrad.ops.array import SplitLike
+
+            return tuple(SplitLike(ax, i).apply(g, *inputs) if needs_grad(x) else None
+                         for i, x in enumerate(inputs))
         grads, start = [], 0
         for x in inputs:
             n = x.shape[ax]
@@ -243,7 +248,7 @@ class Pad(Op):
         return xp.pad(x, self.pad_width, mode="constant", constant_values=self.value)
 
     def backward(self, inputs, out, g):
-        key = tuple(slice(b, (g.shape[i] - a) if a else None) for i, (b, a) in enumerate(self.pad_width))
+        key = tuple(slice(b, -a if a else None) for b, a in self.pad_width)
         return (g[key],)
 
 
@@ -325,6 +330,10 @@ class ScatterAdd(Op):
         if needs_grad(src):
             gsrc = TakeAlongAxis(self.axis).apply(g, index)
             if gsrc.shape != src.shape:
+                if None in src.shape or None in gsrc.shape:
+                    raise ShapeError(f"{self.name}: the gradient for a src of shape {src.shape} larger than the index "
+                                     f"{index.shape} pads by their difference, which must be known when the graph "
+                                     "is built (give src the index's shape, or known sizes)")
                 gsrc = Pad(tuple((0, s - n) for s, n in zip(src.shape, gsrc.shape))).apply(gsrc)
         return gx, None, gsrc
 
@@ -379,7 +388,14 @@ class Diag(Op):
         return xp.diag(x, self.k)
 
     def backward(self, inputs, out, g):
-        return (diag(g, self.k),)
+        if inputs[0].shape[0] is not None:
+            return (diag(g, self.k),)
+        # length known only at run time: g is square (n + |k|, n + |k|), so its k-th diagonal has
+        # exactly n entries; read them as masked sums over one axis, dropping the |k| leading ones
+        from graphgrad.ops.array import ones_like
+
+        on_diagonal = g * Tril(self.k).apply(Triu(self.k).apply(ones_like(g)))
+        return (on_diagonal.sum(0)[self.k:] if self.k >= 0 else on_diagonal.sum(1)[-self.k:],)
 
 
 class OneHot(Op):
@@ -428,9 +444,11 @@ def flatten(x, start_axis: int = 0, end_axis: int = -1) -> Tensor:
     e = normalize_axis("flatten", end_axis, x.ndim)
     if s > e:
         raise ShapeError(f"flatten: start_axis {start_axis} comes after end_axis {end_axis} for shape {x.shape}")
-    merged = x.shape[s:e + 1]
-    size = None if None in merged else math.prod(merged)
-    return reshape(x, x.shape[:s] + (-1 if size is None else size,) + x.shape[e + 1:])
+    if None in x.shape:  # some dimensions known only at run time
+        from graphgrad.ops.array import Flatten
+
+        return Flatten(s, e).apply(x) if s < e else x
+    return reshape(x, x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:])
 
 
 def squeeze(x, axis: Axis = None) -> Tensor:
@@ -536,6 +554,9 @@ def split(x, indices_or_sections: Union[int, Sequence[int]], axis: int = 0) -> l
     n = x.shape[ax]
     if isinstance(indices_or_sections, int):
         sections = indices_or_sections
+        if n is None:
+            raise ShapeError(f"split: axis {ax} of shape {x.shape} has an unknown size, so it cannot be split into "
+                             f"{sections} equal sections when the graph is built; give the split points instead")
         if sections <= 0 or n % sections:
             raise ShapeError(f"split: axis {ax} of size {n} cannot be split into {sections} equal sections")
         step = n // sections
@@ -554,6 +575,9 @@ def chunk(x, chunks: int, axis: int = 0) -> list:
     if chunks <= 0:
         raise ShapeError(f"chunk: chunks must be positive, got {chunks}")
     n = x.shape[normalize_axis("chunk", axis, x.ndim)]
+    if n is None:
+        raise ShapeError(f"chunk: axis {axis} of shape {x.shape} has an unknown size, so the chunk sizes cannot be "
+                         "known when the graph is built; use split with explicit split points")
     size = -(-n // chunks) if n else 1
     return split(x, list(range(size, n, size)), axis)
 
@@ -565,6 +589,8 @@ def tile(x, reps: Union[int, Sequence[int]]) -> Tensor:
     reps = (reps,) if isinstance(reps, int) else tuple(reps)
     nd = builtins.max(x.ndim, len(reps))
     reps = (1,) * (nd - len(reps)) + reps
+    if None in x.shape:
+        return _repeat_unknown(expand_dims(x, tuple(range(nd - x.ndim))) if nd > x.ndim else x, reps, before=True)
     shape = (1,) * (nd - x.ndim) + tuple(x.shape)
     inter = tuple(v for r, d in zip(reps, shape) for v in (1, d))
     big = tuple(v for r, d in zip(reps, shape) for v in (r, d))
@@ -586,15 +612,38 @@ def repeat(x, repeats: Union[int, Sequence[int]], axis: Optional[int] = None) ->
         if len(repeats) == 1:
             repeats = repeats[0]
     if isinstance(repeats, int):
+        if None in x.shape:
+            return _repeat_unknown(x, tuple(repeats if i == ax else 1 for i in range(x.ndim)), before=False)
         shape = x.shape
         inter = shape[:ax + 1] + (1,) + shape[ax + 1:]
         big = shape[:ax + 1] + (repeats,) + shape[ax + 1:]
         out = broadcast_to(reshape(x, inter), big)
         return reshape(out, shape[:ax] + (shape[ax] * repeats,) + shape[ax + 1:])
+    if x.shape[ax] is None:
+        raise ShapeError(f"repeat: one repeat count per element needs the size of axis {ax}, unknown in shape "
+                         f"{x.shape}; give a single count, or a placeholder with that size known")
     if len(repeats) != x.shape[ax]:
         raise ShapeError(f"repeat: {len(repeats)} repeat counts for axis {ax} of size {x.shape[ax]}")
     index = [i for i, r in enumerate(repeats) for _ in range(r)]
     return take(x, Tensor(index, dtype="int64"), axis=ax)
+
+
+def _repeat_unknown(x: Tensor, reps: tuple, before: bool) -> Tensor:
+    """``tile`` (``before``: copies of the whole axis) or ``repeat`` (copies of each element) with
+    ``reps[i]`` copies along axis ``i``, for shapes with dimensions known only at run time: a size-r
+    axis is inserted next to each repeated axis by broadcasting against ones, then merged into it."""
+    from graphgrad.ops.array import Flatten
+
+    axes = [i for i, r in enumerate(reps) if r != 1]
+    out = x
+    for j, i in enumerate(axes):  # axis i of x is at position i + j of out
+        pos = i + j if before else i + j + 1
+        ones = [1] * (out.ndim + 1)
+        ones[pos] = reps[i]
+        out = expand_dims(out, pos) * Tensor(np.ones(ones, dtype=x.dtype))
+    for j, i in reversed(list(enumerate(axes))):
+        out = Flatten(i + j, i + j + 1).apply(out)
+    return out
 
 
 def _pad_index(p: int, n: int, mode: str) -> int:
@@ -635,6 +684,9 @@ def pad(x, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
         if before == after == 0:
             continue
         n = x.shape[ax]
+        if n is None:
+            raise ShapeError(f"pad: {mode} padding reads positions from the far end of axis {ax}, whose size is "
+                             f"unknown in shape {x.shape}; only mode='constant' pads an axis of unknown size")
         if not n:
             raise ShapeError(f"pad: cannot {mode}-pad axis {ax} of size {n}")
         index = [_pad_index(p, n, mode) for p in range(-before, n + after)]
@@ -664,6 +716,9 @@ def roll(x, shift: Union[int, Sequence[int]], axis: Axis = None) -> Tensor:
     for s, a in zip(shifts, axes):
         ax = normalize_axis("roll", a, x.ndim)
         n = x.shape[ax]
+        if n is None:
+            raise ShapeError(f"roll: axis {ax} of shape {x.shape} has an unknown size; rolling along it needs the "
+                             "size when the graph is built")
         s = s % n if n else 0
         if s:
             lead = (slice(None),) * ax
@@ -741,6 +796,9 @@ def diag(x, k: int = 0) -> Tensor:
         return Diag(k).apply(x)
     if x.ndim != 2:
         raise ShapeError(f"diag: needs a 1-D or 2-D tensor, got shape {x.shape}")
+    if None in x.shape:
+        raise ShapeError(f"diag: the shape of the matrix, {x.shape}, must be known when the graph is built "
+                         "(the length of its diagonal depends on it)")
     rows, cols = x.shape
     start_r, start_c = (0, k) if k >= 0 else (-k, 0)
     n = builtins.max(0, builtins.min(rows - start_r, cols - start_c))

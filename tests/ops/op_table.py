@@ -2,7 +2,10 @@
 
 Each row drives ``test_ops.py``: forward against a NumPy float64 reference, ``check_grad`` (second
 order where it applies), the shape/dtype rule (``infer``, run on symbolic inputs) against the actual
-output, and float32/float64 dtype behaviour. Rows live in ``rows_<family>.py``; this module collects
+output, float32/float64 dtype behaviour, and graph mode: the row built on placeholders in a
+``gg.Graph`` and run by a ``gg.Session`` (forward and ``gg.gradients``) against eager mode, once with
+the placeholders' static shapes and once with their first dimension unknown (``None``, see
+``OpSpec.batch``). Rows live in ``rows_<family>.py``; this module collects
 them and defines the input makers.
 """
 from __future__ import annotations
@@ -91,6 +94,17 @@ class OpSpec:
         atol/rtol: forward tolerances in float64; float32 uses ``rtol32``/``atol32``.
         infer: check the shape rule on symbolic inputs.
         grad_tol: (atol, rtol) for check_grad.
+        batch: run the unknown-batch-dimension graph test (first dimension of every array input's
+            placeholder declared ``None``). ``None`` (default) picks automatically: yes when the row
+            has array inputs, all of ndim >= 1 and with the same leading size (a batch dimension
+            they share), and ``infer`` is on. Set ``False`` for a row whose leading dimension is not
+            a batch dimension (e.g. it is a contraction or a size an argument depends on), with a
+            comment saying why; ``True`` forces it.
+        batch_error: for a row that cannot work with an unknown first dimension (its output shape or
+            its gradient needs that size when the graph is built), the graphgrad error users get; the
+            unknown-batch test then checks that building the row (or its gradients) raises it.
+        graph_error: likewise for a row that cannot be built on placeholders at all (its output
+            shape depends on the input values, e.g. ``one_hot`` without ``num_classes``).
     """
 
     name: str
@@ -108,6 +122,9 @@ class OpSpec:
     grad_tol: tuple = (1e-5, 1e-3)
     eps: float = 1e-6
     tags: tuple = field(default_factory=tuple)
+    batch: Optional[bool] = None
+    batch_error: Optional[type] = None
+    graph_error: Optional[type] = None
 
     @property
     def op(self) -> str:
@@ -116,6 +133,15 @@ class OpSpec:
     def make_inputs(self, dtype: str, seed: int = 0) -> list:
         rng = np.random.default_rng(zlib.crc32(self.name.encode()) + seed)
         return [x.make(rng, np.dtype(dtype)) if hasattr(x, "make") else x for x in self.inputs]
+
+    def batched(self) -> bool:
+        """Whether the unknown-batch-dimension graph test runs on this row (see ``batch``)."""
+        if self.batch is not None:
+            return self.batch
+        if self.graph_error is not None:
+            return False
+        shapes = [np.shape(v) for v in self.make_inputs("float64") if isinstance(v, np.ndarray)]
+        return bool(shapes) and all(len(s) >= 1 for s in shapes) and len({s[0] for s in shapes}) == 1
 
     def differentiable(self) -> list:
         return [i for i, x in enumerate(self.inputs) if isinstance(x, (F, A)) and getattr(x, "diff", False)]

@@ -1,10 +1,12 @@
-"""Op-table rows for array plumbing ops: identity, stop_gradient, *_like fills and *_like shape ops."""
+"""Op-table rows for array plumbing ops: identity, stop_gradient, *_like fills and *_like shape ops
+(and the run-time-shape ops Flatten and SplitLike that flatten and concatenate's gradient use when
+a graph has unknown dimensions)."""
 from __future__ import annotations
 
 import numpy as np
 
 import graphgrad as gg
-from graphgrad.ops import BroadcastLike, CountLike, ReshapeLike, SumLike
+from graphgrad.ops import BroadcastLike, CountLike, Flatten, ReshapeLike, SplitLike, SumLike
 from tests.ops.op_table import F, OpSpec
 
 S = (3, 4)
@@ -30,4 +32,9 @@ ROWS = [
     OpSpec("count_like", lambda x: x / gg.count_like(x, axis=1), lambda x: x / 4, [F(S)]),
     OpSpec("count_like[op]", lambda x: x / CountLike(axis=(0, 1), dtype=x.dtype).apply(x), lambda x: x / 12,
            [F(S)]),
+    OpSpec("flatten[op]", lambda x: Flatten(1, 2).apply(x), lambda x: x.reshape(2, 12), [F((2, 3, 4))]),
+    OpSpec("split_like[op]", lambda x, a, b: SplitLike(0, 1).apply(x, a, b), lambda x, a, b: x[2:5],
+           [F((6, 3)), F((2, 3), diff=False), F((3, 3), diff=False)]),
+    OpSpec("split_like[op,axis=1]", lambda x, a, b: SplitLike(1, 0).apply(x, a, b) * a, lambda x, a, b: x[:, :2] * a,
+           [F((3, 5)), F((3, 2)), F((3, 3), diff=False)]),
 ]
