@@ -81,7 +81,7 @@ def workload(gg, name, sizes, batch, rng, repeats):
     y = rng.integers(0, sizes[-1], batch)
     eager_params = make_mlp(gg, sizes, np.random.default_rng(1))
     graph_params = make_mlp(gg, sizes, np.random.default_rng(1))
-    eager, graph = eager_step(gg, eager_params, x, y), graph_step(gg, graph_params, x, y, batch)
+    eager, graph = eager_step(gg, eager_params, x, y), graph_step(gg, graph_params, x, y, None)
     for _ in range(3):  # same start, same steps: the two modes must agree
         np.testing.assert_allclose(float(graph()), float(eager().item()), rtol=1e-4)
     return time_steps({f"{name} graph": graph, f"{name} eager": eager}, repeats=repeats)

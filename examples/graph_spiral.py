@@ -1,10 +1,12 @@
-"""TensorFlow-1-style training on the spiral data set: placeholders, Variables, ``minimize``, Session.
+"""TensorFlow-1-style training: placeholders, Variables, ``minimize`` and a Session, nothing eager.
 
-Two models are trained entirely in graph mode, full batch, on three interleaved spirals
-(``gg.data.make_spiral``):
+Models, each trained in graph mode with placeholders of shape (None, 2) / (None,) for the batch:
 
-* a perceptron (a linear softmax classifier), which cannot separate spirals (about half right);
-* a two-layer perceptron (2-100-3, ReLU), which fits them (>= 99% training accuracy).
+* ``perceptron``: a linear softmax classifier on two linearly separable Gaussian blobs (100%);
+* ``perceptron_on_spiral``: the same linear model on three interleaved spirals, which it cannot
+  separate (about half right) — the reason for hidden layers;
+* ``mlp``: a one-hidden-layer perceptron (2-100-3, ReLU) on the spirals (>= 99%);
+* ``mlp2``: a two-hidden-layer perceptron (2-64-64-3, ReLU) on the spirals (>= 99%).
 
 Run ``python examples/graph_spiral.py`` (``--steps N`` to change the number of training steps).
 """
@@ -17,28 +19,33 @@ import graphgrad as gg
 from graphgrad.data import make_spiral
 
 
-def build(graph: gg.Graph, n: int, hidden: int, learning_rate: float, seed: int) -> dict:
-    """The graph of one classifier: placeholders x (n, 2) and y (n,), logits, loss, train op, accuracy.
+def make_blobs(n_per_class: int, seed: int):
+    """Two Gaussian blobs, centred at (-2, -2) and (2, 2): linearly separable."""
+    gen = gg.Generator(seed)
+    xs = gg.concatenate([gg.randn(n_per_class, 2, generator=gen) * 0.7 - 2,
+                         gg.randn(n_per_class, 2, generator=gen) * 0.7 + 2])
+    ys = gg.concatenate([gg.zeros(n_per_class, dtype="int64"), gg.ones(n_per_class, dtype="int64")])
+    return xs.numpy(), ys.numpy()
 
-    ``hidden = 0`` makes a linear (perceptron) classifier; otherwise one ReLU layer of ``hidden``
-    units.
-    """
+
+def build(graph: gg.Graph, hidden: tuple, classes: int, learning_rate: float, seed: int) -> dict:
+    """The graph of one classifier: placeholders x (None, 2) and y (None,), logits, loss, train op,
+    accuracy. ``hidden`` lists the hidden layer widths (empty: a linear perceptron)."""
     rng = gg.Generator(seed)
     with graph.as_default():
-        x = gg.placeholder(gg.float32, (n, 2), name="x")
-        y = gg.placeholder(gg.int64, (n,), name="y")
-        if hidden:
-            with gg.name_scope("hidden"):
-                w1 = gg.Variable(gg.randn(2, hidden, generator=rng) * math.sqrt(2.0 / 2), name="w1")
-                b1 = gg.Variable(gg.zeros(hidden), name="b1")
-                h = gg.relu(x @ w1 + b1)
-            fan_in = hidden
-        else:
-            h, fan_in = x, 2
+        x = gg.placeholder(gg.float32, (None, 2), name="x")
+        y = gg.placeholder(gg.int64, (None,), name="y")
+        h, fan_in = x, 2
+        for i, width in enumerate(hidden):
+            with gg.name_scope(f"hidden{i + 1}"):
+                w = gg.Variable(gg.randn(fan_in, width, generator=rng) * math.sqrt(2.0 / fan_in), name="w")
+                b = gg.Variable(gg.zeros(width), name="b")
+                h = gg.relu(h @ w + b)
+            fan_in = width
         with gg.name_scope("output"):
-            w2 = gg.Variable(gg.randn(fan_in, 3, generator=rng) * math.sqrt(1.0 / fan_in), name="w2")
-            b2 = gg.Variable(gg.zeros(3), name="b2")
-            logits = h @ w2 + b2
+            w = gg.Variable(gg.randn(fan_in, classes, generator=rng) * math.sqrt(1.0 / fan_in), name="w")
+            b = gg.Variable(gg.zeros(classes), name="b")
+            logits = h @ w + b
         loss = gg.cross_entropy(logits, y)
         train_op = gg.train.AdamOptimizer(learning_rate).minimize(loss)
         accuracy = gg.mean(gg.astype(gg.equal(gg.argmax(logits, axis=1), y), gg.float32))
@@ -60,14 +67,16 @@ def train(model: dict, graph: gg.Graph, xs, ys, steps: int, log_every: int = 0) 
 
 
 def main(steps: int = 1500, seed: int = 0, verbose: bool = False) -> dict:
-    """Train the perceptron and the MLP; return ``{"perceptron": accuracy, "mlp": accuracy}``."""
-    xs, ys = make_spiral(100, 3, generator=gg.Generator(seed))
-    xs, ys = xs.numpy(), ys.numpy()
-    n = xs.shape[0]
+    """Train every model; return ``{name: training accuracy}``."""
+    spiral = make_spiral(100, 3, generator=gg.Generator(seed))
+    spiral = (spiral[0].numpy(), spiral[1].numpy())
+    blobs = make_blobs(100, seed)
+    runs = (("perceptron", blobs, (), 2, 0.05), ("perceptron_on_spiral", spiral, (), 3, 0.05),
+            ("mlp", spiral, (100,), 3, 0.02), ("mlp2", spiral, (64, 64), 3, 0.01))
     results = {}
-    for name, hidden, lr in (("perceptron", 0, 0.05), ("mlp", 100, 0.02)):
+    for name, (xs, ys), hidden, classes, lr in runs:
         graph = gg.Graph()
-        model = build(graph, n, hidden, lr, seed)
+        model = build(graph, hidden, classes, lr, seed)
         if verbose:
             print(f"{name}: {len(graph)} graph nodes")
         results[name] = train(model, graph, xs, ys, steps, log_every=(steps // 5 if verbose else 0))

@@ -181,7 +181,8 @@ class Flatten(Op):
 class SplitLike(Op):
     """Piece ``index`` of ``x`` cut along ``axis`` into consecutive pieces as long as each of ``likes``
     is along that axis (read when it runs): the gradient of ``concatenate(likes, axis)`` when some of
-    those lengths are unknown in a graph. Only the shapes of ``likes`` are used."""
+    those lengths are unknown in a graph (so ``x`` is as long as all of ``likes`` together). Only
+    the shapes of ``likes`` are used."""
 
     props = ("axis", "index")
     saves_output = False

@@ -218,7 +218,8 @@ def test_encoding_of_values():
 def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
     g, _, _ = _build()
     path = gg.save_graph(g, str(tmp_path / "model"))
-    before = open(path, "rb").read()
+    with open(path, "rb") as fh:
+        before = fh.read()
 
     def broken(src, dst):
         raise OSError("disk full")
