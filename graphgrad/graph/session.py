@@ -59,7 +59,8 @@ class Session:
     # ---- run ----------------------------------------------------------------------------------------
     def run(self, fetches: Any, feed_dict: Optional[dict] = None) -> Any:
         """Evaluate ``fetches`` (a tensor, operation, Variable, name, or a nested list/tuple/dict/
-        namedtuple of them) and return NumPy values in the same structure (``None`` for operations).
+        namedtuple of them) and return NumPy values in the same structure: arrays, NumPy scalars for
+        0-d tensors, ``None`` for operations.
 
         ``feed_dict`` maps tensors (placeholders or any other graph tensor, Variables, or their names)
         to values (scalars, lists, arrays, tensors) that replace them for this run.
@@ -78,7 +79,7 @@ class Session:
         if plan is None:
             plan = self._plans[plan_key] = self._make_plan(fetch_nodes, feeds)
         values = self._execute(plan, feeds)
-        results = [None if slot is None else backend.to_numpy(values[slot]) for slot in plan.fetch_slots]
+        results = [None if slot is None else _fetched(values[slot]) for slot in plan.fetch_slots]
         return _unflatten(structure, iter(results))
 
     def _node_of(self, key: Any, what: str) -> GraphNode:
@@ -197,6 +198,12 @@ def _feed_value(node: GraphNode, value: Any):
                             f"{spec.dtype} (it would lose its {array.dtype.kind == 'f' and 'fraction' or 'kind'})")
         array = array.astype(spec.dtype)
     return array
+
+
+def _fetched(value):
+    """A fetched value as NumPy: an array, or a NumPy scalar for a 0-d result (as TensorFlow does)."""
+    array = backend.to_numpy(value)
+    return array[()] if array.ndim == 0 else array
 
 
 def _unflatten(structure: Any, values) -> Any:

@@ -20,3 +20,13 @@ def test_graph_mode_models_reach_their_accuracy():
     # 298/300 is the ceiling on the spirals: the three spirals share their first point, the origin
     assert results["mlp"] >= 0.99 and results["mlp2"] >= 0.99
     assert results["perceptron_on_spiral"] < 0.8  # a linear model cannot separate spirals
+
+
+def test_graph_basics_example():
+    spec = importlib.util.spec_from_file_location("graph_basics_example", EXAMPLE.parent / "graph_basics.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.constants() == 3.75
+    first, second = module.placeholders()
+    assert first == 3.0 and second.tolist() == [4.0, 6.0]
+    assert max(module.eager_and_graph(steps=5)) < 1e-6
