@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from graphgrad.cli import demo, main
+from graphgrad.cli import demo, demo_graph, main
 from graphgrad.data import make_spiral
 
 import graphgrad as gg
@@ -21,6 +21,11 @@ def test_demo_learns_the_spiral(capsys):
     assert accuracy > 0.9
     out = capsys.readouterr().out
     assert "train accuracy" in out and "final training accuracy" in out
+
+
+def test_graph_demo_matches_eager_demo(capsys):
+    assert demo_graph(steps=300, log_every=300) == demo(steps=300, log_every=300)
+    assert "graph mode" in capsys.readouterr().out
 
 
 def test_module_entry_point_runs():
