@@ -230,6 +230,23 @@ class Graph:
         finally:
             self._scopes, self._control = scopes, controls
 
+    @staticmethod
+    def ancestors(roots: Iterable[GraphNode], stop: Iterable[GraphNode] = ()) -> set:
+        """``roots`` and every node they depend on through inputs and control inputs, not looking
+        past the nodes in ``stop`` (e.g. fed tensors). Iterative: deep graphs are fine."""
+        stop = set(stop)
+        found, stack = set(), list(roots)
+        while stack:
+            node = stack.pop()
+            if node in found:
+                continue
+            found.add(node)
+            if node in stop:
+                continue
+            stack.extend(x._node for x in node.inputs if isinstance(x, Tensor) and isinstance(x._node, GraphNode))
+            stack.extend(node.control_inputs)
+        return found
+
     def register_variable(self, variable, keep: bool = False) -> None:
         """Remember ``variable``: weakly (an eager program's dropped parameters are not kept alive by
         the global default graph), or, with ``keep``, for the graph's lifetime (variables made inside

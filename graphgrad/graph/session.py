@@ -116,16 +116,7 @@ class Session:
 
     # ---- planning -----------------------------------------------------------------------------------
     def _make_plan(self, fetch_nodes: tuple, feeds: dict) -> _Plan:
-        needed, stack = set(), list(fetch_nodes)
-        while stack:
-            node = stack.pop()
-            if node in needed:
-                continue
-            needed.add(node)
-            if node in feeds:
-                continue
-            stack.extend(x._node for x in node.inputs if isinstance(x, Tensor))
-            stack.extend(node.control_inputs)
+        needed = Graph.ancestors(fetch_nodes, stop=feeds)
         order = sorted(needed, key=lambda n: n.seq)
         missing = [n for n in order if isinstance(n.op, Placeholder) and n not in feeds]
         if missing:

@@ -162,11 +162,11 @@ class Concatenate(Op):
 
     def infer(self, *xs):
         if not xs:
-            raise ShapeError(f"concatenate: needs at least one tensor")
+            raise ShapeError("concatenate: needs at least one tensor")
         first = xs[0].shape
         ax = normalize_axis("concatenate", self.axis, len(first))
         if len(first) == 0:
-            raise ShapeError(f"concatenate: zero-dimensional tensors cannot be concatenated")
+            raise ShapeError("concatenate: zero-dimensional tensors cannot be concatenated")
         out = list(first)
         for x in xs[1:]:
             if len(x.shape) != len(first):

@@ -19,7 +19,7 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from graphgrad.core.creation import full
 from graphgrad.core.tensor import Tensor

@@ -85,14 +85,7 @@ def _nodes_of(target: Any) -> tuple:
     graph = roots[0].graph
     if any(r.graph is not graph for r in roots):
         raise ValueError("to_dot: the tensors belong to different graphs")
-    needed, stack = set(), list(roots)
-    while stack:
-        node = stack.pop()
-        if node in needed:
-            continue
-        needed.add(node)
-        stack.extend(x._node for x in node.inputs if isinstance(x, Tensor) and isinstance(x._node, GraphNode))
-        stack.extend(node.control_inputs)
+    needed = graph.ancestors(roots)
     return graph, [n for n in graph.get_operations() if n in needed]
 
 
