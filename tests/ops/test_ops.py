@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import graphgrad as gg
-from tests.ops.op_table import REQUIRED_OPS, ROWS, A, F
+from tests.ops.op_table import REQUIRED_OPS, ROWS
 
 IDS = [row.name for row in ROWS]
 
