@@ -24,7 +24,8 @@ from graphgrad.config import get_default_dtype, set_default_dtype
 from graphgrad import graph
 from graphgrad.graph import *  # noqa: F401,F403
 from graphgrad.graph.serialize import save_graph, load_graph
-from graphgrad import viz
+from graphgrad import nn, optim
+from graphgrad import data, viz
 from graphgrad import train
 
 bool = bool_  # noqa: A001  (gg.bool, like torch.bool)

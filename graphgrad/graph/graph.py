@@ -74,7 +74,8 @@ class Graph:
         self._name_counts: dict[str, int] = {}
         self._scopes: list[str] = []
         self._control: list[tuple] = []
-        self._variables: list = []  # weak references to the Variables made or used in this graph
+        # the Variables made or used in this graph, in order, held weakly (see register_variable)
+        self._variables: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._kept: list = []  # Variables this graph keeps alive (made inside its as_default block)
         self._reads: dict[int, Tensor] = {}  # id(variable) -> its read tensor in this graph
         self._constants: dict[int, tuple] = {}  # id(captured tensor) -> (its constant, the tensor)
@@ -251,15 +252,13 @@ class Graph:
         """Remember ``variable``: weakly (an eager program's dropped parameters are not kept alive by
         the global default graph), or, with ``keep``, for the graph's lifetime (variables made inside
         ``with graph.as_default():``, as in TensorFlow)."""
-        if all(ref() is not variable for ref in self._variables):
-            self._variables.append(weakref.ref(variable))
+        self._variables.setdefault(id(variable), variable)  # an entry dies with its variable
         if keep and all(v is not variable for v in self._kept):
             self._kept.append(variable)
 
     def variables(self, trainable_only: bool = False) -> list:
         """The live Variables made or used in this graph, in creation order."""
-        live = [ref() for ref in self._variables]
-        return [v for v in live if v is not None and (v.trainable or not trainable_only)]
+        return [v for v in self._variables.values() if v.trainable or not trainable_only]
 
 
 def _node_of(value) -> GraphNode:

@@ -275,7 +275,7 @@ def graph_to_dict(graph: Graph) -> tuple:
             "name": names[id(v)], "base_name": v.base_name, "trainable": bool(v.trainable),
             "requires_grad": bool(v.requires_grad), "dtype": v.dtype.name, "shape": _shape_json(v.shape),
             "read_node": None if read is None else read._node.name,
-            "value": enc.array(v.data), "initial_value": enc.array(v.initial_value),
+            "value": enc.array(v.data), "initial_value": enc.array(v.data if v.initial_value is None else v.initial_value),
         })
     nodes = []
     for node in graph.get_operations():

@@ -13,7 +13,7 @@ from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor, to_array
 from graphgrad.dtypes import as_dtype
-from graphgrad.errors import FeedError, ShapeError
+from graphgrad.errors import FeedError, GraphError, ShapeError
 from graphgrad.graph.graph import GraphNode, build_in, building_graph, get_default_graph, graph_of
 
 
@@ -169,6 +169,10 @@ class Variable(Tensor):
 
     __slots__ = ("trainable", "initial_value", "base_name")
     is_variable = True
+    #: Whether a new variable joins the default graph's collections (``gg.global_variables()``) and
+    #: keeps a copy of its initial value for ``global_variables_initializer()``. ``nn.Parameter``
+    #: turns both off: an eager model's parameters join a graph only when a graph uses them.
+    graph_collected = True
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: Optional[str] = None, dtype=None):
         if isinstance(initial_value, Tensor) and initial_value.is_symbolic:
@@ -177,11 +181,13 @@ class Variable(Tensor):
             initial_value = Session(graph_of([initial_value])).run(initial_value)
         super().__init__(to_array(initial_value, dtype).copy())
         self.trainable = bool(trainable)
-        self.initial_value = self.data.copy()
-        self.base_name = name or "Variable"
+        self.base_name = name or type(self).__name__
         if self.trainable and self.dtype.kind in "fc":
             self.requires_grad = True
-        get_default_graph().register_variable(self, keep=building_graph())
+        self.initial_value = None
+        if self.graph_collected:
+            self.initial_value = self.data.copy()
+            get_default_graph().register_variable(self, keep=building_graph())
 
     # ---- graph API -----------------------------------------------------------------------------
     def value(self) -> Tensor:
@@ -208,6 +214,9 @@ class Variable(Tensor):
     @property
     def initializer(self) -> Tensor:
         """A graph op that resets the variable to its initial value."""
+        if self.initial_value is None:
+            raise GraphError(f"{self.base_name!r} keeps no initial value (an nn.Parameter): re-initialize it "
+                             "with its module's reset_parameters() instead")
         return self.assign(self.initial_value, name=f"{self.base_name}/Initializer")
 
     # ---- eager API -------------------------------------------------------------------------------
@@ -289,7 +298,7 @@ def trainable_variables(graph=None) -> list:
 
 def variables_initializer(variables: Sequence[Variable], name: str = "init") -> GraphNode:
     """An operation that resets ``variables`` to their initial values."""
-    return group(*[v.initializer for v in variables], name=name)
+    return group(*[v.initializer for v in variables if v.initial_value is not None], name=name)
 
 
 def global_variables_initializer() -> GraphNode:

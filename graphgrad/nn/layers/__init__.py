@@ -1,0 +1,1 @@
+"""Layers, one family per file."""

@@ -1,0 +1,109 @@
+"""Containers: Sequential, ModuleList, ModuleDict."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable, Iterator, Optional, Union
+
+from graphgrad.nn.module import Module
+
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+
+
+class Sequential(Module):
+    """Modules applied one after the other: ``Sequential(a, b)(x) == b(a(x))``.
+
+    Also accepts an ``OrderedDict`` of named modules. Supports ``len``, indexing, slicing and
+    iteration.
+    """
+
+    def __init__(self, *modules: Union[Module, "OrderedDict[str, Module]"]) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            for name, module in modules[0].items():
+                self.add_module(name, module)
+        else:
+            for i, module in enumerate(modules):
+                self.add_module(str(i), module)
+
+    def forward(self, x):
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+    def append(self, module: Module) -> "Sequential":
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, index):
+        items = list(self._modules.items())
+        if isinstance(index, slice):
+            return Sequential(OrderedDict(items[index]))
+        return items[index][1]
+
+
+class ModuleList(Module):
+    """A list of modules, registered so their parameters are found."""
+
+    def __init__(self, modules: Optional[Iterable[Module]] = None) -> None:
+        super().__init__()
+        for module in modules or ():
+            self.append(module)
+
+    def append(self, module: Module) -> "ModuleList":
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        for module in modules:
+            self.append(module)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, index):
+        values = list(self._modules.values())
+        return ModuleList(values[index]) if isinstance(index, slice) else values[index]
+
+
+class ModuleDict(Module):
+    """A dict of modules by name, registered so their parameters are found."""
+
+    def __init__(self, modules: Optional[dict] = None) -> None:
+        super().__init__()
+        for name, module in (modules or {}).items():
+            self[name] = module
+
+    def __setitem__(self, name: str, module: Module) -> None:
+        self.add_module(name, module)
+
+    def __getitem__(self, name: str) -> Module:
+        return self._modules[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._modules
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()

@@ -1,0 +1,281 @@
+"""Module: PyTorch's registration contract, kept small.
+
+Assigning a :class:`Parameter` or a :class:`Module` to an attribute registers it; buffers (state
+that is saved but not trained, like BatchNorm's running statistics) are registered with
+:meth:`Module.register_buffer`. Everything else (``parameters()``, ``state_dict()``, ``train()``...)
+walks these three registries.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Iterator, Optional
+
+from graphgrad.core.tensor import Tensor, to_array
+from graphgrad.dtypes import as_dtype
+from graphgrad.errors import ShapeError
+from graphgrad.nn.parameter import Parameter
+
+
+class Module:
+    """Base class of layers and models: subclass it, create parameters and submodules in
+    ``__init__``, and compute in ``forward``.
+
+    Example:
+        >>> class Net(gg.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = gg.nn.Linear(4, 2)
+        ...     def forward(self, x):
+        ...         return gg.relu(self.fc(x))
+    """
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_persistent", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # ---- registration -------------------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {name!r} before Module.__init__() is called: "
+                                 "call super().__init__() first in your module's __init__")
+        for registry in (self._parameters, self._buffers, self._modules):
+            if name in registry and not isinstance(value, (Parameter, Module)) and registry is not self._buffers:
+                if value is None:
+                    registry[name] = None
+                    return
+                raise TypeError(f"cannot assign {type(value).__name__} as {name!r}: it is a registered "
+                                f"{'parameter' if registry is self._parameters else 'submodule'}")
+        if isinstance(value, Parameter):
+            self._remove(name)
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._remove(name)
+            self._modules[name] = value
+        elif name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"buffer {name!r} must be a Tensor or None, got {type(value).__name__}")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: look in the registries
+        for registry in ("_parameters", "_buffers", "_modules"):
+            table = self.__dict__.get(registry)
+            if table is not None and name in table:
+                return table[name]
+        raise AttributeError(f"{type(self).__name__!r} has no attribute, parameter, buffer or submodule {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        if not self._remove(name):
+            object.__delattr__(self, name)
+
+    def _remove(self, name: str) -> bool:
+        found = False
+        for table in (self._parameters, self._buffers, self._modules):
+            if name in table:
+                del table[name]
+                found = True
+        self._persistent.discard(name)
+        if name in self.__dict__:
+            object.__delattr__(self, name)
+        return found
+
+    def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
+        """Register ``param`` (or ``None``, a declared but absent parameter such as a missing bias)."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot register {type(param).__name__} as parameter {name!r}: wrap it in "
+                            "gg.nn.Parameter")
+        self._remove(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Optional[Tensor], persistent: bool = True) -> None:
+        """Register a non-trained tensor saved in ``state_dict`` (unless ``persistent=False``)."""
+        self._remove(name)
+        self._buffers[name] = tensor
+        if persistent:
+            self._persistent.add(name)
+
+    def add_module(self, name: str, module: Optional["Module"]) -> None:
+        """Register ``module`` as the submodule ``name``."""
+        self._remove(name)
+        self._modules[name] = module
+
+    # ---- computing --------------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # ---- walking ----------------------------------------------------------------------------------
+    def named_modules(self, prefix: str = "", memo: Optional[set] = None) -> Iterator[tuple]:
+        """``(dotted name, module)`` for this module and every submodule, each once."""
+        memo = set() if memo is None else memo
+        if id(self) in memo:
+            return
+        memo.add(id(self))
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is not None:
+                yield from child.named_modules(f"{prefix}.{name}" if prefix else name, memo)
+
+    def modules(self) -> Iterator["Module"]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple]:
+        for name, child in self._modules.items():
+            if child is not None:
+                yield name, child
+
+    def children(self) -> Iterator["Module"]:
+        for _, child in self.named_children():
+            yield child
+
+    def _named(self, registry: str, prefix: str, recurse: bool) -> Iterator[tuple]:
+        seen = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in getattr(module, registry).items():
+                if value is None or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple]:
+        """``(dotted name, Parameter)`` pairs, each parameter once (shared ones too)."""
+        return self._named("_parameters", prefix, recurse)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple]:
+        return self._named("_buffers", prefix, recurse)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def num_parameters(self, trainable_only: bool = False) -> int:
+        """How many scalar parameters the module has."""
+        return sum(p.size for p in self.parameters() if p.requires_grad or not trainable_only)
+
+    # ---- modes and updates ---------------------------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        """Set training mode (dropout active, batch norm uses batch statistics) here and below."""
+        for module in self.modules():
+            object.__setattr__(module, "training", bool(mode))
+        return self
+
+    def eval(self) -> "Module":
+        """Set evaluation mode: ``train(False)``."""
+        return self.train(False)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients of every parameter."""
+        for p in self.parameters():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = Tensor._wrap(p.grad.data * 0)
+
+    def apply(self, fn: Callable[["Module"], Any]) -> "Module":
+        """Call ``fn`` on every submodule (children first) and then on this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, dtype=None, device: Optional[str] = None) -> "Module":
+        """Convert floating-point parameters and buffers to ``dtype`` and/or move everything to
+        ``device`` (in place). Returns self."""
+        from graphgrad import backend
+
+        dtype = None if dtype is None else as_dtype(dtype)
+        for t in list(self.parameters()) + list(self.buffers()):
+            data = t.data
+            if dtype is not None and data.dtype.kind == "f":
+                data = data.astype(dtype)
+            if device is not None:
+                data = backend.to_device(data, device)
+            t.data = data
+            if t.grad is not None:
+                t.grad = None
+        return self
+
+    def double(self) -> "Module":
+        return self.to(dtype="float64")
+
+    def float(self) -> "Module":
+        return self.to(dtype="float32")
+
+    # ---- state ----------------------------------------------------------------------------------
+    def state_dict(self, prefix: str = "") -> "OrderedDict[str, Tensor]":
+        """Every parameter and persistent buffer by dotted name (tensors sharing the module's data)."""
+        state: OrderedDict = OrderedDict()
+        for module_prefix, module in self.named_modules(prefix.rstrip(".")):
+            dot = f"{module_prefix}." if module_prefix else ""
+            for name, p in module._parameters.items():
+                if p is not None:
+                    state[dot + name] = Tensor._wrap(p.data)
+            for name, b in module._buffers.items():
+                if b is not None and name in module._persistent:
+                    state[dot + name] = Tensor._wrap(b.data)
+        return state
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> tuple:
+        """Copy values from ``state_dict`` into this module's parameters and buffers.
+
+        With ``strict`` every key must match: missing and unexpected keys and shape mismatches are
+        all listed in one error, and nothing is changed. Returns ``(missing, unexpected)``.
+        """
+        targets = OrderedDict()
+        for module_prefix, module in self.named_modules():
+            dot = f"{module_prefix}." if module_prefix else ""
+            for registry in (module._parameters, module._buffers):
+                for name, t in registry.items():
+                    if t is not None and (registry is module._parameters or name in module._persistent):
+                        targets[dot + name] = t
+        missing = [k for k in targets if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in targets]
+        values, mismatched = {}, []
+        for key, target in targets.items():
+            if key in state_dict:
+                value = to_array(state_dict[key])
+                if tuple(value.shape) != tuple(target.shape):
+                    mismatched.append(f"{key}: checkpoint {tuple(value.shape)} vs model {tuple(target.shape)}")
+                values[key] = value
+        problems = []
+        if strict and missing:
+            problems.append(f"missing keys: {missing}")
+        if strict and unexpected:
+            problems.append(f"unexpected keys: {unexpected}")
+        if mismatched:
+            problems.append("shape mismatches: " + "; ".join(mismatched))
+        if problems:
+            raise ShapeError(f"load_state_dict for {type(self).__name__} failed:\n  " + "\n  ".join(problems))
+        for key, value in values.items():
+            target = targets[key]
+            target.data = value.astype(target.dtype, copy=True)
+        return missing, unexpected
+
+    # ---- display ---------------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """What to show between the parentheses of this module's repr (its settings)."""
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        for name, child in self._modules.items():
+            text = repr(child).replace("\n", "\n  ")
+            lines.append(f"({name}): {text}")
+        extra = self.extra_repr()
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        body = "\n  ".join(([extra] if extra else []) + lines)
+        return f"{type(self).__name__}(\n  {body}\n)"

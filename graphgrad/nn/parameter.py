@@ -1,0 +1,32 @@
+"""Parameter: a trainable tensor of a Module. It is the static-graph ``Variable``, so a module's
+parameters are read by graph nodes when the module is applied to graph tensors."""
+from __future__ import annotations
+
+from typing import Any
+
+from graphgrad.graph.variables import Variable
+
+
+class Parameter(Variable):
+    """A tensor that a :class:`Module` registers as one of its parameters.
+
+    Args:
+        data: the initial value (array, list or Tensor; copied).
+        requires_grad: whether it is trained (``False`` for frozen parameters).
+
+    Example:
+        >>> w = gg.nn.Parameter(gg.randn(3, 4))
+        >>> w.requires_grad, w.shape
+        (True, (3, 4))
+    """
+
+    __slots__ = ()
+    graph_collected = False  # joins a graph's collections only when a graph reads it
+
+    def __init__(self, data: Any, requires_grad: bool = True) -> None:
+        super().__init__(data, trainable=requires_grad)
+        if not requires_grad:
+            self.requires_grad = False
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super(Variable, self).__repr__()
