@@ -1,5 +1,7 @@
 """Optimizer update rules, written once with graphgrad ops and shared by every optimizer.
 
+Rules: ``sgd``, ``momentum``, ``adam`` (and AdamW), ``rmsprop``, ``adagrad``, ``adadelta``.
+
 Each rule is a pure function: it takes a parameter, its gradient, the parameter's optimizer state
 and the hyperparameters, and returns the new parameter and the new state. Nothing is changed in
 place, so one definition serves two modes (DESIGN principle 3):
@@ -44,17 +46,21 @@ STATE: dict = {
     "momentum": {"velocity": (0.0, None)},
     "adam": {"m": (0.0, None), "v": (0.0, None), "v_max": (0.0, "amsgrad")},
     "rmsprop": {"square_avg": (0.0, None), "buf": (0.0, "momentum"), "grad_avg": (0.0, "centered")},
+    # a string initial value names the hyperparameter that gives it (0.0 when not given)
+    "adagrad": {"state_sum": ("initial_accumulator_value", None)},
+    "adadelta": {"square_avg": (0.0, None), "acc_delta": (0.0, None)},
 }
 
 #: Rules that take a step count ``step`` (>= 1: the number of the update being made).
-NEEDS_STEP = frozenset({"adam"})
+NEEDS_STEP = frozenset({"adam", "adagrad"})
 
 
 def state_for(rule: str, **hyper: Any) -> dict:
     """The state ``rule`` needs with hyperparameters ``hyper``: ``{name: initial value}``.
 
     A switched state is included when its hyperparameter is given and true (a tensor counts as
-    true: a momentum fed at run time needs its buffer).
+    true: a momentum fed at run time needs its buffer). An initial value given in :data:`STATE`
+    as a string is read from ``hyper`` (Adagrad's ``initial_accumulator_value``; 0.0 if absent).
 
     Example:
         >>> state_for("adam", amsgrad=True)
@@ -65,7 +71,7 @@ def state_for(rule: str, **hyper: Any) -> dict:
     out = {}
     for name, (initial, switch) in STATE[rule].items():
         if switch is None or _is_on(hyper.get(switch)):
-            out[name] = initial
+            out[name] = float(hyper.get(initial, 0.0)) if isinstance(initial, str) else initial
     return out
 
 
@@ -252,5 +258,65 @@ def rmsprop(param: Tensor, grad: Tensor, square_avg: Tensor, lr: Any, alpha: Any
     return param - lr * (grad / avg), new_square_avg, None, new_grad_avg
 
 
+def adagrad(param: Tensor, grad: Tensor, state_sum: Tensor, step: Any, lr: Any, lr_decay: Any = 0.0,
+            eps: Any = 1e-10, weight_decay: float = 0.0) -> tuple:
+    """Adagrad (Duchi et al., 2011), PyTorch's ``Adagrad``.
+
+    Rule, for update number ``t = step`` (1, 2, ...)::
+
+        g   = grad + weight_decay * param
+        clr = lr / (1 + (t - 1) * lr_decay)
+        s'  = s + g * g                                  (s: state_sum)
+        param' = param - clr * g / (sqrt(s') + eps)
+
+    State: ``state_sum`` (initially ``initial_accumulator_value``, default 0) and the step count.
+    TF1's ``AdagradOptimizer`` starts the sum at 0.1 and has no epsilon (``sqrt(s')`` alone).
+
+    Returns:
+        ``(new_param, new_state_sum)``.
+    """
+    _check_lr(lr)
+    if _is_on(weight_decay):
+        grad = grad + _like(weight_decay, param) * param
+    if isinstance(step, Tensor) or isinstance(lr, Tensor) or isinstance(lr_decay, Tensor):
+        if isinstance(step, Tensor) and step.dtype.kind != "f":
+            step = astype(step, "float64")
+        clr = _like(lr, param) / _like(1.0 + (step - 1.0) * lr_decay, param)
+    else:
+        clr = lr / (1.0 + (step - 1) * lr_decay)  # a Python float, as PyTorch computes it
+    new_sum = state_sum + grad * grad
+    std = _sqrt_op(new_sum) + _like(eps, param)
+    return param - _like(clr, param) * (grad / std), new_sum
+
+
+def adadelta(param: Tensor, grad: Tensor, square_avg: Tensor, acc_delta: Tensor, lr: Any = 1.0, rho: Any = 0.9,
+             eps: Any = 1e-6, weight_decay: float = 0.0) -> tuple:
+    """Adadelta (Zeiler, 2012), PyTorch's ``Adadelta`` (the learning rate scales the update).
+
+    Rule::
+
+        g   = grad + weight_decay * param
+        s'  = rho * s + (1 - rho) * g * g                         (s: square_avg)
+        d   = sqrt(u + eps) / sqrt(s' + eps) * g                  (u: acc_delta)
+        u'  = rho * u + (1 - rho) * d * d
+        param' = param - lr * d
+
+    State: ``square_avg`` and ``acc_delta`` (initially 0). TF1's ``AdadeltaOptimizer`` is the same
+    rule (its default learning rate is 0.001, PyTorch's 1.0).
+
+    Returns:
+        ``(new_param, new_square_avg, new_acc_delta)``.
+    """
+    _check_lr(lr)
+    if _is_on(weight_decay):
+        grad = grad + _like(weight_decay, param) * param
+    r, one_minus_r, e = _like(rho, param), _like(1.0 - rho, param), _like(eps, param)
+    new_square_avg = r * square_avg + one_minus_r * (grad * grad)
+    delta = _sqrt_op(acc_delta + e) / _sqrt_op(new_square_avg + e) * grad
+    new_acc_delta = r * acc_delta + one_minus_r * (delta * delta)
+    return param - _like(lr, param) * delta, new_square_avg, new_acc_delta
+
+
 #: The rules by name (the keys of :data:`STATE`).
-RULES = {"sgd": sgd, "momentum": momentum, "adam": adam, "rmsprop": rmsprop}
+RULES = {"sgd": sgd, "momentum": momentum, "adam": adam, "rmsprop": rmsprop, "adagrad": adagrad,
+         "adadelta": adadelta}

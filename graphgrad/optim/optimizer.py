@@ -1,0 +1,280 @@
+"""The eager optimizer base class (PyTorch's ``torch.optim.Optimizer`` contract).
+
+An optimizer holds **param groups** (each a dict: ``"params"``, a list of Parameters, plus that
+group's hyperparameters, defaulting to the optimizer's ``defaults``) and a per-parameter ``state``
+dict. ``step()`` applies the optimizer's update rule (one of :mod:`graphgrad.optim.rules`, the
+functions the graph optimizers of ``gg.train`` use too) to every parameter that has a gradient.
+
+How ``step()`` writes results back: the rule runs under ``gg.no_grad()`` on tensors and returns a
+*new* parameter value; it is then copied **in place** into the existing ``param.data`` array
+(``param.data[...] = new``). So the array keeps its identity (views of it, a graph that reads the
+parameter, a ``state_dict`` of the module all see the new values), and its dtype: a float32
+parameter stays float32 even if its gradient is float64 (the gradient is cast to the parameter's
+dtype before the rule). The optimizer's own state arrays are replaced by the rule's new ones.
+
+Example:
+    >>> model = gg.nn.Linear(3, 1)
+    >>> opt = gg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    >>> for x, y in data:
+    ...     opt.zero_grad()
+    ...     loss = ((model(x) - y) ** 2).mean()
+    ...     loss.backward()
+    ...     opt.step()
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Iterable, Optional
+
+from graphgrad.backend import namespace_of
+from graphgrad.core.autograd import enable_grad, no_grad
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import ShapeError
+from graphgrad.ops import astype, neg
+from graphgrad.optim import rules
+
+
+class _Required:
+    """The marker of a hyperparameter that has no default (it must be given per group)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class of the eager optimizers.
+
+    A subclass sets ``rule`` (a key of :data:`rules.STATE`), validates its hyperparameters in
+    ``_check_group`` and makes one update in ``_update(param, grad, state, group)``, which returns
+    the new parameter value and updates ``state`` (a dict of tensors).
+
+    Args:
+        params: an iterable of Parameters, or of dicts (param groups: ``{"params": [...], "lr": ...}``;
+            keys missing from a group take the value in ``defaults``).
+        defaults: the default hyperparameters.
+
+    Attributes:
+        param_groups: the list of groups (dicts); schedulers change ``group["lr"]`` between steps.
+        state: ``{parameter: {name: value}}``; a parameter's state is created at its first update
+            (``step`` counts updates for the rules that need it).
+    """
+
+    rule = ""
+
+    def __init__(self, params: Iterable, defaults: dict) -> None:
+        self.defaults = dict(defaults)
+        self.state: dict = {}
+        self.param_groups: list = []
+        if isinstance(params, Tensor):
+            raise TypeError(f"{type(self).__name__}: params must be an iterable of Parameters or dicts, got a "
+                            "single Tensor; pass [tensor]")
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(f"{type(self).__name__}: params must be an ordered iterable (a list), not a set: the "
+                            "order of a set changes between runs, and state_dict() refers to parameters by position")
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{type(self).__name__} got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    # ---- groups -------------------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters (with its own hyperparameters) to train, e.g. when unfreezing
+        layers: ``opt.add_param_group({"params": head.parameters(), "lr": 1e-4})``."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"{type(self).__name__}: a param group must be a dict, got {type(param_group).__name__}")
+        group = dict(param_group)
+        params = group.get("params")
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters must be an ordered iterable (a list), not a set: the order of "
+                            "a set changes between runs, and state_dict() refers to parameters by position")
+        else:
+            params = list(params or [])
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{type(self).__name__} can only optimize Tensors (Parameters), got "
+                                f"{type(p).__name__}")
+            if p.is_symbolic:
+                raise TypeError(f"{type(self).__name__} optimizes concrete parameters; for a graph's Variables "
+                                "use gg.train's graph optimizers (minimize(loss) returns a train op)")
+            if not p.is_leaf:
+                raise ValueError(f"{type(self).__name__} can only optimize leaf tensors (not {p!r}, which an op made)")
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError(f"{type(self).__name__}: a param group holds the same parameter more than once")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError(f"{type(self).__name__}: some parameters appear in more than one param group")
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"{type(self).__name__}: param group does not give the required "
+                                 f"hyperparameter {name!r}")
+            group.setdefault(name, default)
+        group["params"] = params
+        self._check_group(group)
+        self.param_groups.append(group)
+
+    # ---- the training loop API ------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the parameters' gradients: set them to ``None`` (default: the next ``backward``
+        allocates fresh ones and ``step`` skips parameters without one), or fill them with zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                    continue
+                g = p.grad
+                if g.grad_fn is not None or g.requires_grad:  # (made with create_graph=True)
+                    g = p.grad = g.detach()
+                try:
+                    g.data[...] = 0
+                except ValueError:  # a read-only array (a broadcast view)
+                    g.data = namespace_of(g.data).zeros_like(g.data)
+
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        """Update every parameter that has a gradient, once.
+
+        Args:
+            closure: optional; a function that clears the gradients, recomputes the loss, calls
+                ``backward()`` and returns the loss (it runs with gradients enabled).
+
+        Returns:
+            the closure's loss, or ``None``.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    grad = self._grad_of(p, group)
+                    state = self.state.get(p)
+                    if state is None:
+                        state = self.state[p] = self._init_state(p, group)
+                    if "step" in state:
+                        state["step"] += 1
+                    new = self._update(p.detach(), grad, state, group)
+                    p.data[...] = new.data
+        return loss
+
+    # ---- state_dict -----------------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """The optimizer's state, PyTorch-style: ``{"state": {index: {name: value}}, "param_groups":
+        [{hyperparameters..., "params": [index, ...]}]}``. Parameters are numbered in order across
+        the groups; arrays are copies (backend arrays), step counts are ints."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
+            packed["params"] = []
+            for p in group["params"]:
+                index[id(p)] = len(index)
+                packed["params"].append(index[id(p)])
+            groups.append(packed)
+        state = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p in self.state:
+                    state[index[id(p)]] = {k: (v.data.copy() if isinstance(v, Tensor) else copy.deepcopy(v))
+                                           for k, v in self.state[p].items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore a :meth:`state_dict`, for an optimizer built on the same parameters in the same
+        order. Arrays are copied and cast to their parameter's dtype and device."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"{type(self).__name__}.load_state_dict: the state has {len(groups)} param groups, "
+                             f"this optimizer {len(self.param_groups)}")
+        by_index = {}
+        for i, (saved, group) in enumerate(zip(groups, self.param_groups)):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(f"{type(self).__name__}.load_state_dict: param group {i} has "
+                                 f"{len(saved['params'])} parameters in the state, {len(group['params'])} here")
+            by_index.update(zip(saved["params"], group["params"]))
+        self.state = {}
+        for idx, saved_state in state_dict["state"].items():
+            p = by_index[int(idx)]
+            restored = {}
+            for k, v in saved_state.items():
+                if k == "step" or not hasattr(v, "shape"):
+                    restored[k] = copy.deepcopy(v)
+                    continue
+                array = v.data if isinstance(v, Tensor) else v
+                if tuple(array.shape) != tuple(p.shape):
+                    raise ShapeError(f"{type(self).__name__}.load_state_dict: state {k!r} of parameter {idx} has "
+                                     f"shape {tuple(array.shape)}, the parameter {tuple(p.shape)}")
+                restored[k] = Tensor(array, dtype=p.dtype, device=p.device)
+                if restored[k].data is array:
+                    restored[k].data = array.copy()
+            self.state[p] = restored
+        for saved, group in zip(groups, self.param_groups):
+            for k, v in saved.items():
+                if k != "params":
+                    group[k] = copy.deepcopy(v)
+
+    def __repr__(self) -> str:
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        return "\n".join(lines) + "\n)"
+
+    # ---- subclass hooks -----------------------------------------------------------------------------------
+    def _check_group(self, group: dict) -> None:
+        """Validate a group's hyperparameters (raise ``ValueError``)."""
+        lr = group.get("lr")
+        if isinstance(lr, (int, float)) and lr < 0.0:
+            raise ValueError(f"{type(self).__name__}: invalid learning rate {lr}: it must be >= 0")
+
+    def _switches(self, group: dict) -> dict:
+        """The hyperparameters of a group that switch optional state on (see ``rules.STATE``)."""
+        return {}
+
+    def _init_state(self, param: Tensor, group: dict) -> dict:
+        """A new parameter's state: the rule's initial tensors (and ``step = 0`` if it counts steps)."""
+        xp = namespace_of(param.data)
+        state = {}
+        if self.rule in rules.NEEDS_STEP:
+            state["step"] = 0
+        for name, initial in rules.state_for(self.rule, **self._switches(group)).items():
+            state[name] = Tensor._wrap(xp.full(param.shape, initial, dtype=param.dtype))
+        return state
+
+    def _grad_of(self, param: Tensor, group: dict) -> Tensor:
+        """The gradient the rule sees: ``param.grad`` (detached, in the parameter's dtype), negated
+        with ``maximize``."""
+        grad = param.grad
+        if tuple(grad.shape) != tuple(param.shape):
+            raise ShapeError(f"{type(self).__name__}.step: a parameter of shape {tuple(param.shape)} has a gradient "
+                             f"of shape {tuple(grad.shape)}")
+        grad = grad.detach()
+        if grad.dtype != param.dtype:
+            grad = astype(grad, param.dtype)
+        return neg(grad) if group.get("maximize") else grad
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
+        """The new value of ``param``; updates ``state`` in the dict."""
+        raise NotImplementedError
+
+
+def _check_nonnegative(owner: str, group: dict, *names: str) -> None:
+    for name in names:
+        value = group.get(name)
+        if isinstance(value, (int, float)) and value < 0.0:
+            raise ValueError(f"{owner}: invalid {name} {value}: it must be >= 0")
+
+
+__all__ = ["Optimizer", "required"]
