@@ -27,6 +27,7 @@ from graphgrad.graph.serialize import save_graph, load_graph
 from graphgrad import nn, optim
 from graphgrad import data, viz
 from graphgrad import train
+from graphgrad.train import Model, Sequential
 from graphgrad.io import save, load, save_checkpoint, load_checkpoint
 
 bool = bool_  # noqa: A001  (gg.bool, like torch.bool)
