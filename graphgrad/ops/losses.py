@@ -243,5 +243,99 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Te
     return _reduce(loss, reduction, "huber_loss")
 
 
+def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Smooth L1: ``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input -
+    target``; ``beta = 0`` is the L1 loss), as PyTorch. It is ``huber_loss(delta=beta) / beta``.
+    Shapes: input, target broadcastable (*) -> reduced.
+    """
+    _check_reduction("smooth_l1_loss", reduction)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    input, target = as_tensor_args(input, target)
+    diff = input - target
+    size = _abs(diff)
+    if beta == 0.0:
+        return _reduce(size, reduction, "smooth_l1_loss")
+    loss = where(less(size, beta), diff * diff * (0.5 / beta), size - 0.5 * beta)
+    return _reduce(loss, reduction, "smooth_l1_loss")
+
+
+# ---- margins and divergences ----------------------------------------------------------------------
+def hinge_embedding_loss(input, target, margin: float = 1.0, reduction: str = "mean") -> Tensor:
+    """Hinge embedding loss for targets in {1, -1}: ``x`` where ``y == 1``, ``max(0, margin - x)``
+    where ``y == -1`` (PyTorch's rule: a target of neither value gets both terms).
+    Shapes: input, target (*) the same -> reduced.
+    """
+    _check_reduction("hinge_embedding_loss", reduction)
+    input, target = as_tensor_args(input, target)
+    _pointwise_shapes("hinge_embedding_loss", input, target)
+    margin_term = where(not_equal(target, 1), maximum(margin - input, 0.0), 0.0)
+    self_term = where(not_equal(target, -1), input, 0.0)
+    return _reduce(margin_term + self_term, reduction, "hinge_embedding_loss")
+
+
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
+                      reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss, as PyTorch: per sample ``sum_{j != y} w[y] * max(0, margin - x[y] +
+    x[j])^p / C``.
+
+    Shapes: input (N, C) or (C,); target integer (N,) or (); weight (C,) -> (N,) or reduced.
+    """
+    _check_reduction("multi_margin_loss", reduction)
+    if p not in (1, 2):
+        raise ValueError(f"multi_margin_loss: only p = 1 and p = 2 are supported, got {p}")
+    input, target, weight = as_tensor_args(input, target, weight)
+    if input.ndim not in (1, 2):
+        raise ShapeError(f"multi_margin_loss: input must be (N, C) or (C,), got {_fmt(input.shape)}")
+    class_axis = input.ndim - 1
+    n_classes = input.shape[class_axis]
+    _index_target("multi_margin_loss", input, target, class_axis)
+    _check_range("multi_margin_loss", target, n_classes, -1)
+    if weight is not None and tuple(weight.shape) != (n_classes,):
+        raise ShapeError(f"multi_margin_loss: weight must have shape ({n_classes},), got {_fmt(weight.shape)}")
+    classes = arange(n_classes, device=target.device if not target.is_symbolic else None)
+    one_hot = astype(equal(expand_dims(target, class_axis), classes), input.dtype)
+    picked = _sum(input * one_hot, axis=class_axis, keepdims=True)  # x[y]
+    hinge = maximum(margin - picked + input, 0.0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * _sum(one_hot * weight, axis=class_axis, keepdims=True)  # w[y]
+    loss = _sum(hinge * (1.0 - one_hot), axis=class_axis) * (1.0 / n_classes)
+    return _reduce(loss, reduction, "multi_margin_loss")
+
+
+def _xlogx(t: Tensor) -> Tensor:
+    """``t * log(t)``, 0 where ``t == 0`` (finite gradients there too)."""
+    positive = greater(t, 0)
+    return where(positive, t * log(where(positive, t, 1.0)), 0.0)
+
+
+def kl_div(input, target, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence ``target * (log(target) - input)`` with ``input`` the
+    log-probabilities, as PyTorch (``log_target``: ``target`` holds log-probabilities too).
+
+    Shapes: input, target broadcastable (*). ``reduction``: ``'none'``, ``'sum'``, ``'mean'`` (over
+    every element, PyTorch's default, which is not the mathematical KL divergence) or
+    ``'batchmean'`` (the sum divided by the batch size ``input.shape[0]``: the true KL divergence).
+    """
+    if reduction not in _REDUCTIONS + ("batchmean",):
+        raise ValueError(f"kl_div: reduction must be 'mean', 'batchmean', 'sum' or 'none', got {reduction!r}")
+    input, target = as_tensor_args(input, target)
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        loss = _xlogx(target) - target * input
+    if reduction != "batchmean":
+        return _reduce(loss, reduction, "kl_div")
+    total = _sum(loss)
+    if input.ndim == 0:
+        return total
+    batch = input.shape[0]
+    if batch is None:
+        return total / count_like(input, 0)
+    return total * (1.0 / batch) if batch else total * float("nan")
+
+
 __all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
-           "l1_loss", "huber_loss"]
+           "l1_loss", "huber_loss", "smooth_l1_loss", "hinge_embedding_loss", "multi_margin_loss", "kl_div"]

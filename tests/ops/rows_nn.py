@@ -240,3 +240,70 @@ ROWS = [
     OpSpec("embedding[padding]", lambda i, w: gg.embedding(i, w, padding_idx=0), lambda i, w: w[i],
            [A(np.array([[0, 2], [1, 0]])), F((3, 2))], grad=False),
 ]
+
+
+# ---- margin losses, smooth L1, KL divergence (references: the PyTorch formulas in NumPy) -----------------
+def np_smooth_l1(x, t, reduction="mean", beta=1.0):
+    d = np.abs(x - t)
+    loss = d if beta == 0 else np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return np_reduce(loss, reduction)
+
+
+def np_hinge_embedding(x, t, margin=1.0, reduction="mean"):
+    loss = np.where(t != 1, np.maximum(margin - x, 0), 0) + np.where(t != -1, x, 0)
+    return np_reduce(loss, reduction)
+
+
+def np_multi_margin(x, t, p=1, margin=1.0, weight=None, reduction="mean"):
+    x2 = x.reshape(-1, x.shape[-1])
+    t2 = np.asarray(t).reshape(-1)
+    picked = x2[np.arange(len(t2)), t2][:, None]
+    h = np.maximum(margin - picked + x2, 0) ** p
+    if weight is not None:
+        h = h * weight[t2][:, None]
+    h[np.arange(len(t2)), t2] = 0
+    loss = h.sum(axis=1) / x2.shape[1]
+    return np_reduce(loss.reshape(np.shape(t)), reduction)
+
+
+def np_kl_div(x, t, reduction="mean", log_target=False):
+    if log_target:
+        loss = np.exp(t) * (t - x)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = np.where(t > 0, t * np.log(np.where(t > 0, t, 1)), 0) - t * x
+    if reduction == "batchmean":
+        return loss.sum() / x.shape[0]
+    return np_reduce(loss, reduction)
+
+
+SIGNS = A(np.array([[1.0, -1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0], [1.0, 1.0, -1.0, -1.0]]))
+DIST = A(np.array([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0], [0.1, 0.8, 0.1], [0.25, 0.25, 0.5]]))
+
+ROWS += [
+    OpSpec("smooth_l1_loss", gg.smooth_l1_loss, np_smooth_l1, [F((3, 4), -3, 3), F((3, 4), -3, 3)]),
+    OpSpec("smooth_l1_loss[beta-none]", lambda x, t: gg.smooth_l1_loss(x, t, reduction="none", beta=0.5),
+           lambda x, t: np_smooth_l1(x, t, "none", 0.5), [F((3, 4), -3, 3, kinks=(-0.5, 0.5)), A(np.zeros((3, 4)))]),
+    OpSpec("smooth_l1_loss[beta0-sum]", lambda x, t: gg.smooth_l1_loss(x, t, reduction="sum", beta=0.0),
+           lambda x, t: np_smooth_l1(x, t, "sum", 0.0), [F((3, 4), kinks=(0.0,)), A(np.zeros((3, 4)))]),
+    OpSpec("hinge_embedding_loss", lambda x, t: gg.hinge_embedding_loss(x, t),
+           lambda x, t: np_hinge_embedding(x, t), [F((3, 4), -2, 3, kinks=(1.0,)), SIGNS]),
+    OpSpec("hinge_embedding_loss[margin-none]",
+           lambda x, t: gg.hinge_embedding_loss(x, t, margin=0.5, reduction="none"),
+           lambda x, t: np_hinge_embedding(x, t, 0.5, "none"), [F((3, 4), -2, 3, kinks=(0.5,)), SIGNS]),
+    OpSpec("multi_margin_loss", gg.multi_margin_loss, np_multi_margin, [LOGITS, LABELS]),
+    OpSpec("multi_margin_loss[p2-weight-sum]",
+           lambda x, t, w: gg.multi_margin_loss(x, t, p=2, margin=0.7, weight=w, reduction="sum"),
+           lambda x, t, w: np_multi_margin(x, t, 2, 0.7, w, "sum"), [LOGITS, LABELS, WEIGHT]),
+    OpSpec("multi_margin_loss[none]", lambda x, t: gg.multi_margin_loss(x, t, reduction="none"),
+           lambda x, t: np_multi_margin(x, t, reduction="none"), [LOGITS, LABELS]),
+    OpSpec("multi_margin_loss[unbatched]", gg.multi_margin_loss, np_multi_margin, [F((C,), -3, 3), A(np.array(1))]),
+    OpSpec("kl_div", lambda x, t: gg.kl_div(gg.log_softmax(x, 1), t),
+           lambda x, t: np_kl_div(np_log_softmax(x, 1), t), [LOGITS, F((N, C), 0.05, 1)]),
+    OpSpec("kl_div[batchmean-zeros]", lambda x, t: gg.kl_div(x, t, reduction="batchmean"),
+           lambda x, t: np_kl_div(x, t, "batchmean"), [F((N, C), -3, 0), DIST]),
+    OpSpec("kl_div[log_target-sum]", lambda x, t: gg.kl_div(x, t, reduction="sum", log_target=True),
+           lambda x, t: np_kl_div(x, t, "sum", True), [F((N, C), -3, 0), F((N, C), -3, 0)]),
+    OpSpec("kl_div[none]", lambda x, t: gg.kl_div(x, t, reduction="none"),
+           lambda x, t: np_kl_div(x, t, "none"), [F((N, C), -3, 0), F((N, C), 0.05, 1)]),
+]

@@ -1,0 +1,127 @@
+"""The stateless API, as ``torch.nn.functional``: ``import graphgrad.nn.functional as F``.
+
+Mostly re-exports of the op library (``F.relu is gg.relu``), with PyTorch's argument names where
+they differ from the ops' NumPy names (``dim`` instead of ``axis``), plus ``linear`` and
+``bilinear``, the functional forms of the layers of those names.
+
+Example:
+    >>> import graphgrad.nn.functional as F
+    >>> y = F.relu(F.linear(x, w, b))            # x (N, 4), w (3, 4), b (3,) -> (N, 3)
+    >>> loss = F.cross_entropy(y, labels)
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from graphgrad.core.op import as_tensor_args
+from graphgrad.core.random import Generator
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import ShapeError
+from graphgrad.ops.composite import elu, gelu, hardtanh, leaky_relu, mish, selu, silu, softplus
+from graphgrad.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from graphgrad.ops.elementwise import maximum
+from graphgrad.ops.linalg import einsum, matmul
+from graphgrad.ops.losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
+                                  hinge_embedding_loss, huber_loss, kl_div, l1_loss, mse_loss, multi_margin_loss,
+                                  nll_loss, smooth_l1_loss)
+from graphgrad.ops.nn import batch_norm, embedding, group_norm, layer_norm
+from graphgrad.ops.nn import dropout as _dropout
+from graphgrad.ops.nn import log_softmax as _log_softmax
+from graphgrad.ops.nn import softmax as _softmax
+from graphgrad.ops.pool import adaptive_avg_pool2d, avg_pool2d, interpolate, max_pool2d
+from graphgrad.ops.reduce import norm
+from graphgrad.ops.shape import flatten, one_hot, pad as _pad, transpose
+from graphgrad.ops.unary import relu, sigmoid, tanh
+
+__all__ = [
+    # activations
+    "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "mish", "softplus", "hardtanh", "sigmoid",
+    "tanh", "softmax", "log_softmax",
+    # linear, convolution, pooling
+    "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
+    "adaptive_avg_pool2d", "interpolate",
+    # normalization, dropout, embedding
+    "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding", "one_hot",
+    # losses
+    "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
+    "huber_loss", "smooth_l1_loss", "hinge_embedding_loss", "multi_margin_loss", "kl_div",
+    # shape
+    "pad", "flatten",
+]
+
+
+def linear(input, weight, bias=None) -> Tensor:
+    """``input @ weight.T + bias``.
+
+    Shapes: input (*, in_features); weight (out_features, in_features); bias (out_features,) ->
+    (*, out_features).
+
+    Example:
+        >>> F.linear(gg.randn(8, 4), gg.randn(3, 4), gg.zeros(3)).shape
+        (8, 3)
+    """
+    input, weight, bias = as_tensor_args(input, weight, bias)
+    if weight.ndim != 2:
+        raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), got {tuple(weight.shape)}")
+    if input.ndim == 0 or (input.shape[-1] is not None and input.shape[-1] != weight.shape[1]):
+        raise ShapeError(f"linear: input of shape {tuple(input.shape)} does not end in in_features = "
+                         f"{weight.shape[1]} (weight shape {tuple(weight.shape)})")
+    y = matmul(input, transpose(weight))
+    return y if bias is None else y + bias
+
+
+def bilinear(input1, input2, weight, bias=None) -> Tensor:
+    """``y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``.
+
+    Shapes: input1 (*, in1); input2 (*, in2); weight (out, in1, in2); bias (out,) -> (*, out).
+    """
+    input1, input2, weight, bias = as_tensor_args(input1, input2, weight, bias)
+    if weight.ndim != 3:
+        raise ShapeError(f"bilinear: weight must be 3-D (out, in1, in2), got {tuple(weight.shape)}")
+    y = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y if bias is None else y + bias
+
+
+def relu6(input) -> Tensor:
+    """``min(max(x, 0), 6)``."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+def softmax(input, dim: int = -1) -> Tensor:
+    """Softmax along ``dim`` (default: the last axis; PyTorch's implicit choice is not reproduced)."""
+    return _softmax(input, axis=dim)
+
+
+def log_softmax(input, dim: int = -1) -> Tensor:
+    """``log(softmax(input, dim))`` computed stably."""
+    return _log_softmax(input, axis=dim)
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False,
+            generator: Optional[Generator] = None) -> Tensor:
+    """Inverted dropout (``inplace`` is accepted for PyTorch compatibility and ignored)."""
+    return _dropout(input, p, training=training, generator=generator)
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    (input,) = as_tensor_args(input)
+    return input / maximum(norm(input, ord=p, axis=dim, keepdims=True), eps)
+
+
+def pad(input, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
+    """Pad with PyTorch's convention: ``pad`` lists (before, after) pairs starting from the LAST axis,
+    ``(left, right, top, bottom, ...)``. ``mode``: 'constant', 'reflect', 'replicate' or 'circular'."""
+    (input,) = as_tensor_args(input)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ShapeError(f"pad: pad must have an even length of at most 2 * ndim = {2 * input.ndim}, got {tuple(pad)}")
+    pairs = [(0, 0)] * input.ndim
+    for i in range(len(pad) // 2):
+        pairs[input.ndim - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
+    modes = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+    if mode not in modes:
+        raise ValueError(f"pad: mode must be one of {sorted(modes)}, got {mode!r}")
+    if mode == "constant":
+        return _pad(input, tuple(pairs), "constant", value)
+    return _pad(input, tuple(pairs), modes[mode])
+

@@ -1,0 +1,422 @@
+"""Recurrent layers with PyTorch's API and parameter names: RNNCell, LSTMCell, GRUCell, RNN, LSTM, GRU.
+
+A multi-layer layer runs one layer and direction at a time: the input projection of every time step
+is one matmul (``x @ W_ih^T + b``), then a Python loop over time applies the per-step ops (the
+recurrent matmul and the gates); autograd differentiates through the loop. Gate order is PyTorch's
+(LSTM ``i, f, g, o``; GRU ``r, z, n`` with ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``), so a
+PyTorch ``state_dict`` loads unchanged. The first step with no initial state skips the recurrent
+matmul (the state is zero), which also keeps the batch size free in graph mode.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple
+
+from graphgrad.core.creation import uniform
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import ShapeError
+from graphgrad.nn.module import Module
+from graphgrad.nn.parameter import Parameter
+from graphgrad.ops.linalg import matmul
+from graphgrad.ops.nn import dropout
+from graphgrad.ops.shape import concatenate, expand_dims, reshape, squeeze, stack, swapaxes, transpose
+from graphgrad.ops.unary import relu, sigmoid, tanh
+
+__all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _uniform_parameter(shape: tuple, bound: float) -> Parameter:
+    return Parameter(uniform(-bound, bound, shape))
+
+
+def _input_projection(x: Tensor, w_ih: Tensor, bias: Optional[Tensor]) -> Tensor:
+    """``x @ w_ih^T + bias`` for ``x`` of shape (L, N, H_in) as one 2-D matmul -> (L, N, G)."""
+    L, N, H = x.shape
+    y = matmul(reshape(x, (-1, H)), transpose(w_ih))
+    if bias is not None:
+        y = y + bias
+    return reshape(y, (L if L is not None else -1, N if N is not None else -1, y.shape[-1]))
+
+
+def _unstack(x: Tensor) -> list:
+    """``[x[0], x[1], ...]`` along axis 0, cut by repeated halving: the gradient of a slice is the
+    slice's gradient scattered into zeros of the sliced tensor's shape, so slicing each step straight
+    from the (L, ...) tensor would cost O(L^2) in the backward pass; halving costs O(L log L)."""
+    n = x.shape[0]
+    if n == 1:
+        return [x[0]]
+    if n <= 3:
+        return [x[t] for t in range(n)]
+    mid = n // 2
+    return _unstack(x[0:mid]) + _unstack(x[mid:n])
+
+
+# ---- one time step (shared by the cells and the layers) --------------------------------------------
+def _rnn_step(gx: Tensor, h: Optional[Tensor], w_hh_t: Tensor, act) -> Tensor:
+    """``act(gx + h @ W_hh^T)``; ``gx`` already holds the input projection and both biases."""
+    return act(gx if h is None else gx + matmul(h, w_hh_t))
+
+
+def _lstm_step(gx: Tensor, state: Optional[tuple], w_hh_t: Tensor, H: int) -> tuple:
+    """One LSTM step; ``gx`` holds the input projection and both biases (gates i, f, g, o)."""
+    gates = gx if state is None else gx + matmul(state[0], w_hh_t)
+    i = sigmoid(gates[..., 0:H])
+    g = tanh(gates[..., 2 * H:3 * H])
+    o = sigmoid(gates[..., 3 * H:4 * H])
+    if state is None:
+        c = i * g
+    else:
+        c = sigmoid(gates[..., H:2 * H]) * state[1] + i * g
+    return o * tanh(c), c
+
+
+def _gru_step(gx: Tensor, h: Optional[Tensor], w_hh_t: Tensor, b_hh: Optional[Tensor], H: int) -> Tensor:
+    """One GRU step; ``gx`` holds ``W_ih x + b_ih`` (gates r, z, n)."""
+    if h is None:
+        gh = b_hh  # W_hh @ 0 + b_hh (or nothing without bias)
+    else:
+        gh = matmul(h, w_hh_t)
+        if b_hh is not None:
+            gh = gh + b_hh
+    if gh is None:
+        rz = sigmoid(gx[..., 0:2 * H])
+        n = tanh(gx[..., 2 * H:3 * H])
+    else:
+        rz = sigmoid(gx[..., 0:2 * H] + gh[..., 0:2 * H])
+        n = tanh(gx[..., 2 * H:3 * H] + rz[..., 0:H] * gh[..., 2 * H:3 * H])
+    z = rz[..., H:2 * H]
+    if h is None:
+        return n - z * n
+    return n + z * (h - n)
+
+
+# ---- cells ------------------------------------------------------------------------------------------
+class _CellBase(Module):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, gates: int) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bool(bias)
+        k = 1.0 / math.sqrt(hidden_size)
+        G = gates * hidden_size
+        self.weight_ih = _uniform_parameter((G, input_size), k)
+        self.weight_hh = _uniform_parameter((G, hidden_size), k)
+        if bias:
+            self.bias_ih = _uniform_parameter((G,), k)
+            self.bias_hh = _uniform_parameter((G,), k)
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+
+    def _check_input(self, input: Tensor) -> bool:
+        if input.ndim not in (1, 2) or input.shape[-1] not in (None, self.input_size):
+            raise ShapeError(f"{type(self).__name__}: expected input of shape (N, {self.input_size}) or "
+                             f"({self.input_size},), got {input.shape}")
+        return input.ndim == 1
+
+    def _projection(self, input: Tensor, fold_hh: bool) -> Tensor:
+        gx = matmul(input, transpose(self.weight_ih))
+        if self.bias:
+            gx = gx + (self.bias_ih + self.bias_hh if fold_hh else self.bias_ih)
+        return gx
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+class RNNCell(_CellBase):
+    """An Elman RNN cell: ``h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
+
+    Shapes: input (N, H_in) or (H_in,); hx (N, H) or (H,) (zeros when ``None``) -> h' of hx's shape.
+
+    Example:
+        >>> cell = gg.nn.RNNCell(10, 20)
+        >>> cell(gg.randn(3, 10)).shape
+        (3, 20)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh") -> None:
+        super().__init__(input_size, hidden_size, bias, 1)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        self._check_input(input)
+        act = tanh if self.nonlinearity == "tanh" else relu
+        return _rnn_step(self._projection(input, True), hx, transpose(self.weight_hh), act)
+
+
+class LSTMCell(_CellBase):
+    """A long short-term memory cell (gates i, f, g, o as PyTorch).
+
+    Shapes: input (N, H_in) or (H_in,); hx a pair (h, c) of (N, H) or (H,) (zeros when ``None``)
+    -> (h', c').
+
+    Example:
+        >>> cell = gg.nn.LSTMCell(10, 20)
+        >>> h, c = cell(gg.randn(3, 10))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
+        super().__init__(input_size, hidden_size, bias, 4)
+
+    def forward(self, input: Tensor, hx: Optional[tuple] = None) -> tuple:
+        self._check_input(input)
+        return _lstm_step(self._projection(input, True), None if hx is None else tuple(hx),
+                          transpose(self.weight_hh), self.hidden_size)
+
+
+class GRUCell(_CellBase):
+    """A gated recurrent unit cell (gates r, z, n as PyTorch).
+
+    Shapes: input (N, H_in) or (H_in,); hx (N, H) or (H,) (zeros when ``None``) -> h'.
+
+    Example:
+        >>> cell = gg.nn.GRUCell(10, 20)
+        >>> cell(gg.randn(3, 10)).shape
+        (3, 20)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
+        super().__init__(input_size, hidden_size, bias, 3)
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        self._check_input(input)
+        return _gru_step(self._projection(input, False), hx, transpose(self.weight_hh),
+                         self.bias_hh if self.bias else None, self.hidden_size)
+
+
+# ---- layers --------------------------------------------------------------------------------------
+class _RNNBase(Module):
+    """Shared machinery of RNN, LSTM and GRU: parameters ``weight_ih_l{k}[_reverse]``,
+    ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_hh_l{k}``, the layer/direction loop, dropout between
+    layers, batch_first and unbatched inputs."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False) -> None:
+        super().__init__()
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError(f"{type(self).__name__}: hidden_size must be a positive int, got {hidden_size!r}")
+        if not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError(f"{type(self).__name__}: num_layers must be a positive int, got {num_layers!r}")
+        if not 0.0 <= float(dropout) <= 1.0:
+            raise ValueError(f"{type(self).__name__}: dropout must be in [0, 1], got {dropout}")
+        self.mode = mode
+        self.input_size, self.hidden_size, self.num_layers = int(input_size), hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bool(bias), bool(batch_first), float(dropout)
+        self.bidirectional = bool(bidirectional)
+        G = _GATES[mode] * hidden_size
+        k = 1.0 / math.sqrt(hidden_size)
+        directions = 2 if bidirectional else 1
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+                self.register_parameter("weight_ih" + suffix, _uniform_parameter((G, layer_input), k))
+                self.register_parameter("weight_hh" + suffix, _uniform_parameter((G, hidden_size), k))
+                if bias:
+                    self.register_parameter("bias_ih" + suffix, _uniform_parameter((G,), k))
+                    self.register_parameter("bias_hh" + suffix, _uniform_parameter((G,), k))
+
+    @property
+    def num_directions(self) -> int:
+        return 2 if self.bidirectional else 1
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if not self.bias:
+            text += ", bias=False"
+        if self.batch_first:
+            text += ", batch_first=True"
+        if self.dropout:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional:
+            text += ", bidirectional=True"
+        return text
+
+    # -- one layer, one direction --
+    def _run_direction(self, x: Tensor, layer: int, reverse: bool, state):
+        suffix = f"_l{layer}" + ("_reverse" if reverse else "")
+        w_ih = getattr(self, "weight_ih" + suffix)
+        w_hh_t = transpose(getattr(self, "weight_hh" + suffix))
+        b_ih = getattr(self, "bias_ih" + suffix) if self.bias else None
+        b_hh = getattr(self, "bias_hh" + suffix) if self.bias else None
+        H = self.hidden_size
+        if self.mode == "GRU":
+            proj = _input_projection(x, w_ih, b_ih)
+        else:  # both biases act additively on the gates: fold them into the projection
+            proj = _input_projection(x, w_ih, None if b_ih is None else b_ih + b_hh)
+        L = x.shape[0]
+        outputs = [None] * L
+        steps = range(L - 1, -1, -1) if reverse else range(L)
+        projections = _unstack(proj)
+        for t in steps:
+            gx = projections[t]
+            if self.mode == "LSTM":
+                state = _lstm_step(gx, state, w_hh_t, H)
+                outputs[t] = state[0]
+            elif self.mode == "GRU":
+                state = _gru_step(gx, state, w_hh_t, b_hh, H)
+                outputs[t] = state
+            else:
+                state = _rnn_step(gx, state, w_hh_t, tanh if self.mode == "RNN_TANH" else relu)
+                outputs[t] = state
+        return stack(outputs, 0), state
+
+    def _check(self, input: Tensor, hx) -> bool:
+        name = type(self).__name__
+        if input.ndim not in (2, 3):
+            raise ShapeError(f"{name}: expected a 3-D input ({'N, L' if self.batch_first else 'L, N'}, "
+                             f"{self.input_size}) or a 2-D unbatched one (L, {self.input_size}), got {input.shape}")
+        if input.shape[-1] not in (None, self.input_size):
+            raise ShapeError(f"{name}: input.shape[-1] must be input_size={self.input_size}, got {input.shape}")
+        batched = input.ndim == 3
+        seq_axis = 1 if (batched and self.batch_first) else 0
+        if input.shape[seq_axis] is None:
+            raise ShapeError(f"{name}: the sequence length (axis {seq_axis} of {input.shape}) must be known "
+                             "when the graph is built: the layer unrolls its time loop")
+        states = () if hx is None else (tuple(hx) if self.mode == "LSTM" else (hx,))
+        if self.mode == "LSTM" and hx is not None and len(states) != 2:
+            raise ShapeError(f"{name}: hx must be a pair (h_0, c_0)")
+        expected = (self.num_layers * self.num_directions,) + ((input.shape[1 - seq_axis],) if batched else ()) \
+            + (self.hidden_size,)
+        for s in states:
+            if len(s.shape) != len(expected) or any(a is not None and b is not None and a != b
+                                                    for a, b in zip(s.shape, expected)):
+                raise ShapeError(f"{name}: initial state must have shape {expected}, got {s.shape}")
+        return batched
+
+    def forward(self, input: Tensor, hx=None):
+        input = input if isinstance(input, Tensor) else Tensor(input)
+        batched = self._check(input, hx)
+        if not batched:
+            input = expand_dims(input, 1)
+            if hx is not None:
+                hx = tuple(expand_dims(h, 1) for h in hx) if self.mode == "LSTM" else expand_dims(hx, 1)
+        elif self.batch_first:
+            input = swapaxes(input, 0, 1)
+        D = self.num_directions
+        finals_h, finals_c = [], []
+        x = input
+        for layer in range(self.num_layers):
+            if layer > 0 and self.dropout > 0.0 and self.training:
+                x = dropout(x, self.dropout, training=True)
+            outs = []
+            for direction in range(D):
+                index = layer * D + direction
+                if hx is None:
+                    state = None
+                elif self.mode == "LSTM":
+                    state = (hx[0][index], hx[1][index])
+                else:
+                    state = hx[index]
+                out, state = self._run_direction(x, layer, direction == 1, state)
+                outs.append(out)
+                if self.mode == "LSTM":
+                    finals_h.append(state[0])
+                    finals_c.append(state[1])
+                else:
+                    finals_h.append(state)
+            x = outs[0] if D == 1 else concatenate(outs, axis=-1)
+        h_n = stack(finals_h, 0)
+        c_n = stack(finals_c, 0) if self.mode == "LSTM" else None
+        if not batched:
+            x, h_n = squeeze(x, 1), squeeze(h_n, 1)
+            c_n = None if c_n is None else squeeze(c_n, 1)
+        elif self.batch_first:
+            x = swapaxes(x, 0, 1)
+        return (x, (h_n, c_n)) if self.mode == "LSTM" else (x, h_n)
+
+
+class RNN(_RNNBase):
+    """Multi-layer Elman RNN: ``h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (PyTorch's
+    ``nn.RNN``).
+
+    Args:
+        input_size, hidden_size, num_layers: sizes.
+        nonlinearity: ``'tanh'`` or ``'relu'``.
+        bias: whether the ``bias_ih``/``bias_hh`` parameters exist.
+        batch_first: input and output as (N, L, H) instead of (L, N, H) (the states are not affected).
+        dropout: dropout probability on the output of every layer but the last, in training only.
+        bidirectional: also run each layer backwards in time and concatenate the features.
+
+    Shapes: input (L, N, H_in), (N, L, H_in) with ``batch_first``, or unbatched (L, H_in); h_0
+    (D * num_layers, N, H) -> output (L, N, D * H), h_n (D * num_layers, N, H), D = 2 if bidirectional.
+
+    Example:
+        >>> rnn = gg.nn.RNN(10, 20, num_layers=2)
+        >>> out, h_n = rnn(gg.randn(5, 3, 10))
+        >>> out.shape, h_n.shape
+        ((5, 3, 20), (2, 3, 20))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size,
+                         num_layers, bias, batch_first, dropout, bidirectional)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+        """Returns ``(output, h_n)``."""
+        return super().forward(input, hx)
+
+
+class LSTM(_RNNBase):
+    """Multi-layer long short-term memory (PyTorch's ``nn.LSTM``; gates i, f, g, o)::
+
+        i, f, o = sigmoid(W_i* x + b_i* + W_h* h + b_h*)   g = tanh(W_ig x + b_ig + W_hg h + b_hg)
+        c' = f * c + i * g                               h' = o * tanh(c')
+
+    Args: as :class:`RNN` (no ``nonlinearity``; ``proj_size`` is not supported).
+
+    Shapes: input (L, N, H_in) (or (N, L, H_in) with ``batch_first``, or unbatched (L, H_in)); hx a
+    pair (h_0, c_0) of (D * num_layers, N, H) -> ``(output, (h_n, c_n))``, output (L, N, D * H).
+
+    Example:
+        >>> lstm = gg.nn.LSTM(10, 20, batch_first=True)
+        >>> out, (h, c) = lstm(gg.randn(3, 5, 10))
+        >>> out.shape, h.shape
+        ((3, 5, 20), (1, 3, 20))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 proj_size: int = 0) -> None:
+        if proj_size:
+            raise NotImplementedError("LSTM: proj_size is not supported")
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+
+    def forward(self, input: Tensor, hx: Optional[tuple] = None) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
+        """Returns ``(output, (h_n, c_n))``."""
+        return super().forward(input, hx)
+
+
+class GRU(_RNNBase):
+    """Multi-layer gated recurrent unit (PyTorch's ``nn.GRU``; gates r, z, n)::
+
+        r, z = sigmoid(W_i* x + b_i* + W_h* h + b_h*)
+        n = tanh(W_in x + b_in + r * (W_hn h + b_hn))      h' = (1 - z) * n + z * h
+
+    Args and shapes: as :class:`RNN` (no ``nonlinearity``); returns ``(output, h_n)``.
+
+    Example:
+        >>> gru = gg.nn.GRU(10, 20, bidirectional=True)
+        >>> out, h_n = gru(gg.randn(5, 3, 10))
+        >>> out.shape, h_n.shape
+        ((5, 3, 40), (2, 3, 20))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+        """Returns ``(output, h_n)``."""
+        return super().forward(input, hx)
+
