@@ -13,6 +13,7 @@ def xp():
 
 def register(register_kernel) -> None:
     """Register the CuPy versions of backend kernels."""
-    from cupyx.scipy.special import erf
+    from cupyx.scipy.special import erf, expit
 
     register_kernel("cupy", "erf", erf)
+    register_kernel("cupy", "sigmoid", expit)

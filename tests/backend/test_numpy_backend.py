@@ -31,3 +31,10 @@ def test_unknown_device_is_a_clear_error():
         assert "tpu" in str(error) and "cuda" in str(error)
     else:
         raise AssertionError("no error")
+
+
+def test_sigmoid_fallback_is_accurate_and_keeps_dtype():
+    x = np.linspace(-700, 700, 20001)
+    expected = np.exp(-np.logaddexp(0, -x))
+    np.testing.assert_allclose(numpy_backend.sigmoid_fallback(x), expected, rtol=1e-14, atol=0)
+    assert numpy_backend.sigmoid_fallback(x.astype(np.float32)).dtype == np.float32
