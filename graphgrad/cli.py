@@ -1,5 +1,6 @@
 """Command line: ``python -m graphgrad demo`` (and ``graphgrad demo`` once installed): the spiral MLP
-trained eagerly and as a static graph."""
+with the Keras-like API (progress bars, decision-boundary PNG), the same model as a static graph, and
+a small CNN on the bundled digits."""
 from __future__ import annotations
 
 import argparse
@@ -10,37 +11,61 @@ import graphgrad as gg
 from graphgrad.data import make_spiral
 
 
-def demo(steps: int = 1000, hidden: int = 100, lr: float = 1.0, seed: int = 0, log_every: int = 100) -> float:
-    """Train a 2-``hidden``-3 ReLU MLP on the 3-class spiral with full-batch SGD, using only the core
-    (tensors, ops, autograd). Prints progress; returns the final training accuracy."""
-    gen = gg.Generator(seed)
-    x, y = make_spiral(100, 3, generator=gen)
-    w1 = (gg.randn(2, hidden, generator=gen) * (2.0 / 2) ** 0.5).requires_grad_()
-    b1 = gg.zeros(hidden, requires_grad=True)
-    w2 = (gg.randn(hidden, 3, generator=gen) * (1.0 / hidden) ** 0.5).requires_grad_()
-    b2 = gg.zeros(3, requires_grad=True)
-    params = [w1, b1, w2, b2]
-    print(f"graphgrad {gg.__version__} demo: spiral data {tuple(x.shape)}, MLP 2-{hidden}-3, full-batch SGD lr={lr}")
+def spiral_mlp(epochs: int = 60, seed: int = 0, image: Optional[str] = "spiral_decision_boundary.png",
+               verbose: int = 1) -> float:
+    """A 2-100-3 ReLU MLP on the 3-class spiral with the Keras-like API (``gg.Sequential``,
+    ``compile``, ``fit`` with progress bars); writes the decision-boundary PNG when Pillow or
+    matplotlib is installed. Returns the training accuracy."""
+    gg.manual_seed(seed)
+    x, y = make_spiral(100, 3, generator=gg.Generator(seed))
+    model = gg.Sequential([gg.nn.Linear(2, 100), gg.nn.ReLU(), gg.nn.Linear(100, 3)])
+    model.compile(optimizer=gg.optim.Adam(model.parameters(), lr=0.02), loss="cross_entropy",
+                  metrics=["accuracy"])
+    print(f"graphgrad {gg.__version__} demo 1/3: spiral data {tuple(x.shape)}, MLP 2-100-3, Adam, "
+          f"{epochs} epochs of mini-batches")
     start = time.perf_counter()
-    accuracy = 0.0
-    for step in range(1, steps + 1):
-        logits = gg.relu(x @ w1 + b1) @ w2 + b2
-        loss = gg.cross_entropy(logits, y)
-        for p in params:
-            p.grad = None
-        loss.backward()
-        with gg.no_grad():
-            for p in params:
-                p -= p.grad * lr
-        if step % log_every == 0 or step == steps:
-            accuracy = (logits.argmax(axis=1) == y).astype("float32").mean().item()
-            print(f"step {step:5d}  loss {loss.item():.4f}  train accuracy {accuracy:.3f}")
-    print(f"done in {time.perf_counter() - start:.2f}s: final training accuracy {accuracy:.3f}")
+    model.fit(x, y, epochs=epochs, batch_size=32, verbose=verbose, seed=seed)
+    accuracy = model.evaluate(x, y, batch_size=300)["accuracy"]
+    print(f"spiral MLP: training accuracy {accuracy:.3f} ({time.perf_counter() - start:.1f}s)")
+    if image:
+        try:
+            path = gg.train.plot_decision_boundary(model, x.numpy(), y.numpy(), image,
+                                                   title=f"spiral MLP, accuracy {accuracy:.3f}")
+            print(f"decision boundary written to {path}")
+        except ImportError as exc:
+            print(f"(no decision-boundary image: {exc})")
+    return accuracy
+
+
+def digits_cnn(epochs: int = 40, seed: int = 0, verbose: int = 1) -> Optional[float]:
+    """A small CNN on the 8x8 digits bundled with scikit-learn (80/20 split, seed 0) with ``fit``
+    and a cosine learning-rate schedule. Returns the held-out accuracy (None without scikit-learn)."""
+    from graphgrad.data import load_digits
+
+    try:
+        (x_train, y_train), (x_test, y_test) = load_digits(test_size=0.2, seed=seed)
+    except ImportError as exc:
+        print(f"demo 3/3 skipped: {exc}")
+        return None
+    gg.manual_seed(seed)
+    nn = gg.nn
+    model = gg.Sequential([nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                           nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                           nn.Flatten(), nn.Linear(32 * 2 * 2, 10)])
+    optimizer = gg.optim.Adam(model.parameters(), lr=2e-3)
+    model.compile(optimizer=optimizer, loss="cross_entropy", metrics=["accuracy"])
+    schedule = gg.train.LearningRateScheduler(gg.optim.CosineAnnealingLR(optimizer, T_max=epochs))
+    print(f"demo 3/3: digits {tuple(x_train.shape)} train / {tuple(x_test.shape)} test, CNN conv16-conv32-linear, "
+          f"{model.num_parameters()} parameters, {epochs} epochs")
+    start = time.perf_counter()
+    model.fit(x_train, y_train, epochs=epochs, batch_size=32, verbose=verbose, seed=seed, callbacks=[schedule])
+    accuracy = model.evaluate(x_test, y_test, batch_size=512)["accuracy"]
+    print(f"digits CNN: held-out accuracy {accuracy:.4f} ({time.perf_counter() - start:.1f}s)")
     return accuracy
 
 
 def demo_graph(steps: int = 1000, hidden: int = 100, lr: float = 1.0, seed: int = 0, log_every: int = 250) -> float:
-    """The same spiral MLP as :func:`demo`, TensorFlow-1 style: placeholders, Variables,
+    """The spiral MLP of :func:`spiral_mlp`, TensorFlow-1 style: placeholders, Variables,
     ``GradientDescentOptimizer.minimize`` and a Session. Returns the final training accuracy."""
     gen = gg.Generator(seed)
     xs, ys = make_spiral(100, 3, generator=gen)
@@ -56,7 +81,8 @@ def demo_graph(steps: int = 1000, hidden: int = 100, lr: float = 1.0, seed: int 
         loss = gg.cross_entropy(logits, y)
         train_op = gg.train.GradientDescentOptimizer(lr).minimize(loss)
         accuracy = gg.mean(gg.astype(gg.equal(gg.argmax(logits, axis=1), y), gg.float32))
-    print(f"graph mode: {len(graph)} nodes; the same MLP trained by Session.run")
+    print(f"demo 2/3: the spiral MLP as a TensorFlow-1-style static graph ({len(graph)} nodes), "
+          "full-batch gradient descent by Session.run")
     start = time.perf_counter()
     feed = {x: xs, y: ys}
     value = 0.0
@@ -73,17 +99,15 @@ def demo_graph(steps: int = 1000, hidden: int = 100, lr: float = 1.0, seed: int 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="graphgrad", description="graphgrad command line")
     sub = parser.add_subparsers(dest="command", required=True)
-    p_demo = sub.add_parser("demo", help="train a small MLP on the built-in spiral data")
-    p_demo.add_argument("--steps", type=int, default=1000)
-    p_demo.add_argument("--hidden", type=int, default=100)
-    p_demo.add_argument("--lr", type=float, default=1.0)
+    p_demo = sub.add_parser("demo", help="train the spiral MLP (eager and graph) and a digits CNN")
     p_demo.add_argument("--seed", type=int, default=0)
-    p_demo.add_argument("--mode", choices=("eager", "graph", "both"), default="both",
-                        help="eager autograd, a static graph, or both (default)")
+    p_demo.add_argument("--quick", action="store_true", help="a few epochs only (a smoke test)")
+    p_demo.add_argument("--image", default="spiral_decision_boundary.png", help="decision-boundary PNG path")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        if args.mode in ("eager", "both"):
-            demo(args.steps, args.hidden, args.lr, args.seed)
-        if args.mode in ("graph", "both"):
-            demo_graph(args.steps, args.hidden, args.lr, args.seed)
+        start = time.perf_counter()
+        spiral_mlp(epochs=3 if args.quick else 60, seed=args.seed, image=args.image)
+        demo_graph(steps=20 if args.quick else 1000, seed=args.seed)
+        digits_cnn(epochs=1 if args.quick else 40, seed=args.seed)
+        print(f"demo finished in {time.perf_counter() - start:.1f}s")
     return 0

@@ -1,13 +1,14 @@
-"""The quick-start demo: ``python -m graphgrad demo`` trains the spiral MLP with the core alone."""
+"""The quick-start demo: ``python -m graphgrad demo``."""
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from graphgrad.cli import demo, demo_graph, main
-from graphgrad.data import make_spiral
+import pytest
 
 import graphgrad as gg
+from graphgrad.cli import demo_graph, digits_cnn, main, spiral_mlp
+from graphgrad.data import make_spiral
 
 
 def test_spiral_data_shapes_and_labels():
@@ -16,27 +17,34 @@ def test_spiral_data_shapes_and_labels():
     assert y.shape == (150,) and y.dtype == gg.int64 and sorted(set(y.tolist())) == [0, 1, 2]
 
 
-def test_demo_learns_the_spiral(capsys):
-    accuracy = demo(steps=400, log_every=200)
-    assert accuracy > 0.9
+def test_spiral_mlp_reaches_99_percent_and_draws_the_boundary(tmp_path, capsys):
+    image = tmp_path / "boundary.png"
+    accuracy = spiral_mlp(epochs=60, image=str(image), verbose=0)
+    assert accuracy >= 0.99
     out = capsys.readouterr().out
-    assert "train accuracy" in out and "final training accuracy" in out
+    assert "training accuracy" in out
+    if "no decision-boundary image" not in out:
+        assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_graph_demo_matches_eager_demo(capsys):
-    assert demo_graph(steps=300, log_every=300) == demo(steps=300, log_every=300)
-    assert "graph mode" in capsys.readouterr().out
+def test_graph_demo_reaches_99_percent(capsys):
+    assert demo_graph(steps=1000, log_every=1000) >= 0.99
+    assert "static graph" in capsys.readouterr().out
 
 
-def test_module_entry_point_runs():
-    result = subprocess.run([sys.executable, "-m", "graphgrad", "demo", "--steps", "20"], capture_output=True,
-                            text=True, timeout=120)
+def test_digits_cnn_reaches_98_percent_held_out():
+    pytest.importorskip("sklearn")
+    assert digits_cnn(epochs=40, verbose=0) >= 0.98
+
+
+def test_module_entry_point_runs_quick_demo(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "graphgrad", "demo", "--quick", "--image",
+                             str(tmp_path / "b.png")], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert "step    20" in result.stdout
+    assert "demo finished" in result.stdout
 
 
 def test_main_requires_a_command():
-    try:
+    with pytest.raises(SystemExit) as info:
         main([])
-    except SystemExit as exc:
-        assert exc.code == 2
+    assert info.value.code == 2
