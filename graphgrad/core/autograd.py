@@ -164,6 +164,7 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
     """
     captured: dict = {}
     grads: dict = {}  # node -> gradient of its output, summed over consumers
+    handed_out = {id(g.data) for g in root_grads}  # arrays a leaf's .grad must not share
     heap: list = []
 
     def to_leaf(x: Tensor, gx: Tensor) -> None:
@@ -174,7 +175,15 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
             if index is not None:
                 _add_into(captured, index, gx)
         elif x.grad is None:
-            x.grad = gx if create_graph else Tensor._wrap(gx.data.copy())
+            # A leaf gets an array of its own, writable and not shared: copied only when it is a view
+            # (a broadcast, a reshape) or was already handed out (a rule may pass one gradient to two
+            # inputs, e.g. add). Fresh results (a matmul's) are taken as they are: no copy per step.
+            if create_graph:
+                x.grad = gx
+            else:
+                owned = id(gx.data) not in handed_out and getattr(gx.data, "base", None) is None
+                handed_out.add(id(gx.data))
+                x.grad = Tensor._wrap(gx.data if owned else gx.data.copy())
         else:
             x.grad = x.grad + gx
 

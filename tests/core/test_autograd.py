@@ -222,3 +222,19 @@ def test_stop_gradient_and_identity():
     x = gg.tensor([1.0, 2.0], requires_grad=True)
     (gg.stop_gradient(x) * x + gg.identity(x)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 3.0])
+
+
+def test_leaf_gradients_are_writable_and_never_shared():
+    a = gg.tensor([1.0, 2.0], requires_grad=True)
+    b = gg.tensor([3.0, 4.0], requires_grad=True)
+    c = gg.tensor(5.0, requires_grad=True)
+    (a + b + c).sum().backward()  # add passes one array to both sides; c's is a broadcast sum
+    arrays = [t.grad.data for t in (a, b, c)]
+    assert not np.shares_memory(arrays[0], arrays[1])
+    for array in arrays:
+        assert array.flags.writeable
+    a.grad.data[...] = 0
+    np.testing.assert_allclose(b.grad.numpy(), [1.0, 1.0])
+    w = gg.tensor([[1.0, 2.0]], requires_grad=True)
+    (w * gg.ones(3, 2)).sum().backward()  # a reduction of a broadcast
+    assert w.grad.data.flags.writeable and w.grad.data.base is None
