@@ -48,6 +48,15 @@ def to_array(data: Any, dtype=None, device: Optional[str] = None):
     return array
 
 
+def host_array(value: Any):
+    """``value`` (a Tensor, a NumPy/CuPy array, a scalar or a nested list) as a NumPy array on the host."""
+    if isinstance(value, Tensor):
+        return value.numpy()
+    if backend.is_array(value):
+        return backend.to_numpy(value)
+    return np.asarray(value)
+
+
 def _unwrap_nested(data):
     # A list of tensors (e.g. [t1, t2]) becomes a list of arrays so np.asarray can stack it.
     if isinstance(data, (list, tuple)):

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from graphgrad import backend
 from graphgrad.backend import np
-from graphgrad.core.tensor import Tensor
+from graphgrad.core.tensor import host_array
 
 __all__ = ["accuracy", "top_k_accuracy", "precision", "recall", "f1", "mse", "mae", "Metric", "Mean",
            "Accuracy", "TopKAccuracy", "Precision", "Recall", "F1", "MSE", "MAE", "MeanMetricWrapper", "get"]
@@ -35,13 +34,7 @@ _AVERAGES = ("macro", "micro", "binary")
 
 
 # ---- conversion ---------------------------------------------------------------------------------
-def _host(value: Any):
-    """``value`` as a NumPy array (Tensors and GPU arrays are copied to the host)."""
-    if isinstance(value, Tensor):
-        return value.numpy()
-    if backend.is_array(value):
-        return backend.to_numpy(value)
-    return np.asarray(value)
+_host = host_array  # a Tensor, array or list as a NumPy array
 
 
 def _labels(y_pred: Any, y_true: Any, threshold: float = 0.5) -> tuple:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional
 
-from graphgrad import backend
 from graphgrad.backend import np
-from graphgrad.core.tensor import Tensor
+from graphgrad.core.tensor import Tensor, host_array
 
 __all__ = ["plot_decision_boundary"]
 
@@ -34,12 +33,7 @@ def _load_matplotlib():
     return FigureCanvasAgg, ListedColormap, Figure
 
 
-def _host(value: Any):
-    if isinstance(value, Tensor):
-        return value.numpy()
-    if backend.is_array(value):
-        return backend.to_numpy(value)
-    return np.asarray(value)
+_host = host_array  # a Tensor, array or list as a NumPy array
 
 
 def _predictor(model_or_fn: Any) -> Callable:

@@ -19,9 +19,8 @@ import time
 from datetime import datetime
 from typing import Any, Optional, Sequence
 
-from graphgrad import backend
 from graphgrad.backend import np
-from graphgrad.core.tensor import Tensor
+from graphgrad.core.tensor import Tensor, host_array
 
 __all__ = ["SummaryWriter", "graph_def"]
 
@@ -38,12 +37,7 @@ def _tb():
             "types_pb2": types_pb2, "versions_pb2": versions_pb2, "EventFileWriter": EventFileWriter}
 
 
-def _host(value: Any):
-    if isinstance(value, Tensor):
-        return value.numpy()
-    if backend.is_array(value):
-        return backend.to_numpy(value)
-    return np.asarray(value)
+_host = host_array  # a Tensor, array or list as a NumPy array
 
 
 class SummaryWriter:
