@@ -2,7 +2,7 @@
 trained with Adam and gradient clipping on random 35-character windows of a text file, then
 sampling a continuation one character at a time.
 
-    python examples/char_lstm.py                                  # the repository's README.md
+    python examples/char_lstm.py                                  # README.md; 1000 steps, ~30 s
     python examples/char_lstm.py --text some.txt --epochs 20 --temperature 0.6
 """
 from __future__ import annotations
@@ -56,6 +56,9 @@ def sample_index(logits: gg.Tensor, temperature: float, generator: gg.Generator)
 def generate(model: CharLSTM, prompt: str, length: int, vocab: list, temperature: float = 0.8,
              generator: gg.Generator | None = None) -> str:
     """``length`` characters continuing ``prompt`` (whose characters must be in ``vocab``)."""
+    unknown = sorted(set(prompt) - set(vocab))
+    if unknown:
+        raise ValueError(f"the prompt has characters the model never saw: {''.join(unknown)!r}")
     index = {ch: i for i, ch in enumerate(vocab)}
     generator = generator or gg.Generator(0)
     model.eval()

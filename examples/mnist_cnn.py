@@ -6,7 +6,7 @@ The data are the original IDX files (raw or .gz) in a local folder; nothing is d
 ``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``, ``t10k-images-idx3-ubyte`` and
 ``t10k-labels-idx1-ubyte`` in ``~/data/mnist`` (or torchvision's ``MNIST/raw`` under it), then:
 
-    python examples/mnist_cnn.py --epochs 2                    # full MNIST, ~98.5% test accuracy
+    python examples/mnist_cnn.py --epochs 2                    # full MNIST, about a minute an epoch
     python examples/mnist_cnn.py --limit 2000 --epochs 1       # a quick run on 2000 images
     python examples/mnist_cnn.py --fashion --root ~/data/fashion-mnist
     python examples/mnist_cnn.py --epochs 4 --resume           # continue the last run up to epoch 4
