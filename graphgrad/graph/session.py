@@ -14,22 +14,42 @@ from graphgrad.backend import np
 from graphgrad.core.autograd import check_finite
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import FeedError, GraphError, GraphgradError
-from graphgrad.graph.graph import Graph, GraphNode, get_default_graph
+from graphgrad.graph.graph import Graph, GraphNode, get_default_graph, topo_order
 from graphgrad.graph.variables import Placeholder, _shape_text, compatible
 
 _ndarray = np.ndarray
 
 
 class _Plan:
-    """What one (fetches, feeds) combination runs: steps over value slots."""
+    """What one (fetches, feeds) combination runs: steps over value slots.
 
-    __slots__ = ("steps", "template", "slot_of", "fetch_slots")
+    Each step is ``(slot, forward, argument slots, node, slots to free)``: a value is dropped right
+    after its last use, so a run holds only the live intermediates (the liveness part of buffer
+    planning). ``program`` is the optimized copy the steps come from (``None`` without optimization).
+    """
 
-    def __init__(self, steps, template, slot_of, fetch_slots):
+    __slots__ = ("steps", "template", "feed_slots", "fetch_slots", "program")
+
+    def __init__(self, steps, template, feed_slots, fetch_slots, program):
         self.steps = steps
         self.template = template
-        self.slot_of = slot_of
+        self.feed_slots = feed_slots
         self.fetch_slots = fetch_slots
+        self.program = program
+
+
+def _plan_frees(steps: list, keep: set) -> None:
+    """Attach to each step the slots whose last reader it is (never a fetched slot)."""
+    last_use: dict = {}
+    for index, step in enumerate(steps):
+        for slot in step[2]:
+            last_use[slot] = index
+    frees: dict = {}
+    for slot, index in last_use.items():
+        if slot not in keep:
+            frees.setdefault(index, []).append(slot)
+    for index, slots in frees.items():
+        steps[index][4] = tuple(slots)
 
 
 class Session:
@@ -37,10 +57,14 @@ class Session:
 
     Args:
         graph: the graph to run (default: the default graph when the session is made).
+        optimize: how hard the compiler works on each plan: ``0`` runs the graph as built, ``1`` the
+            cheap rewrites, ``2`` (default) every pass (see ``graphgrad.graph.rewrite``). The user's
+            graph is never changed: passes work on a copy.
     """
 
-    def __init__(self, graph: Optional[Graph] = None) -> None:
+    def __init__(self, graph: Optional[Graph] = None, optimize: int = 2) -> None:
         self.graph = graph or get_default_graph()
+        self.optimize = int(optimize)
         self._plans: dict = {}
         self._closed = False
 
@@ -117,17 +141,25 @@ class Session:
     # ---- planning -----------------------------------------------------------------------------------
     def _make_plan(self, fetch_nodes: tuple, feeds: dict) -> _Plan:
         needed = Graph.ancestors(fetch_nodes, stop=feeds)
-        order = sorted(needed, key=lambda n: n.seq)
-        missing = [n for n in order if isinstance(n.op, Placeholder) and n not in feeds]
+        missing = sorted((n for n in needed if isinstance(n.op, Placeholder) and n not in feeds), key=lambda n: n.seq)
         if missing:
             shown = ", ".join(f"{n.name!r} ({_shape_text(n.out.shape)}, {n.out.dtype})" for n in missing)
             raise FeedError(f"you must feed a value for placeholder {shown}: pass it in feed_dict "
                             f"(needed by {', '.join(repr(f.name) for f in fetch_nodes)})")
+        program = None
+        if self.optimize:
+            from graphgrad.graph.rewrite import optimize
+
+            program = optimize(fetch_nodes, feeds, self.optimize)
+            order, targets, fed = program.nodes(), program.outputs, program.inputs
+        else:
+            order, targets, fed = topo_order(fetch_nodes, stop=feeds), list(fetch_nodes), {n: n for n in feeds}
         slot_of = {node: i for i, node in enumerate(order)}
         template: list = [None] * len(order)
+        fed_nodes = set(fed.values())
         steps = []
         for node in order:
-            if node in feeds:
+            if node in fed_nodes:
                 continue
             args = []
             for x in node.inputs:
@@ -136,18 +168,20 @@ class Session:
                 else:  # a literal (Python scalar, None...): give it a slot of its own
                     args.append(len(template))
                     template.append(x)
-            steps.append((slot_of[node], node.op.forward, tuple(args), node))
-        fetch_slots = [slot_of[n] if n.out is not None else None for n in fetch_nodes]
-        return _Plan(steps, template, slot_of, fetch_slots)
+            steps.append([slot_of[node], node.op.forward, tuple(args), node, ()])
+        fetch_slots = [slot_of[n] if n.out is not None else None for n in targets]
+        _plan_frees(steps, set(s for s in fetch_slots if s is not None))
+        feed_slots = {orig: slot_of[copy] for orig, copy in fed.items() if copy in slot_of}
+        return _Plan([tuple(s) for s in steps], template, feed_slots, fetch_slots, program)
 
     def _execute(self, plan: _Plan, feeds: dict) -> list:
         values = list(plan.template)
         for node, value in feeds.items():
-            slot = plan.slot_of.get(node)
+            slot = plan.feed_slots.get(node)
             if slot is not None:  # feeds the fetches do not need are ignored, as in TensorFlow
                 values[slot] = value
         anomaly = config.detect_anomaly
-        for slot, forward, args, node in plan.steps:
+        for slot, forward, args, node, frees in plan.steps:
             arrays = [values[i] for i in args]
             first = arrays[0] if arrays else None
             xp = np if first is None or first.__class__ is _ndarray else backend.namespace_of(first)
@@ -162,6 +196,8 @@ class Session:
             if anomaly and out is not None:
                 check_finite(f"node {node.name!r} ({node.op.name}, created at {node.site})", out)
             values[slot] = out
+            for dead in frees:
+                values[dead] = None
         return values
 
 

@@ -1,0 +1,46 @@
+"""The graph optimizer: a pipeline of rewrite passes run on a copy of the subgraph a run needs.
+
+Levels: ``0`` runs nothing; ``1`` the cheap passes (algebraic simplification, common subexpression
+elimination, dead-code pruning); ``2`` (the default) adds constant folding and elementwise fusion.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Iterable
+
+from graphgrad.graph.graph import GraphNode
+from graphgrad.graph.rewrite.engine import (RULES, Fed, PassRecord, Program, RewriteContext, copy_program, rewrite,
+                                            run_phase)
+
+#: The passes, by level. Each name is a phase of registered rules (a module of this package).
+PIPELINE = {
+    0: (),
+    1: ("simplify", "cse", "prune"),
+    2: ("fold", "simplify", "cse", "fold", "fuse", "prune"),
+}
+
+for _module in ("cse", "fold", "simplify", "fuse", "prune"):
+    try:
+        importlib.import_module(f"graphgrad.graph.rewrite.{_module}")
+    except ModuleNotFoundError as _exc:  # passes are added one module at a time
+        if _exc.name != f"graphgrad.graph.rewrite.{_module}":
+            raise
+
+
+def optimize(fetch_nodes: Iterable[GraphNode], feeds: Iterable[GraphNode] = (), level: int = 2) -> Program:
+    """An optimized copy of what ``fetch_nodes`` need (the user's graph is not changed)."""
+    if level not in PIPELINE:
+        raise ValueError(f"optimize must be one of {sorted(PIPELINE)}, got {level!r}")
+    program = copy_program(fetch_nodes, feeds)
+    for phase in PIPELINE[level]:
+        if phase == "prune":
+            from graphgrad.graph.rewrite.prune import prune
+
+            program.log.append(prune(program))
+        elif phase in RULES:
+            program.log.append(run_phase(program, phase))
+    return program
+
+
+__all__ = ["PIPELINE", "optimize", "rewrite", "RewriteContext", "Program", "PassRecord", "Fed", "copy_program",
+           "run_phase"]
