@@ -26,6 +26,7 @@ from graphgrad.graph import *  # noqa: F401,F403
 from graphgrad.graph.serialize import save_graph, load_graph
 from graphgrad import nn, optim
 from graphgrad import data, viz
+from graphgrad.viz import explain
 from graphgrad import train
 from graphgrad.train import Model, Sequential
 from graphgrad.io import save, load, save_checkpoint, load_checkpoint
