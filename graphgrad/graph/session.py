@@ -58,13 +58,13 @@ class Session:
     Args:
         graph: the graph to run (default: the default graph when the session is made).
         optimize: how hard the compiler works on each plan: ``0`` runs the graph as built, ``1`` the
-            cheap rewrites, ``2`` (default) every pass (see ``graphgrad.graph.rewrite``). The user's
+            cheap rewrites, ``2`` or ``True`` (default) every pass (see ``graphgrad.graph.rewrite``). The user's
             graph is never changed: passes work on a copy.
     """
 
     def __init__(self, graph: Optional[Graph] = None, optimize: int = 2) -> None:
         self.graph = graph or get_default_graph()
-        self.optimize = int(optimize)
+        self.optimize = 2 if optimize is True else int(optimize)  # True: the default level
         self._plans: dict = {}
         self._closed = False
 
