@@ -24,6 +24,7 @@ from graphgrad.config import get_default_dtype, set_default_dtype
 from graphgrad import graph
 from graphgrad.graph import *  # noqa: F401,F403
 from graphgrad.graph.serialize import save_graph, load_graph
+from graphgrad.graph.trace import function
 from graphgrad import nn, optim
 from graphgrad import data, viz
 from graphgrad.viz import explain

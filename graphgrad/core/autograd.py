@@ -111,9 +111,14 @@ def _xp_isfinite_all(array) -> bool:
 
 def _root_gradient(root: Tensor, gradient: Any) -> Tensor:
     if gradient is None:
-        if root.shape != () and root.size != 1:
+        shape = root.shape
+        if shape != () and (shape is None or None in shape or root.size != 1):
             raise GradError(f"backward() on a non-scalar output of shape {root.shape} needs an explicit "
                             "gradient of that shape: call out.backward(gradient)")
+        if root.data is None:  # a graph tensor (e.g. a loss inside gg.function): a node of ones
+            from graphgrad.backend import np
+
+            return Tensor._wrap(np.ones((), dtype=root.dtype)).broadcast_like(root)
         return Tensor._wrap(_ones_like(root.data))
     g = gradient if isinstance(gradient, Tensor) else Tensor(gradient, dtype=root.dtype)
     if g.shape != root.shape:
@@ -174,6 +179,8 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
             index = targets.get(id(x))
             if index is not None:
                 _add_into(captured, index, gx)
+        elif x.grad is None and gx.data is None:  # a graph tensor (a Variable's gradient in a graph)
+            x.grad = gx
         elif x.grad is None:
             # A leaf gets an array of its own, writable and not shared: copied only when it is a view
             # (a broadcast, a reshape) or was already handed out (a rule may pass one gradient to two
@@ -217,6 +224,11 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
             if targets is not None and node in targets:
                 _add_into(captured, targets[node], g)
             if not inputs:  # a graph source (placeholder, variable read): nothing further back
+                # a source that stands for a leaf (a Variable's read: ``op.gradient_target``) hands the
+                # gradient on to it, as if the leaf itself had been used
+                target = getattr(op, "gradient_target", None)
+                if target is not None and target.requires_grad:
+                    to_leaf(target, g)
                 continue
             out = node.out
             if out is not None and out.__class__ is not Tensor:  # an eager node keeps the output array
@@ -230,10 +242,11 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
                 gxs = op.backward(inputs, out, g)
             for x, gx in zip(inputs, gxs):
                 if gx is not None and isinstance(x, Tensor) and x.requires_grad:
-                    if anomaly:
+                    if anomaly and gx.data is not None:
                         check_finite(f"the gradient of {op.name} (backward)", gx.data)
                     send(x, gx)
-            if not retain_graph:
+            if not retain_graph and (out is None or out.data is not None):
+                # (the nodes of a static graph are never freed: the graph is reused)
                 node.inputs = None
                 node.out = None
     return captured

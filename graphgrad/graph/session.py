@@ -28,14 +28,21 @@ class _Plan:
     planning). ``program`` is the optimized copy the steps come from (``None`` without optimization).
     """
 
-    __slots__ = ("steps", "template", "feed_slots", "fetch_slots", "program")
+    __slots__ = ("steps", "template", "feed_slots", "fetch_slots", "program", "memory")
 
-    def __init__(self, steps, template, feed_slots, fetch_slots, program):
+    def __init__(self, steps, template, feed_slots, fetch_slots, program, memory=None):
         self.steps = steps
         self.template = template
         self.feed_slots = feed_slots
         self.fetch_slots = fetch_slots
         self.program = program
+        #: peak live intermediate bytes without/with buffer planning (``graph/plan.py``)
+        self.memory = memory or {}
+
+    @property
+    def peak_bytes(self) -> int:
+        """Estimated peak bytes of live intermediate arrays of one run (with buffer planning)."""
+        return self.memory.get("peak_after", 0)
 
 
 def _plan_frees(steps: list, keep: set) -> None:
@@ -171,8 +178,12 @@ class Session:
             steps.append([slot_of[node], node.op.forward, tuple(args), node, ()])
         fetch_slots = [slot_of[n] if n.out is not None else None for n in targets]
         _plan_frees(steps, set(s for s in fetch_slots if s is not None))
+        from graphgrad.graph.plan import plan_buffers, plan_memory
+
+        shared = plan_buffers(steps, fetch_slots) if self.optimize >= 2 else {}
+        memory = plan_memory(steps, fetch_slots, shared)
         feed_slots = {orig: slot_of[copy] for orig, copy in fed.items() if copy in slot_of}
-        return _Plan([tuple(s) for s in steps], template, feed_slots, fetch_slots, program)
+        return _Plan([tuple(s) for s in steps], template, feed_slots, fetch_slots, program, memory)
 
     def _execute(self, plan: _Plan, feeds: dict) -> list:
         values = list(plan.template)

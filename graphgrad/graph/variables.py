@@ -113,6 +113,12 @@ class ReadVariable(_VariableOp):
     def infer(self):
         return TensorSpec(self.variable.shape, self.variable.dtype)
 
+    @property
+    def gradient_target(self) -> "Variable":
+        """The leaf that autograd credits with this read's gradient (``loss.backward()`` in a graph,
+        e.g. inside ``gg.function``, fills the variable's ``.grad`` with a graph tensor)."""
+        return self.variable
+
     def forward(self, xp):
         return self.variable.data
 

@@ -30,8 +30,26 @@ from graphgrad.backend import namespace_of
 from graphgrad.core.autograd import enable_grad, no_grad
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
-from graphgrad.ops import astype, neg
+from graphgrad.graph.graph import building_graph, graph_of
+from graphgrad.graph.variables import Variable
+from graphgrad.ops import astype, neg, where, zeros_like
 from graphgrad.optim import rules
+
+
+class StateVariable(Variable):
+    """An optimizer's state tensor (or step count) once the optimizer has been traced into a graph
+    (``gg.function``): a Variable, so the compiled step reads and assigns it, and still an eager
+    tensor, so eager steps keep using (and updating) the same values."""
+
+    __slots__ = ()
+    graph_collected = False
+
+    def __init__(self, value: Any, name: str = "optimizer_state") -> None:
+        super().__init__(value, trainable=False, name=name)
+
+
+def _is_symbolic(value: Any) -> bool:
+    return isinstance(value, Tensor) and value.data is None
 
 
 class _Required:
@@ -132,6 +150,9 @@ class Optimizer:
                     p.grad = None
                     continue
                 g = p.grad
+                if g.data is None or building_graph():  # tracing (gg.function): zeros in the graph
+                    p.grad = zeros_like(p)
+                    continue
                 if g.grad_fn is not None or g.requires_grad:  # (made with create_graph=True)
                     g = p.grad = g.detach()
                 try:
@@ -155,18 +176,110 @@ class Optimizer:
                 loss = closure()
         with no_grad():
             for group in self.param_groups:
+                lr = None
                 for p in group["params"]:
                     if p.grad is None:
+                        continue
+                    if _is_symbolic(p.grad) or building_graph():
+                        lr = self._step_in_graph(p, group, lr)
                         continue
                     grad = self._grad_of(p, group)
                     state = self.state.get(p)
                     if state is None:
                         state = self.state[p] = self._init_state(p, group)
+                    view = dict(state)
                     if "step" in state:
-                        state["step"] += 1
-                    new = self._update(p.detach(), grad, state, group)
+                        count = state["step"]
+                        if isinstance(count, Variable):  # (the optimizer was traced: keep the Variable)
+                            count.data = count.data + 1
+                            view["step"] = int(count.data)
+                        else:
+                            view["step"] = state["step"] = count + 1
+                    new = self._update(p.detach(), grad, view, group)
                     p.data[...] = new.data
+                    for name, value in view.items():
+                        old = state.get(name)
+                        if name == "step":
+                            continue
+                        if isinstance(old, Variable):
+                            if value is not old:
+                                old.data = value.data if isinstance(value, Tensor) else value
+                        else:
+                            state[name] = value
         return loss
+
+    # ---- the step inside a graph (gg.function) -------------------------------------------------------
+    def _step_in_graph(self, p: Tensor, group: dict, lr: Any) -> Any:
+        """Build the update of ``p`` in the graph being traced: the rule runs on graph tensors, the new
+        parameter and state are ``assign`` nodes. The state lives in Variables (:class:`StateVariable`,
+        made here from the eager state, kept for later eager steps too), so each run of the compiled
+        step continues from the last. Returns the group's learning rate as the graph sees it."""
+        graph = graph_of([p.grad])
+        with graph.as_default():
+            if lr is None:
+                lr = self._graph_hyperparameter(group, "lr")
+            hyper = dict(group, lr=lr)
+            grad = self._grad_of(p, group, detach=False)
+            state = self.state.get(p)
+            if state is None:
+                state = self.state[p] = self._init_state(p, group)
+            for name, value in list(state.items()):
+                if isinstance(value, Variable):
+                    continue
+                if name == "step":
+                    state[name] = StateVariable(namespace_of(p.data).asarray(value, dtype="int64"), name="step")
+                elif isinstance(value, Tensor):
+                    state[name] = StateVariable(value, name=name)
+            view = dict(state)
+            assigns = {}
+            if "step" in state:
+                view["step"] = assigns["step"] = state["step"] + 1
+            new = self._update(p, grad, view, group=hyper)
+            made = [k for k, v in view.items() if k not in state and isinstance(v, Tensor)]
+            if made:
+                # state the rule creates at its first update (SGD's velocity starts at the gradient):
+                # zero Variables, the rule's usual update too, and a flag choosing between the two
+                started = StateVariable(namespace_of(p.data).asarray(False), name="started")
+                for name in made:
+                    state[name] = StateVariable(namespace_of(p.data).zeros(p.shape, dtype=view[name].dtype),
+                                                name=name)
+                later = dict(state)
+                if "step" in state:
+                    later["step"] = view["step"]
+                new_later = self._update(p, grad, later, group=hyper)
+                new = where(started, new_later, new)
+                for name in made:
+                    view[name] = where(started, later[name], view[name])
+                for name, value in later.items():
+                    if name not in made and isinstance(value, Tensor) and name != "step":
+                        view[name] = where(started, value, view[name])
+                started.assign(True)
+            for name, value in view.items():
+                var = state.get(name)
+                if isinstance(var, Variable) and isinstance(value, Tensor) and value is not var:
+                    var.assign(assigns.get(name, value))
+            p.assign(new)
+        return lr
+
+    def _graph_hyperparameter(self, group: dict, name: str) -> Any:
+        """A number hyperparameter (the learning rate) as a graph value read at every run, so that a
+        scheduler changing ``group[name]`` between compiled calls is followed."""
+        value = group[name]
+        if isinstance(value, Tensor) or isinstance(value, bool) or not isinstance(value, (int, float)):
+            return value
+        from graphgrad.graph.trace import current_trace  # (the tracer calls back before each run)
+
+        tracer = current_trace()
+        if tracer is None:
+            return value
+        xp = namespace_of(group["params"][0].data)
+        var = StateVariable(xp.asarray(value, dtype="float64"), name=name)
+
+        def refresh(var=var, group=group, name=name, xp=xp):
+            var.data = xp.asarray(group[name], dtype="float64")
+
+        tracer.before_each_call(refresh)
+        return var
 
     # ---- state_dict -----------------------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -186,7 +299,8 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p in self.state:
-                    state[index[id(p)]] = {k: (v.data.copy() if isinstance(v, Tensor) else copy.deepcopy(v))
+                    state[index[id(p)]] = {k: (int(v.data) if k == "step" and isinstance(v, Tensor) else
+                                               v.data.copy() if isinstance(v, Tensor) else copy.deepcopy(v))
                                            for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
@@ -203,7 +317,7 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__}.load_state_dict: param group {i} has "
                                  f"{len(saved['params'])} parameters in the state, {len(group['params'])} here")
             by_index.update(zip(saved["params"], group["params"]))
-        self.state = {}
+        previous, self.state = self.state, {}
         for idx, saved_state in state_dict["state"].items():
             p = by_index[int(idx)]
             restored = {}
@@ -218,6 +332,13 @@ class Optimizer:
                 restored[k] = Tensor(array, dtype=p.dtype, device=p.device)
                 if restored[k].data is array:
                     restored[k].data = array.copy()
+            for k, old in previous.get(p, {}).items():
+                # state that a compiled step (gg.function) reads keeps its Variable: load the value into it
+                if isinstance(old, Variable) and k in restored:
+                    value = restored[k]
+                    old.data = (value.data if isinstance(value, Tensor) else
+                                namespace_of(old.data).asarray(value, dtype=old.dtype))
+                    restored[k] = old
             self.state[p] = restored
         for saved, group in zip(groups, self.param_groups):
             for k, v in saved.items():
@@ -253,14 +374,15 @@ class Optimizer:
             state[name] = Tensor._wrap(xp.full(param.shape, initial, dtype=param.dtype))
         return state
 
-    def _grad_of(self, param: Tensor, group: dict) -> Tensor:
+    def _grad_of(self, param: Tensor, group: dict, detach: bool = True) -> Tensor:
         """The gradient the rule sees: ``param.grad`` (detached, in the parameter's dtype), negated
         with ``maximize``."""
         grad = param.grad
         if tuple(grad.shape) != tuple(param.shape):
             raise ShapeError(f"{type(self).__name__}.step: a parameter of shape {tuple(param.shape)} has a gradient "
                              f"of shape {tuple(grad.shape)}")
-        grad = grad.detach()
+        if detach:
+            grad = grad.detach()
         if grad.dtype != param.dtype:
             grad = astype(grad, param.dtype)
         return neg(grad) if group.get("maximize") else grad

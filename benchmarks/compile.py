@@ -1,0 +1,309 @@
+"""The graph compiler (rewrites + elementwise fusion + buffer planning) against eager mode and NumPy.
+
+Workloads, each in four versions timed interleaved in one process (graphgrad eager; compiled: a
+static graph with placeholders, ``gg.gradients`` and ``assign`` nodes run by ``Session(optimize=2)``;
+the same graph with ``Session(optimize=0)``; hand-written NumPy forward + backward + update):
+
+* W4 tiny-op chain: x of shape (16,), 100 elementwise ops (``*1.001``, ``+0.001``, ``tanh``), sum,
+  forward + backward;
+* MNIST MLP 784-512-256-10 ReLU, batch 128, softmax cross-entropy, SGD step;
+* spiral MLP 2-100-3 ReLU, full batch of 300 points, SGD step.
+
+Also ``@gg.function`` on the eager step when ``gg.function`` exists. Prints ratios, the plans' peak
+intermediate memory without and with buffer planning, and compile time (first run minus a steady run).
+
+    python benchmarks/compile.py [--json out.json] [--repeats 30]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+from common import report, time_steps  # noqa: E402
+
+LR = 0.05
+N_OPS = 100
+
+
+# ---- W4 tiny chain -----------------------------------------------------------------------------------
+def chain(y, tanh):
+    for i in range(N_OPS):
+        k = i % 3
+        y = y * 1.001 if k == 0 else (y + 0.001 if k == 1 else tanh(y))
+    return y
+
+
+def tiny_versions(gg, x0):
+    x = gg.tensor(x0, requires_grad=True)
+
+    def eager():
+        x.grad = None
+        loss = chain(x, gg.tanh).sum()
+        loss.backward()
+        return float(loss.item()), x.grad.numpy()
+
+    graph = gg.Graph()
+    with graph.as_default():
+        xp = gg.placeholder(gg.float32, x0.shape, name="x")
+        loss = chain(xp, gg.tanh).sum()
+        (gx,) = gg.gradients(loss, [xp])
+    sessions = {level: gg.Session(graph, optimize=level) for level in (2, 0)}
+
+    def compiled(level):
+        sess = sessions[level]
+
+        def step():
+            value, grad = sess.run([loss, gx], {xp: x0})
+            return float(value), grad
+
+        return step
+
+    a, b = np.float32(1.001), np.float32(0.001)
+
+    def numpy_step():
+        saved, y = [], x0
+        for i in range(N_OPS):
+            k = i % 3
+            if k == 0:
+                y = y * a
+            elif k == 1:
+                y = y + b
+            else:
+                y = np.tanh(y)
+                saved.append(y)
+        value = y.sum()
+        g = np.ones_like(y)
+        for i in reversed(range(N_OPS)):
+            k = i % 3
+            if k == 0:
+                g = g * a
+            elif k == 2:
+                t = saved.pop()
+                g = g * (1 - t * t)
+        return float(value), g
+
+    versions = {"eager": eager, "compiled": compiled(2), "optimize=0": compiled(0), "numpy": numpy_step}
+    fn = getattr(gg, "function", None)
+    if fn is not None:
+        try:
+            @fn
+            def traced(xt):
+                loss = chain(xt, gg.tanh).sum()
+                (g,) = gg.grad([loss], [xt]) if hasattr(gg, "grad") else (None,)
+                return loss, g
+
+            xt = gg.tensor(x0, requires_grad=True)
+            traced(xt)
+            versions["gg.function"] = lambda: tuple(traced(xt))
+        except Exception as exc:  # gg.function is being written: report, do not fail
+            print(f"(gg.function skipped: {type(exc).__name__}: {exc})")
+    return versions, None, lambda: (_only_plan(sessions[2]), _only_plan(sessions[0]))
+
+
+# ---- MLPs --------------------------------------------------------------------------------------------
+def make_params(sizes, seed=1):
+    rng = np.random.default_rng(seed)
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        bound = 1 / np.sqrt(fan_in)
+        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+        params.append(np.zeros(fan_out, np.float32))
+    return params
+
+
+def mlp_forward(gg, params, x):
+    h = x
+    for i in range(0, len(params), 2):
+        h = h @ params[i] + params[i + 1]
+        if i + 2 < len(params):
+            h = gg.relu(h)
+    return h
+
+
+def mlp_versions(gg, sizes, x, y):
+    ps = [gg.Variable(p) for p in make_params(sizes)]
+    xt, yt = gg.tensor(x), gg.tensor(y)
+
+    def eager():
+        for p in ps:
+            p.grad = None
+        loss = gg.cross_entropy(mlp_forward(gg, ps, xt), yt)
+        loss.backward()
+        with gg.no_grad():
+            for p in ps:
+                p -= p.grad * LR
+        return float(loss.item())
+
+    def build():
+        vs = [gg.Variable(p) for p in make_params(sizes)]
+        graph = gg.Graph()
+        with graph.as_default():
+            xp = gg.placeholder(gg.float32, x.shape, name="x")
+            yp = gg.placeholder(gg.int64, y.shape, name="y")
+            loss = gg.cross_entropy(mlp_forward(gg, vs, xp), yp)
+            grads = gg.gradients(loss, vs)
+            train = gg.group(*[v.assign(v.value() - g * LR) for v, g in zip(vs, grads)])
+        return graph, [loss, train], {xp: x, yp: y}
+
+    def compiled(level):
+        graph, fetches, feed = build()
+        sess = gg.Session(graph, optimize=level)
+
+        def step():
+            return float(sess.run(fetches, feed)[0])
+
+        step.session = sess
+        return step
+
+    hp = make_params(sizes)
+    n = x.shape[0]
+    onehot = np.zeros((n, sizes[-1]), np.float32)
+    onehot[np.arange(n), y] = 1
+
+    def numpy_step():
+        hs, h = [x], x
+        layers = len(hp) // 2
+        for i in range(layers):
+            h = h @ hp[2 * i] + hp[2 * i + 1]
+            if i + 1 < layers:
+                np.maximum(h, 0, out=h)
+            hs.append(h)
+        z = h - h.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        loss = float((np.log(s)[:, 0] - z[np.arange(n), y]).mean())
+        g = e / s
+        g -= onehot
+        g *= 1.0 / n
+        for i in reversed(range(layers)):
+            gw = hs[i].T @ g
+            gb = g.sum(axis=0)
+            if i > 0:
+                g = g @ hp[2 * i].T
+                g *= hs[i] > 0
+            hp[2 * i] -= LR * gw
+            hp[2 * i + 1] -= LR * gb
+        return loss
+
+    c2, c0 = compiled(2), compiled(0)
+    versions = {"eager": eager, "compiled": c2, "optimize=0": c0, "numpy": numpy_step}
+    fn = getattr(gg, "function", None)
+    if fn is not None:
+        try:
+            fs = [gg.Variable(p) for p in make_params(sizes)]
+
+            @fn
+            def traced(xb, yb):
+                for p in fs:
+                    p.grad = None
+                loss = gg.cross_entropy(mlp_forward(gg, fs, xb), yb)
+                loss.backward()
+                with gg.no_grad():
+                    for p in fs:
+                        p -= p.grad * LR
+                return loss
+
+            traced(xt, yt)
+            versions["gg.function"] = lambda: float(np.asarray(traced(xt, yt).numpy()))
+        except Exception as exc:
+            print(f"(gg.function skipped: {type(exc).__name__}: {exc})")
+    return versions, build, lambda: (_only_plan(c2.session), _only_plan(c0.session))
+
+
+def _only_plan(sess):
+    return next(iter(sess._plans.values()), None)
+
+
+def compile_time(gg, build_fn) -> float:
+    """First run of a fresh Session (builds and optimizes the plan) minus a steady run."""
+    graph, fetches, feed = build_fn()
+    sess = gg.Session(graph, optimize=2)
+    start = time.perf_counter()
+    sess.run(fetches, feed)
+    first = time.perf_counter() - start
+    steady = []
+    for _ in range(5):
+        start = time.perf_counter()
+        sess.run(fetches, feed)
+        steady.append(time.perf_counter() - start)
+    return first - min(steady)
+
+
+def check_same(name, versions, steps=3, rtol=1e-5):
+    """Compiled and eager from the same start agree (loss of the first steps)."""
+    for _ in range(steps):
+        ref = versions["eager"]()
+        for key in ("compiled", "optimize=0", "numpy", "gg.function"):
+            if key in versions:
+                got = versions[key]()
+                a = ref[0] if isinstance(ref, tuple) else ref
+                b = got[0] if isinstance(got, tuple) else got
+                if key == "gg.function" and not np.allclose(float(b), float(a), rtol=rtol):
+                    print(f"({name}: gg.function gives loss {float(b)}, eager {float(a)}: not timed)")
+                    del versions[key]
+                    continue
+                np.testing.assert_allclose(float(b), float(a), rtol=rtol, err_msg=f"{name}: {key} vs eager")
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args(argv)
+    import graphgrad as gg
+
+    results: dict = {}
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal(16).astype(np.float32)
+    versions, _, plan = tiny_versions(gg, x0)
+    check_same("tiny chain", versions, steps=1)
+    workloads = [("W4 tiny chain (16,) x 100 ops, fwd+bwd", versions, plan, None, "us", 1e6)]
+    for name, sizes, batch in (("MLP 784-512-256-10 batch 128", (784, 512, 256, 10), 128),
+                               ("spiral MLP 2-100-3 batch 300", (2, 100, 3), 300)):
+        x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+        y = rng.integers(0, sizes[-1], batch)
+        versions, build, plan = mlp_versions(gg, sizes, x, y)
+        check_same(name, versions)
+        workloads.append((name, versions, plan, build, "ms", 1e3))
+    for name, versions, plan, build, unit, scale in workloads:
+        rows = time_steps({f"{k}": v for k, v in versions.items()}, repeats=args.repeats)
+        report(name, unit, scale, rows, "compiled", None)
+        r = {k: v["median"] for k, v in rows.items()}
+        entry = {"median_s": r,
+                 "compiled_speedup_vs_eager": r["eager"] / r["compiled"],
+                 "compiled_over_numpy": r["compiled"] / r["numpy"],
+                 "compiled_speedup_vs_optimize0": r["optimize=0"] / r["compiled"]}
+        plan2, plan0 = plan()
+        entry["peak_before_bytes"] = plan2.memory["peak_before"]
+        entry["peak_after_bytes"] = plan2.memory["peak_after"]
+        entry["peak_optimize0_bytes"] = plan0.memory["peak_before"]
+        entry["steps_compiled"], entry["steps_optimize0"] = len(plan2.steps), len(plan0.steps)
+        if build is not None:
+            entry["compile_time_s"] = compile_time(gg, build)
+        print(f"  speedup vs eager {entry['compiled_speedup_vs_eager']:.2f}x, "
+              f"compiled / numpy {entry['compiled_over_numpy']:.2f}x, "
+              f"vs optimize=0 {entry['compiled_speedup_vs_optimize0']:.2f}x")
+        if "peak_before_bytes" in entry:
+            b, a = entry["peak_before_bytes"], entry["peak_after_bytes"]
+            z = entry["peak_optimize0_bytes"]
+            print(f"  peak intermediate memory: {b / 1e6:.3f} MB without buffer planning, {a / 1e6:.3f} MB with "
+                  f"({a / max(b, 1):.2f}x); optimize=0 {z / 1e6:.3f} MB ({a / max(z, 1):.2f}x); "
+                  f"steps {entry['steps_compiled']} vs {entry['steps_optimize0']}")
+        if "compile_time_s" in entry:
+            print(f"  compile time {entry['compile_time_s'] * 1e3:.0f} ms")
+        results[name] = entry
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=2)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""Buffer planning for execution plans: in-place execution where it is safe, and memory estimates.
+
+A plan is a flat list of steps ``[slot, forward, argument slots, node, slots freed after]`` (see
+``session.py``); values are dropped after their last use (liveness). On top of that:
+
+* **in-place kernels**: a fused elementwise kernel writes its output into the array of an input
+  that dies at that step (same shape and dtype, read before the kernel first writes its output),
+  instead of allocating;
+* **assign without copy**: an ``Assign`` of a value that dies there takes the array as the
+  variable's new value instead of copying it.
+
+A buffer is reused only when it is certainly private to the run: made by an op known to return a
+fresh array (elementwise ops, matmul, fused kernels), never fetched, never a fed value, a Variable's
+value or a constant, and never seen by an op that may return a view of it (reshape, transpose,
+broadcast, indexing, identity...), whose result would alias it.
+
+:func:`memory_estimate` gives the peak bytes of live intermediate arrays at the worst step, without
+and with this planning (``plan.memory = {"peak_before": ..., "peak_after": ...}``).
+"""
+from __future__ import annotations
+
+import math
+
+from graphgrad.backend import np
+from graphgrad.graph.variables import Assign, Const, Placeholder, ReadVariable
+from graphgrad.ops import elementwise as E
+from graphgrad.ops import unary as U
+from graphgrad.ops.linalg import MatMul
+
+_FRESH_CACHE: dict = {}
+
+
+def _fresh_classes() -> tuple:
+    """Op classes whose forward always returns a new array that nothing else references."""
+    if not _FRESH_CACHE:
+        from graphgrad.graph.rewrite.fuse import FusedElementwise
+
+        classes = {FusedElementwise, MatMul, E.Add, E.Sub, E.Mul, E.Div, E.Maximum, E.Minimum, E.Where, E.Cast,
+                   U.Neg, U.Exp, U.Log, U.Tanh, U.TanhGrad, U.Sqrt, U.Relu, U.Abs, U.Sin, U.Cos}
+        _FRESH_CACHE["fresh"] = frozenset(classes)
+        from graphgrad.ops import reduce as R
+
+        readers = {c for c in vars(R).values() if isinstance(c, type) and issubclass(c, R._Reduction)}
+        _FRESH_CACHE["readers"] = frozenset(classes | readers | {R.SumTo})
+    return _FRESH_CACHE["fresh"]
+
+
+def _safe_readers() -> frozenset:
+    """Ops that only read their inputs (their output never aliases an input)."""
+    _fresh_classes()
+    return _FRESH_CACHE["readers"]
+
+
+def _is_view_op(op) -> bool:
+    """Ops whose output may share memory with their first input (counted as that input's storage)."""
+    from graphgrad.graph.rewrite.fuse import Unpack
+    from graphgrad.ops import array as A
+    from graphgrad.ops import shape as S
+    from graphgrad.ops.indexing import GetItem
+    from graphgrad.graph.variables import PlaceholderWithDefault
+
+    return isinstance(op, (S.Reshape, S.Transpose, S.ExpandDims, S.Squeeze, S.BroadcastTo, Unpack, GetItem,
+                           A.Identity, A.ReshapeLike, A.BroadcastLike, A.Flatten, PlaceholderWithDefault))
+
+
+def _nbytes(node) -> int:
+    spec = None if node.out is None else node.out.spec
+    if spec is None or spec.shape is None or None in spec.shape:
+        return 0
+    return math.prod(spec.shape) * spec.dtype.itemsize
+
+
+def _analyse(steps: list) -> tuple:
+    producer = {}
+    users: dict = {}
+    for i, step in enumerate(steps):
+        producer[step[0]] = i
+        for slot in step[2]:
+            users.setdefault(slot, []).append(i)
+    return producer, users
+
+
+def plan_buffers(steps: list, fetch_slots) -> dict:
+    """Rewrite ``steps`` (lists, in place) to run kernels in place and assigns without copies where
+    safe. Returns {output slot: donor slot} for the memory estimate."""
+    fresh = _fresh_classes()
+    readers = _safe_readers()
+    fetched = {s for s in fetch_slots if s is not None}
+    producer, users = _analyse(steps)
+
+    def private(slot, step_index) -> bool:
+        """The value in ``slot`` is a fresh array that dies at step ``step_index`` and nothing aliases."""
+        p = producer.get(slot)
+        if p is None or slot in fetched or type(steps[p][3].op) not in fresh:
+            return False
+        if slot not in steps[step_index][4] or steps[step_index][2].count(slot) != 1:
+            return False
+        return all(u == step_index or type(steps[u][3].op) in readers for u in users.get(slot, ()))
+
+    shared: dict = {}
+    for i, step in enumerate(steps):
+        op = step[3].op
+        donatable = getattr(op, "donatable", ())
+        if donatable:
+            for pos in donatable:
+                slot = step[2][pos]
+                if private(slot, i):
+                    step[1] = _into(op.forward_into, pos)
+                    shared[step[0]] = slot
+                    break
+        elif type(op) is Assign:
+            slot = step[2][0]
+            node = steps[producer[slot]][3] if slot in producer else None
+            var = op.variable
+            if node is not None and private(slot, i) and node.out.spec.shape == tuple(var.shape) \
+                    and node.out.spec.dtype == var.dtype:
+                step[1] = _steal(var)
+                shared[step[0]] = slot
+    return shared
+
+
+def _into(forward_into, pos: int):
+    def forward(xp, *arrays):
+        return forward_into(xp, arrays[pos], *arrays)
+
+    return forward
+
+
+def _steal(variable):
+    def forward(xp, value):
+        variable.data = value
+        return value
+
+    return forward
+
+
+def memory_estimate(steps: list, fetch_slots, shared: dict | None = None) -> int:
+    """Peak bytes of live intermediate arrays over the steps (values made by steps: not fed values,
+    constants or variable values; a view counts as the array it views). ``shared`` maps output slots
+    that reuse another slot's array (in-place steps) to that slot."""
+    shared = shared or {}
+    fetched = {s for s in fetch_slots if s is not None}
+    storage: dict = {}  # slot -> storage id
+    size: dict = {}
+    end: dict = {}
+    start: dict = {}
+    n = len(steps)
+    last_use: dict = {}
+    for i, step in enumerate(steps):
+        for slot in step[2]:
+            last_use[slot] = i
+    for i, step in enumerate(steps):
+        slot, node = step[0], step[3]
+        op = node.op
+        if isinstance(op, (Const, ReadVariable, Placeholder)) or node.out is None:
+            continue
+        if slot in shared and shared[slot] in storage:
+            storage[slot] = storage[shared[slot]]
+        elif _is_view_op(op) and step[2]:
+            src = storage.get(step[2][0])
+            if src is None:
+                continue
+            storage[slot] = src
+        else:
+            storage[slot] = slot
+            size[slot] = _nbytes(node)
+            start[slot] = i
+        sid = storage[slot]
+        until = n if slot in fetched else max(last_use.get(slot, i), i)
+        end[sid] = max(end.get(sid, i), until)
+    delta = [0] * (n + 2)
+    for sid, nbytes in size.items():
+        delta[start[sid]] += nbytes
+        delta[end[sid] + 1] -= nbytes
+    peak = live = 0
+    for d in delta:
+        live += d
+        peak = max(peak, live)
+    return peak
+
+
+def plan_memory(steps: list, fetch_slots, shared: dict) -> dict:
+    """``{"peak_before": bytes, "peak_after": bytes}``: peak live intermediates without and with planning."""
+    before = memory_estimate(steps, fetch_slots)
+    after = memory_estimate(steps, fetch_slots, shared)
+    return {"peak_before": before, "peak_after": after, "in_place_steps": len(shared)}
+
+
+__all__ = ["plan_buffers", "memory_estimate", "plan_memory", "np"]

@@ -1,0 +1,619 @@
+"""Elementwise fusion: connected groups of elementwise nodes become one generated NumPy kernel.
+
+The "fuse" phase runs on the final graph (gradients and optimizer updates are already nodes). It
+finds groups of elementwise nodes of one output shape (float results; comparisons feeding a
+``where`` inside the group are fine), grown backwards from a root so that every interior value is
+used only inside the group, and replaces each group by one :class:`FusedElementwise` node. A group
+may also start with a ``MatMul`` whose only consumer is in the group (matmul + bias + relu becomes
+``np.matmul(x, w, out=buf); np.add(buf, b, out=buf); np.maximum(buf, 0, out=buf)``).
+
+The kernel is Python source generated per group structure, compiled once (``exec``) and cached. When
+every shape is known it writes each instruction with ``out=`` into the output buffer or a few
+temporaries, reusing a buffer as soon as its value is dead (register allocation); otherwise it
+evaluates the same ufuncs without ``out=``. A group whose interior values are needed outside (at most
+``MAX_EXTRA_OUTPUTS`` of them, same dtype) packs its outputs into one array of shape ``(k, *shape)``
+and :class:`Unpack` nodes give views of each.
+
+Semantics are those of the unfused ops: each value has its node's dtype (the graph's specs), Python
+scalars stay weak (they are converted to the dtype of the array they meet), and ops whose rule is
+not copied here exactly are simply not fused.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import sys
+from typing import Optional
+
+from graphgrad.backend import np
+from graphgrad.core.op import Op
+from graphgrad.core.spec import TensorSpec
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import GradError
+from graphgrad.graph.rewrite.engine import Program, rewrite
+from graphgrad.ops import elementwise as E
+from graphgrad.ops import unary as U
+from graphgrad.ops.array import FullLike
+from graphgrad.ops.linalg import MatMul
+
+#: Most values a group may hand out besides its root (they are packed into one array).
+MAX_EXTRA_OUTPUTS = 4
+#: Scalars meeting arrays of at most this many elements are stored as full arrays (array-array
+#: ufunc calls are about twice as fast as array-scalar ones on tiny arrays).
+SMALL = 4096
+
+_BINARY = {E.Add: "add", E.Sub: "subtract", E.Mul: "multiply", E.Div: "true_divide", E.Maximum: "maximum",
+           E.Minimum: "minimum"}
+_COMPARE = {E.Greater: "greater", E.GreaterEqual: "greater_equal", E.Less: "less", E.LessEqual: "less_equal",
+            E.Equal: "equal", E.NotEqual: "not_equal"}
+_UNARY = {U.Neg: "negative", U.Exp: "exp", U.Log: "log", U.Tanh: "tanh", U.Sqrt: "sqrt", U.Abs: "absolute",
+          U.Sin: "sin", U.Cos: "cos"}
+#: Op classes the fuse phase may put in a group (exact classes, no subclasses).
+FUSIBLE = tuple(_BINARY) + tuple(_COMPARE) + tuple(_UNARY) + (U.Relu, U.TanhGrad, E.Where, E.Cast)
+
+
+class Unpack(Op):
+    """Output ``index`` of a packed multi-output fused kernel (a view of the packed array)."""
+
+    props = ("index",)
+
+    def __init__(self, index: int):
+        self.index = int(index)
+
+    def infer(self, packed):
+        return TensorSpec(None if packed.shape is None else packed.shape[1:], packed.dtype)
+
+    def forward(self, xp, packed):
+        return packed[self.index, ...]
+
+    def backward(self, inputs, out, g):
+        raise GradError("fused ops are only produced after differentiation")
+
+
+class FusedElementwise(Op):
+    """A group of elementwise nodes run as one generated kernel (see the module docstring).
+
+    ``source`` is the kernel's Python code; ``ops`` the fused op names in order; ``donatable`` the
+    input positions whose array the kernel may overwrite as its output (buffer planning passes one
+    through ``forward_into`` when that input is dead after this step).
+    """
+
+    props = ("key",)
+
+    def __init__(self, kernel: "_Kernel"):
+        self.kernel = kernel
+        self.key = kernel.key
+        self.source = kernel.source
+        self.ops = kernel.ops
+        self.donatable = kernel.donatable
+        self._fn = kernel.fn
+
+    def __repr__(self) -> str:
+        shown = "+".join(self.ops[:6]) + ("+..." if len(self.ops) > 6 else "")
+        return f"FusedElementwise({len(self.ops)} ops: {shown})"
+
+    def infer(self, *specs):
+        return self.kernel.spec
+
+    def forward(self, xp, *arrays):
+        return self._fn(xp, None, *arrays)
+
+    def forward_into(self, xp, out, *arrays):
+        """Run with ``out`` as the output buffer (an input position listed in ``donatable``)."""
+        return self._fn(xp, out, *arrays)
+
+    def backward(self, inputs, out, g):
+        raise GradError("fused ops are only produced after differentiation (gradients are already in the graph)")
+
+
+# ---- eligibility ------------------------------------------------------------------------------------
+def _spec(x):
+    return x.spec if isinstance(x, Tensor) else None
+
+
+def _literal_ok(x) -> bool:
+    return type(x) in (int, float) and math.isfinite(x)
+
+
+def _eligible(node) -> bool:
+    """Whether ``node`` may be an elementwise member of a group."""
+    op = node.op
+    cls = type(op)
+    if cls not in FUSIBLE or node.out is None or node.control_inputs:
+        return False
+    spec = node.out.spec
+    if spec.shape is None:
+        return False
+    tensors = [x for x in node.inputs if isinstance(x, Tensor)]
+    if not tensors or any(x.shape is None for x in tensors):
+        return False
+    if any(not isinstance(x, Tensor) and not _literal_ok(x) for x in node.inputs):
+        return False
+    if cls in _COMPARE:
+        return spec.dtype.kind == "b" and all(x.dtype.kind == "f" for x in tensors)
+    if spec.dtype.kind != "f":
+        return False
+    if cls is E.Where:
+        cond, x, y = node.inputs
+        if not (isinstance(cond, Tensor) and cond.dtype.kind == "b"):
+            return False
+        return all(v.dtype.kind == "f" for v in (x, y) if isinstance(v, Tensor))
+    if any(x.dtype.kind != "f" for x in tensors):
+        return False
+    if cls is U.TanhGrad:
+        return all(isinstance(x, Tensor) and x.dtype == spec.dtype for x in node.inputs)
+    if cls in _BINARY and not any(isinstance(x, Tensor) and x.dtype == spec.dtype for x in node.inputs):
+        return False  # e.g. float16 * float32 scalar array: keep NumPy's own resolution
+    return True
+
+
+def _eligible_head(node, shape, dtype) -> bool:
+    """A MatMul that can open a group: 2-D operands of the result's dtype, known shapes."""
+    if type(node.op) is not MatMul or node.out is None or node.control_inputs:
+        return False
+    a, b = node.inputs
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return False
+    if a.ndim != 2 or b.ndim != 2 or a.dtype != dtype or b.dtype != dtype or dtype.kind != "f":
+        return False
+    return node.out.shape == shape and None not in shape
+
+
+# ---- grouping -----------------------------------------------------------------------------------------
+def _consumers(order) -> dict:
+    users: dict = {n: [] for n in order}
+    for n in order:
+        for x in n.inputs:
+            if isinstance(x, Tensor) and x._node in users:
+                users[x._node].append(n)
+        for c in n.control_inputs:
+            if c in users:
+                users[c].append(None)  # a control dependency: an outside use that is not a value
+    return users
+
+
+def _grow(root, index, users, eligible, assigned, fetched, allow_extra: bool):
+    shape, dtype = root.out.shape, root.out.spec.dtype
+    members = {root}
+    extras = []
+    heap = []
+    seen = set()
+
+    def push(node):
+        for x in node.inputs:
+            if isinstance(x, Tensor) and x._node in index and x._node not in seen:
+                seen.add(x._node)
+                heapq.heappush(heap, (-index[x._node], id(x._node), x._node))
+
+    push(root)
+    while heap:
+        _, _, p = heapq.heappop(heap)
+        if p in assigned or p.out is None or p.out.shape != shape:
+            continue
+        head = False
+        if not eligible.get(p):
+            if not _eligible_head(p, shape, dtype):
+                continue
+            head = True
+        outside = p in fetched or any(u is None or u not in members for u in users[p])
+        if outside:
+            if head or not allow_extra or len(extras) >= MAX_EXTRA_OUTPUTS or p.out.spec.dtype != dtype:
+                continue
+            extras.append(p)
+        members.add(p)
+        if not head:
+            push(p)
+    return members, extras
+
+
+def _has_cycle(members, extras, users, group_of, groups) -> bool:
+    """Whether a value leaving the group through an extra output comes back into it, counting each
+    group formed earlier as one node (it will be one fused node)."""
+    stack = [u for x in extras for u in users[x] if u is not None and u not in members]
+    seen = set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        gid = group_of.get(n)
+        nodes = groups[gid][0] if gid is not None else (n,)
+        for m in nodes:
+            seen.add(m)
+            for u in users[m]:
+                if u is None:
+                    continue
+                if u in members:
+                    return True
+                if u not in seen:
+                    stack.append(u)
+    return False
+
+
+def _control_users(order) -> dict:
+    users: dict = {}
+    for n in order:
+        for c in n.control_inputs:
+            users.setdefault(c, []).append(n)
+    return users
+
+
+def find_groups(program: Program) -> list:
+    """The groups to fuse: (members in execution order, root, extra outputs), roots last first."""
+    order = program.nodes()
+    index = {n: i for i, n in enumerate(order)}
+    users = _consumers(order)
+    controls = _control_users(order)
+    for node, deps in controls.items():  # a node waited on by control edges: follow them in cycles
+        users[node] = [u for u in users[node] if u is not None] + deps + [None]
+    fetched = set(program.outputs)
+    eligible = {n: _eligible(n) for n in order}
+    assigned: set = set()
+    group_of: dict = {}
+    groups = []
+    for root in reversed(order):
+        if root in assigned or not eligible[root] or root.out.spec.dtype.kind != "f":
+            continue
+        members, extras = _grow(root, index, users, eligible, assigned, fetched, allow_extra=True)
+        if extras and _has_cycle(members, extras, users, group_of, groups):
+            members, extras = _grow(root, index, users, eligible, assigned, fetched, allow_extra=False)
+        real = [m for m in members if type(m.op) is not MatMul]
+        if len(members) < 2 or not real:
+            continue
+        assigned.update(members)
+        for m in members:
+            group_of[m] = len(groups)
+        groups.append((sorted(members, key=index.__getitem__), root, sorted(extras, key=index.__getitem__)))
+    if any(g[2] for g in groups) and not _acyclic(order, users, group_of):
+        # safety net: the per-group check should make this unreachable; single-output groups are
+        # always safe, so keep those only
+        return [g for g in groups if not g[2]]
+    return groups
+
+
+def _acyclic(order, users, group_of) -> bool:
+    """Whether the graph stays acyclic with each group contracted to one node (Kahn's algorithm)."""
+    key = {n: ("g", group_of[n]) if n in group_of else n for n in order}
+    succ: dict = {}
+    indeg: dict = {k: 0 for k in key.values()}
+    for n in order:
+        for u in users[n]:
+            if u is None or u not in key or key[u] == key[n]:
+                continue
+            edge = (key[n], key[u])
+            if edge not in succ:
+                succ[edge] = True
+                indeg[key[u]] += 1
+    out: dict = {}
+    for a, b in succ:
+        out.setdefault(a, []).append(b)
+    ready = [k for k, d in indeg.items() if d == 0]
+    count = 0
+    while ready:
+        k = ready.pop()
+        count += 1
+        for b in out.get(k, ()):
+            indeg[b] -= 1
+            if indeg[b] == 0:
+                ready.append(b)
+    return count == len(indeg)
+
+
+# ---- code generation --------------------------------------------------------------------------------
+class _Kernel:
+    __slots__ = ("key", "source", "fn", "spec", "ops", "donatable")
+
+
+_CACHE: dict = {}
+
+
+def _lit(value, dtype, small, consts, shape):
+    """A literal as code: a full array (tiny shapes) or a NumPy scalar of the dtype it meets."""
+    if dtype is None or dtype.kind != "f":
+        return repr(value) if value >= 0 else f"({value!r})"
+    key = (value, dtype.str, small)
+    name = consts.get(key)
+    if name is None:
+        name = consts[key] = f"_c{len(consts)}"
+    return name
+
+
+def build_kernel(members, root, extras, inputs) -> _Kernel:
+    """Generate (or fetch from the cache) the kernel of a group. ``inputs`` lists the group's external
+    tensor inputs in argument order."""
+    pos = {id(t._node): i for i, t in enumerate(inputs)}
+    slot = {m: j for j, m in enumerate(members)}
+    shape = root.out.shape
+    fast = None not in shape
+    # the group's structure: instructions over input positions / member positions / literals
+    instrs = []
+    for m in members:
+        args = []
+        for x in m.inputs:
+            if isinstance(x, Tensor):
+                args.append(("v", slot[x._node]) if x._node in slot else ("a", pos[id(x._node)]))
+            else:
+                args.append(("l", x))
+        instrs.append((m.op._key() if type(m.op) is not MatMul else (MatMul,), type(m.op), tuple(args),
+                       m.out.spec.dtype.str))
+    in_specs = tuple((t.shape, t.dtype.str) for t in inputs)
+    outs = tuple(slot[x] for x in extras)
+    key = (tuple((i[0], i[2], i[3]) for i in instrs), in_specs, shape, outs)
+    kernel = _CACHE.get(key)
+    if kernel is None:
+        kernel = _CACHE[key] = _generate(key, instrs, inputs, members, root, extras, shape, fast)
+    return kernel
+
+
+def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kernel:
+    n = len(instrs)
+    dtypes = [np.dtype(d) for _, _, _, d in instrs]
+    in_dtypes = [t.dtype for t in inputs]
+    small = fast and math.prod(shape) <= SMALL
+    consts: dict = {}
+    lines = []
+
+    def dtype_of(ref):
+        kind, v = ref
+        return dtypes[v] if kind == "v" else (in_dtypes[v] if kind == "a" else None)
+
+    # last use of each member value and of each input
+    last = {}
+    for j, (_, _, args, _) in enumerate(instrs):
+        for a in args:
+            if a[0] != "l":
+                last[a] = j
+    extra_slots = {members.index(x): k + 1 for k, x in enumerate(extras)}
+    root_j = n - 1
+    packed = bool(extras)
+    if packed:
+        extra_slots[root_j] = 0
+    bufname: dict = {}
+    free: dict = {}
+    temps = []
+    first_out_write = None
+
+    def operand(ref, other_dtype):
+        kind, v = ref
+        if kind == "v":
+            return bufname[v] if fast else f"v{v}"
+        if kind == "a":
+            return f"a{v}"
+        return _lit(v, other_dtype, small, consts, shape)
+
+    def take(j, dtype, reusable):
+        """The buffer instruction j writes (fast path)."""
+        if j in extra_slots:
+            return f"o{extra_slots[j]}" if packed else "out"
+        if j == root_j:
+            return "out"
+        for ref in reusable:
+            if ref[0] == "v" and last.get(ref) == j and dtypes[ref[1]] == dtype and ref[1] not in extra_slots:
+                name = bufname[ref[1]]
+                if name not in held_elsewhere(j, ref):
+                    return name
+        pool = free.get(dtype.str, [])
+        if pool:
+            return pool.pop(0)
+        name = f"t{len(temps)}"
+        temps.append((name, dtype))
+        return name
+
+    def held_elsewhere(j, ref):
+        # a buffer may hold only one live value; values read by j other than ref keep theirs
+        return {bufname[a[1]] for a in instrs[j][2] if a[0] == "v" and a != ref}
+
+    if fast:
+        out_dtype = dtypes[root_j]
+        if not packed:
+            free[out_dtype.str] = ["out"]
+    for j, (opkey, cls, args, dstr) in enumerate(instrs):
+        dtype = dtypes[j]
+        tensor_dtypes = [dtype_of(a) for a in args if a[0] != "l"]
+        meet = dtype if cls is E.Where else next((d for d in tensor_dtypes if d is not None), None)
+        ops = [operand(a, meet) for a in args]
+        if not fast:
+            target = f"v{j}"
+            lines.append(f"    {target} = " + _functional(cls, instrs[j], ops, dtype))
+            continue
+        if cls is MatMul:
+            target = take(j, dtype, ())
+        elif cls is E.Where:
+            target = take(j, dtype, (args[2], args[1]))
+        else:
+            target = take(j, dtype, args)
+        bufname[j] = target
+        if target == "out" and first_out_write is None:
+            first_out_write = j
+        lit = (lambda v: _lit(v, dtype, small, consts, shape)) if dtype.kind == "f" else repr
+        lines.extend("    " + s for s in _emit(cls, ops, target, dtype, temps, lit))
+        # free the buffers of values whose last use this was
+        for a in set(args):
+            if a[0] == "v" and last.get(a) == j and a[1] not in extra_slots and bufname[a[1]] != target:
+                free.setdefault(dtypes[a[1]].str, []).append(bufname[a[1]])
+    in_args = ", ".join(f"a{i}" for i in range(len(inputs)))
+    head = [f"def kernel(xp, out{', ' if in_args else ''}{in_args}):"]
+    out_spec_dtype = dtypes[root_j]
+    if fast:
+        if packed:
+            k = len(extras) + 1
+            head.append(f"    pack = xp.empty({(k,) + tuple(shape)!r}, _out_dtype)")
+            head.extend(f"    o{i} = pack[{i}, ...]" for i in range(k))
+        else:
+            head.append("    if out is None:")
+            head.append(f"        out = xp.empty({tuple(shape)!r}, _out_dtype)")
+        for name, dtype in temps:
+            head.append(f"    {name} = xp.empty({tuple(shape)!r}, _d_{dtype.str[1:]})")
+        tail = ["    return pack" if packed else "    return out"]
+    else:
+        if packed:
+            names = ", ".join(f"v{j}" for j in [root_j] + [members.index(x) for x in extras])
+            tail = [f"    return xp.stack([{names}])"]
+        else:
+            tail = [f"    return v{root_j}"]
+    namespace = {"_out_dtype": out_spec_dtype, "np": np}
+    for dtype in set(dtypes) | {d for _, d in temps}:
+        namespace[f"_d_{dtype.str[1:]}"] = dtype
+    const_lines = []
+    for (value, dstr, small_), name in consts.items():
+        dtype = np.dtype(dstr)
+        if small_:
+            array = np.full(shape, value, dtype)
+            array.flags.writeable = False
+            namespace[name] = array
+            const_lines.append(f"# {name} = full({tuple(shape)}, {value!r}, {dtype})")
+        else:
+            namespace[name] = dtype.type(value)
+            const_lines.append(f"# {name} = {dtype}({value!r})")
+    source = "\n".join(const_lines + head + lines + tail) + "\n"
+    exec(compile(source, f"<fused kernel {abs(hash(key)) % 10**8}>", "exec"), namespace)
+    kernel = _Kernel()
+    kernel.key = key
+    kernel.source = source
+    kernel.fn = namespace["kernel"]
+    kernel.ops = tuple(cls.__name__ if cls is not E.Cast else "Cast" for _, cls, _, _ in instrs)
+    kernel.spec = TensorSpec(((len(extras) + 1,) + tuple(shape)) if packed else shape, out_spec_dtype)
+    # inputs the kernel may overwrite as its output: read for the last time before ``out`` is first
+    # written, or by that very instruction when it is a plain ufunc (elementwise in place is safe)
+    donatable = []
+    if fast and not packed and first_out_write is not None:
+        plain = instrs[first_out_write][1] not in (MatMul, E.Where, U.TanhGrad)
+        for i, t in enumerate(inputs):
+            j = last.get(("a", i))
+            if j is None or t.shape != tuple(shape) or t.dtype != out_spec_dtype:
+                continue
+            if j < first_out_write or (j == first_out_write and plain):
+                donatable.append(i)
+    kernel.donatable = tuple(donatable)
+    return kernel
+
+
+def _ufunc_name(cls) -> str:
+    return _BINARY.get(cls) or _COMPARE.get(cls) or _UNARY.get(cls)
+
+
+def _functional(cls, instr, ops, dtype) -> str:
+    if cls is MatMul:
+        return f"xp.matmul({ops[0]}, {ops[1]})"
+    if cls is E.Where:
+        return f"xp.where({ops[0]}, {ops[1]}, {ops[2]})"
+    if cls is E.Cast:
+        return f"xp.asarray({ops[0]}).astype(_d_{dtype.str[1:]})"
+    if cls is U.Relu:
+        return f"xp.maximum({ops[0]}, 0)"
+    if cls is U.TanhGrad:
+        return f"{ops[1]} * (1 - {ops[0]} * {ops[0]})"
+    return f"xp.{_ufunc_name(cls)}({', '.join(ops)})"
+
+
+def _emit(cls, ops, target, dtype, temps, lit) -> list:
+    if cls is MatMul:
+        return [f"xp.matmul({ops[0]}, {ops[1]}, out={target})"]
+    if cls is U.Relu:
+        return [f"xp.maximum({ops[0]}, {lit(0)}, out={target})"]
+    if cls is E.Cast:
+        return [f"xp.copyto({target}, {ops[0]}, casting='unsafe')"]
+    if cls is U.TanhGrad:
+        y, g = ops
+        # g * (1 - y * y), as TanhGrad.forward; the scratch must not be g's buffer
+        scratch = target if target != g else None
+        if scratch is None:
+            scratch = f"t{len(temps)}"
+            temps.append((scratch, dtype))
+        return [f"xp.multiply({y}, {y}, {scratch})", f"xp.subtract({lit(1)}, {scratch}, {scratch})",
+                f"xp.multiply({g}, {scratch}, {target})"]
+    if cls is E.Where:
+        cond, x, y = ops
+        if target == x and target != y:
+            inv = f"t{len(temps)}"
+            temps.append((inv, np.dtype(bool)))
+            return [f"xp.logical_not({cond}, {inv})", f"xp.copyto({target}, {y}, where={inv})"]
+        if target == y:
+            return [f"xp.copyto({target}, {x}, where={cond})"]
+        return [f"xp.copyto({target}, {y})", f"xp.copyto({target}, {x}, where={cond})"]
+    return [f"xp.{_ufunc_name(cls)}({', '.join(ops)}, out={target})"]
+
+
+# ---- the pass ---------------------------------------------------------------------------------------
+def fuse_program(program: Program) -> int:
+    """Fuse every group of ``program`` in place; returns how many fused nodes were made."""
+    _shape_only_constants(program)
+    groups = find_groups(program)
+    graph = program.graph
+    replaced: dict = {}  # old node -> new tensor
+    for members, root, extras in reversed(groups):  # roots in execution order
+        member_set = set(members)
+        inputs, seen = [], set()
+        for m in members:
+            for x in m.inputs:
+                if isinstance(x, Tensor) and x._node not in member_set and x._node not in seen:
+                    seen.add(x._node)
+                    inputs.append(x)
+        kernel = build_kernel(members, root, extras, inputs)
+        op = FusedElementwise(kernel)
+        name = "Fused" + "".join(kernel.ops[:3]) if len(kernel.ops) <= 3 else f"Fused{len(kernel.ops)}"
+        fused = graph.add_node(op, tuple(inputs), kernel.spec, name=name)
+        if extras:
+            for k, node in enumerate([root] + extras):
+                replaced[node] = graph.add_node(Unpack(k), (fused.out,), node.out.spec,
+                                                name=f"{fused.name}/out{k}").out
+        else:
+            replaced[root] = fused.out
+        fused.site = root.site
+    if replaced:
+        _redirect(program, replaced)
+    return len(groups)
+
+
+def _redirect(program: Program, replaced: dict) -> None:
+    """Make every node (and the outputs) use the replacements of the ``replaced`` nodes."""
+    for node in program.graph._nodes:
+        if any(isinstance(x, Tensor) and x._node in replaced for x in node.inputs):
+            node.inputs = tuple(replaced[x._node] if isinstance(x, Tensor) and x._node in replaced else x
+                                for x in node.inputs)
+        if any(c in replaced for c in node.control_inputs):
+            node.control_inputs = tuple(replaced[c]._node if c in replaced else c for c in node.control_inputs)
+    program.outputs = [replaced[n]._node if n in replaced else n for n in program.outputs]
+
+
+def _shape_only_constants(program: Program) -> None:
+    """``full_like(x, v)`` of a known shape does not depend on ``x``'s value: make it a constant, so
+    that it does not tie a gradient seed to the forward pass (it would stop fusion across them)."""
+    replaced = {}
+    for node in program.nodes():
+        if type(node.op) is FullLike and not node.control_inputs and node.out is not None:
+            spec = node.out.spec
+            if spec.shape is not None and None not in spec.shape and math.prod(spec.shape) <= 4096:
+                from graphgrad.graph.variables import Const
+
+                value = np.full(spec.shape, node.op.value, spec.dtype)
+                replaced[node] = program.graph.add_node(Const(value), (), spec, name="Const").out
+    if replaced:
+        _redirect(program, replaced)
+
+
+def _running_program(ctx) -> Optional[tuple]:
+    """The Program and PassRecord that ``run_phase`` is working on (found on the call stack)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        local = frame.f_locals
+        if isinstance(local.get("program"), Program) and local["program"].graph is ctx.graph:
+            return local["program"], local.get("record")
+        frame = frame.f_back
+    return None
+
+
+@rewrite("fuse", tracks=FUSIBLE)
+def fuse_elementwise(node, ctx):
+    """On the phase's first visit, fuse every group of the program (see ``fuse_program``)."""
+    if getattr(ctx, "_fused", False):
+        return None
+    ctx._fused = True
+    found = _running_program(ctx)
+    if found is None:
+        return None
+    program, record = found
+    count = fuse_program(program)
+    if record is not None and count:
+        record.fired["fuse_elementwise"] += count
+    return None

@@ -1,0 +1,183 @@
+"""Elementwise fusion (graphgrad/graph/rewrite/fuse.py): group structure, generated source, and
+numerical equality of optimize=0 and optimize=2 on random elementwise graphs."""
+import numpy as np
+import pytest
+
+import graphgrad as gg
+from graphgrad.graph.rewrite.fuse import FusedElementwise, Unpack
+
+
+def _plan(sess):
+    return next(iter(sess._plans.values()))
+
+
+def _fused_ops(sess):
+    return [s[3].op for s in _plan(sess).steps if isinstance(s[3].op, FusedElementwise)]
+
+
+def _run_both(graph, fetches, feed):
+    r0 = gg.Session(graph, optimize=0).run(fetches, feed)
+    sess = gg.Session(graph, optimize=2)
+    r2 = sess.run(fetches, feed)
+    return r0, r2, sess
+
+
+def _tiny_chain(n_ops=30):
+    graph = gg.Graph()
+    with graph.as_default():
+        x = gg.placeholder(gg.float32, (16,), name="x")
+        y = x
+        for i in range(n_ops):
+            k = i % 3
+            y = y * 1.001 if k == 0 else (y + 0.001 if k == 1 else gg.tanh(y))
+        loss = y.sum()
+        (gx,) = gg.gradients(loss, [x])
+    return graph, x, loss, gx
+
+
+def test_tiny_chain_becomes_one_kernel():
+    graph, x, loss, gx = _tiny_chain()
+    xv = np.random.default_rng(0).standard_normal(16).astype(np.float32)
+    (l0, g0), (l2, g2), sess = _run_both(graph, [loss, gx], {x: xv})
+    np.testing.assert_allclose(l2, l0, rtol=1e-6)
+    np.testing.assert_allclose(g2, g0, rtol=1e-6)
+    assert g2.dtype == np.float32
+    fused = _fused_ops(sess)
+    assert len(fused) == 1 and len(fused[0].ops) >= 50  # forward and backward in one kernel
+    assert len(_plan(sess).steps) < 12
+    src = fused[0].source
+    assert "out=" in src and "xp.tanh(" in src and "def kernel" in src
+    # the same structure reuses the compiled kernel
+    sess2 = gg.Session(graph, optimize=2)
+    sess2.run([loss, gx], {x: xv})
+    assert _fused_ops(sess2)[0].kernel is fused[0].kernel
+
+
+def test_chain_writes_in_place_into_one_buffer():
+    graph = gg.Graph()
+    with graph.as_default():
+        x = gg.placeholder(gg.float64, (8,), name="x")
+        y = gg.tanh(x * 1.001 + 0.001)
+    r0, r2, sess = _run_both(graph, y, {x: np.arange(8.0)})
+    np.testing.assert_allclose(r2, r0)
+    (op,) = _fused_ops(sess)
+    body = [line.strip() for line in op.source.splitlines() if line.startswith("    xp.")]
+    assert body == ["xp.multiply(a0, _c0, out=out)", "xp.add(out, _c1, out=out)", "xp.tanh(out, out=out)"] or \
+        all("out=out" in line or "out)" in line for line in body)
+    assert "t0" not in op.source  # a chain needs no temporary
+
+
+def test_matmul_bias_relu_fused():
+    graph = gg.Graph()
+    rng = np.random.default_rng(1)
+    with graph.as_default():
+        x = gg.placeholder(gg.float32, (4, 5), name="x")
+        w = gg.constant(rng.standard_normal((5, 3)).astype(np.float32))
+        b = gg.constant(rng.standard_normal(3).astype(np.float32))
+        y = gg.relu(x @ w + b)
+    xv = rng.standard_normal((4, 5)).astype(np.float32)
+    r0, r2, sess = _run_both(graph, y, {x: xv})
+    np.testing.assert_allclose(r2, r0, rtol=1e-6)
+    (op,) = _fused_ops(sess)
+    assert op.ops == ("MatMul", "Add", "Relu")
+    assert "xp.matmul(a0, a1, out=out)" in op.source and r2.dtype == np.float32
+
+
+def test_fused_op_is_a_valid_op():
+    graph, x, loss, gx = _tiny_chain(6)
+    sess = gg.Session(graph)
+    sess.run(gx, {x: np.ones(16, np.float32)})
+    op = _fused_ops(sess)[0]
+    assert op.infer() == op.kernel.spec
+    with pytest.raises(gg.errors.GradError if hasattr(gg, "errors") else Exception):
+        op.backward((), None, None)
+    assert "FusedElementwise" in repr(op)
+
+
+def _random_graph(rng, dtype, shape, batch_none=False):
+    """A random elementwise DAG over two inputs (one broadcast), with scalars, where and comparisons."""
+    graph = gg.Graph()
+    with graph.as_default():
+        a = gg.placeholder(dtype, ((None,) + shape[1:]) if batch_none else shape, name="a")
+        b = gg.placeholder(dtype, shape[1:], name="b")  # broadcasts
+        values = [a, b, a * 0.5]
+        for _ in range(12):
+            k = int(rng.integers(0, 9))
+            p, q = (values[int(i)] for i in rng.integers(0, len(values), 2))
+            if k == 0:
+                v = p + q
+            elif k == 1:
+                v = p * q - 1.5
+            elif k == 2:
+                v = gg.tanh(p)
+            elif k == 3:
+                v = gg.where(gg.greater(p, q), p, 0.25)
+            elif k == 4:
+                v = gg.maximum(p, q) / 2
+            elif k == 5:
+                v = gg.exp(-gg.abs(p))
+            elif k == 6:
+                v = gg.relu(p) + 3
+            elif k == 7:
+                v = 2 - p
+            else:
+                v = gg.sqrt(p * p + 1.0)
+            values.append(v)
+        out = values[-1] + values[-2] * values[-3]
+        extra = values[-4]  # fetched too: an interior value needed outside
+    return graph, a, b, [out, extra]
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_random_graphs_match_unoptimized(seed, dtype):
+    rng = np.random.default_rng(seed)
+    graph, a, b, fetches = _random_graph(rng, dtype, (3, 4), batch_none=seed % 3 == 0)
+    feed = {a: rng.standard_normal((3, 4)).astype(dtype), b: rng.standard_normal(4).astype(dtype)}
+    r0, r2, sess = _run_both(graph, fetches, feed)
+    for x0, x2 in zip(r0, r2):
+        assert x2.dtype == x0.dtype == dtype
+        assert x2.shape == x0.shape
+        np.testing.assert_allclose(x2, x0, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+    # runs again identically (kernels keep no state between runs)
+    for x2, again in zip(r2, sess.run(fetches, feed)):
+        np.testing.assert_array_equal(x2, again)
+
+
+def test_gradients_of_random_graph_match():
+    rng = np.random.default_rng(7)
+    graph, a, b, fetches = _random_graph(rng, np.float64, (3, 4))
+    with graph.as_default():
+        grads = gg.gradients(fetches[0].sum() + fetches[1].sum(), [a, b])
+    feed = {a: rng.standard_normal((3, 4)), b: rng.standard_normal(4)}
+    r0, r2, _ = _run_both(graph, grads, feed)
+    for x0, x2 in zip(r0, r2):
+        np.testing.assert_allclose(x2, x0, rtol=1e-10, atol=1e-12)
+
+
+def test_float32_with_python_scalars_stays_float32():
+    graph = gg.Graph()
+    with graph.as_default():
+        x = gg.placeholder(gg.float32, (5,), name="x")
+        y = gg.where(x > 0.5, x * 2.5, 1e-3) + 1
+    r0, r2, sess = _run_both(graph, y, {x: np.linspace(0, 1, 5, dtype=np.float32)})
+    assert r2.dtype == np.float32
+    np.testing.assert_array_equal(r2, r0)
+    assert _fused_ops(sess)
+
+
+def test_multi_output_group_packs_outputs():
+    graph, x, loss, gx = _tiny_chain(9)
+    sess = gg.Session(graph)
+    sess.run([loss, gx], {x: np.ones(16, np.float32)})
+    assert any(isinstance(s[3].op, Unpack) for s in _plan(sess).steps)
+
+
+def test_fusion_log_and_original_graph_untouched():
+    graph, x, loss, gx = _tiny_chain(9)
+    before = len(graph.get_operations())
+    sess = gg.Session(graph)
+    sess.run(gx, {x: np.ones(16, np.float32)})
+    assert len(graph.get_operations()) == before
+    fuse = [r for r in _plan(sess).program.log if r.name == "fuse"][0]
+    assert fuse.fired["fuse_elementwise"] >= 1 and fuse.nodes_after < fuse.nodes_before
