@@ -279,16 +279,15 @@ class ConcreteFunction:
         return optimize(self.fetch_nodes, self.feed_nodes, self.session.optimize or 0)
 
     def explain(self) -> str:
-        """A short report: the traced graph's size, and what each rewrite pass changed."""
-        program = self.program()
-        lines = [f"gg.function trace: {len(self.graph)} nodes traced, {len(program.nodes())} after optimization "
-                 f"(level {self.session.optimize}); {len(self.inputs)} inputs, {len(self.outputs)} outputs, "
-                 f"{len(self.gradients)} gradients, "
-                 f"{sum(isinstance(n.op, Assign) for n in self.graph.get_operations())} assignments"]
-        for record in program.log:
-            fired = ", ".join(f"{k} x{v}" for k, v in record.fired.most_common()) or "nothing fired"
-            lines.append(f"  {record.name}: {record.nodes_before} -> {record.nodes_after} nodes ({fired})")
-        return "\n".join(lines)
+        """What the compiler did to this trace: the size of the trace, then per pass the nodes
+        before and after and the rules fired, the final op counts and the peak memory."""
+        from graphgrad.graph.rewrite.report import explain_run
+
+        text, _ = explain_run(self.session, self.fetch_nodes, self.feed_nodes)
+        header = (f"gg.function trace: {len(self.graph)} nodes traced; {len(self.inputs)} inputs, "
+                  f"{len(self.outputs)} outputs, {len(self.gradients)} gradients, "
+                  f"{sum(isinstance(n.op, Assign) for n in self.graph.get_operations())} assignments")
+        return header + "\n" + text
 
     def feed_dict(self, leaves: list) -> dict:
         feeds = {}
