@@ -9,8 +9,8 @@ import importlib
 from typing import Iterable
 
 from graphgrad.graph.graph import GraphNode
-from graphgrad.graph.rewrite.engine import (RULES, Fed, PassRecord, Program, RewriteContext, copy_program, rewrite,
-                                            run_phase)
+from graphgrad.graph.rewrite.engine import (PROGRAM_PASSES, RULES, Fed, PassRecord, Program, RewriteContext,
+                                            copy_program, program_pass, rewrite, run_phase, run_program_pass)
 
 #: The passes, by level. Each name is a phase of registered rules (a module of this package).
 PIPELINE = {
@@ -27,20 +27,23 @@ for _module in ("cse", "fold", "simplify", "fuse", "prune"):
             raise
 
 
-def optimize(fetch_nodes: Iterable[GraphNode], feeds: Iterable[GraphNode] = (), level: int = 2) -> Program:
-    """An optimized copy of what ``fetch_nodes`` need (the user's graph is not changed)."""
+def optimize(fetch_nodes: Iterable[GraphNode], feeds: Iterable[GraphNode] = (), level: int = 2,
+             skip: Iterable[str] = ()) -> Program:
+    """An optimized copy of what ``fetch_nodes`` need (the user's graph is not changed); the passes
+    named in ``skip`` are left out (tests use it to look at one pass's work)."""
     if level not in PIPELINE:
         raise ValueError(f"optimize must be one of {sorted(PIPELINE)}, got {level!r}")
     program = copy_program(fetch_nodes, feeds)
+    skip = set(skip)
     for phase in PIPELINE[level]:
-        if phase == "prune":
-            from graphgrad.graph.rewrite.prune import prune
-
-            program.log.append(prune(program))
+        if phase in skip:
+            continue
+        if phase in PROGRAM_PASSES:
+            program.log.append(run_program_pass(program, phase))
         elif phase in RULES:
             program.log.append(run_phase(program, phase))
     return program
 
 
-__all__ = ["PIPELINE", "optimize", "rewrite", "RewriteContext", "Program", "PassRecord", "Fed", "copy_program",
+__all__ = ["PIPELINE", "optimize", "rewrite", "program_pass", "RewriteContext", "Program", "PassRecord", "Fed", "copy_program",
            "run_phase"]

@@ -22,6 +22,9 @@ from graphgrad.graph.variables import Const, Placeholder
 
 #: phase name -> list of (rule function, tracked op classes or None for every op)
 RULES: dict = collections.defaultdict(list)
+#: phase name -> whole-program pass ``fn(program) -> Counter of what fired`` (for rewrites that need
+#: the whole program at once, such as fusion and pruning)
+PROGRAM_PASSES: dict = {}
 
 
 def rewrite(phase: str, tracks: Optional[Iterable[type]] = None) -> Callable:
@@ -32,6 +35,25 @@ def rewrite(phase: str, tracks: Optional[Iterable[type]] = None) -> Callable:
         return fn
 
     return register
+
+
+def program_pass(phase: str) -> Callable:
+    """Register ``fn(program) -> collections.Counter`` as the whole-program pass ``phase``."""
+
+    def register(fn: Callable) -> Callable:
+        PROGRAM_PASSES[phase] = fn
+        return fn
+
+    return register
+
+
+def run_program_pass(program: "Program", phase: str) -> "PassRecord":
+    """Run the whole-program pass ``phase`` and record what it changed."""
+    start = time.perf_counter()
+    before = len(program.nodes())
+    fired = PROGRAM_PASSES[phase](program)
+    return PassRecord(phase, before, len(program.nodes()), collections.Counter(fired or {}),
+                      time.perf_counter() - start)
 
 
 class Fed(Placeholder):

@@ -20,17 +20,16 @@ not copied here exactly are simply not fused.
 """
 from __future__ import annotations
 
+import collections
 import heapq
 import math
-import sys
-from typing import Optional
 
 from graphgrad.backend import np
 from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError
-from graphgrad.graph.rewrite.engine import Program, rewrite
+from graphgrad.graph.rewrite.engine import Program, program_pass
 from graphgrad.ops import elementwise as E
 from graphgrad.ops import unary as U
 from graphgrad.ops.array import FullLike
@@ -465,6 +464,13 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kerne
         else:
             namespace[name] = dtype.type(value)
             const_lines.append(f"# {name} = {dtype}({value!r})")
+    # bind each array function once per call (a local load is cheaper than ``xp.`` each time)
+    import re
+
+    used = sorted(set(re.findall(r"\bxp\.([a-z_]+)\(", "\n".join(lines + head[1:]))))
+    if len(lines) > len(used):
+        lines = [re.sub(r"\bxp\.([a-z_]+)\(", r"_\1(", line) for line in lines]
+        head.insert(1, "    " + ", ".join(f"_{u}" for u in used) + " = " + ", ".join(f"xp.{u}" for u in used))
     source = "\n".join(const_lines + head + lines + tail) + "\n"
     exec(compile(source, f"<fused kernel {abs(hash(key)) % 10**8}>", "exec"), namespace)
     kernel = _Kernel()
@@ -592,28 +598,8 @@ def _shape_only_constants(program: Program) -> None:
         _redirect(program, replaced)
 
 
-def _running_program(ctx) -> Optional[tuple]:
-    """The Program and PassRecord that ``run_phase`` is working on (found on the call stack)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        local = frame.f_locals
-        if isinstance(local.get("program"), Program) and local["program"].graph is ctx.graph:
-            return local["program"], local.get("record")
-        frame = frame.f_back
-    return None
-
-
-@rewrite("fuse", tracks=FUSIBLE)
-def fuse_elementwise(node, ctx):
-    """On the phase's first visit, fuse every group of the program (see ``fuse_program``)."""
-    if getattr(ctx, "_fused", False):
-        return None
-    ctx._fused = True
-    found = _running_program(ctx)
-    if found is None:
-        return None
-    program, record = found
+@program_pass("fuse")
+def fuse(program: Program) -> collections.Counter:
+    """Fuse every group of the program (see ``fuse_program``)."""
     count = fuse_program(program)
-    if record is not None and count:
-        record.fired["fuse_elementwise"] += count
-    return None
+    return collections.Counter({"fuse_elementwise": count} if count else {})

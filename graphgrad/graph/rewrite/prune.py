@@ -5,17 +5,17 @@ counting the nodes rewrites left without consumers, and drops them from the copy
 """
 from __future__ import annotations
 
-from graphgrad.graph.rewrite.engine import PassRecord, Program
+import collections
+
+from graphgrad.graph.rewrite.engine import Program, program_pass
 
 
-def prune(program: Program) -> PassRecord:
+@program_pass("prune")
+def prune(program: Program) -> collections.Counter:
     """Forget every node of the copy that no output depends on."""
     graph = program.graph
     before = len(graph._nodes)
     live = set(program.nodes())
     graph._nodes = [n for n in graph._nodes if n in live]
     graph._by_name = {n.name: n for n in graph._nodes}
-    record = PassRecord("prune", before, len(graph._nodes))
-    if before > len(graph._nodes):
-        record.fired["remove_dead_node"] = before - len(graph._nodes)
-    return record
+    return collections.Counter({"remove_dead_node": before - len(graph._nodes)} if before > len(live) else {})

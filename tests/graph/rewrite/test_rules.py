@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 
 import graphgrad as gg
-from graphgrad.graph.rewrite import PIPELINE, copy_program, optimize, run_phase
-from graphgrad.graph.rewrite.engine import RULES
-from graphgrad.graph.rewrite.prune import prune
+from graphgrad.graph.rewrite import optimize
 from graphgrad.graph.variables import Const
 
 
@@ -28,16 +26,7 @@ def build(fn, *inputs):
 
 def program(outs, ps=(), level=2):
     """``optimize(..., level)`` without elementwise fusion (it would hide the ops the rules leave)."""
-    fetches, feeds = [o._node for o in outs], [p._node for p in ps]
-    if level == 0:
-        return optimize(fetches, feeds, level=0)
-    prog = copy_program(fetches, feeds)
-    for phase in PIPELINE[level]:
-        if phase == "prune":
-            prog.log.append(prune(prog))
-        elif phase != "fuse" and phase in RULES:
-            prog.log.append(run_phase(prog, phase))
-    return prog
+    return optimize([o._node for o in outs], [p._node for p in ps], level=level, skip=("fuse",))
 
 
 def fired(prog, rule: str) -> int:
