@@ -45,6 +45,12 @@ def _inplace(op):
             raise GradError(f"in-place {op.name} with an operand that requires grad is not recorded by autograd; "
                             "use the out-of-place form or run it under gg.no_grad()")
         result = op.apply(a, b)
+        if result.data is None:  # graph building (e.g. inside gg.function): an assign node
+            if not getattr(a, "is_variable", False):
+                raise GradError(f"in-place {op.name} on a graph tensor: only Variables (parameters) can be "
+                                "updated inside a graph; write `x = x - y` instead")
+            a.assign(result)
+            return a
         a._value()[...] = result.data
         return a
 

@@ -515,3 +515,25 @@ def test_zero_grad_to_zeros_inside_a_trace(float64):
 
     batches = _batches(np.random.default_rng(12), "float64")
     _compare(lambda: _mlp(0, "float64"), "adam", factory, batches, 1e-6)
+
+
+def test_in_place_parameter_updates_under_no_grad_become_assigns():
+    w = gg.Variable(np.array([1.0, 2.0]), name="w")
+    params = [w]
+
+    @gg.function
+    def step(x):
+        for p in params:
+            p.grad = None
+        loss = (w * x).sum()
+        loss.backward()
+        with gg.no_grad():
+            for p in params:
+                p -= p.grad * 0.5  # an in-place eager update: an assign node when traced
+        return loss
+
+    x = gg.tensor(np.array([2.0, 4.0]))
+    step(x)
+    np.testing.assert_allclose(w.numpy(), [0.0, 0.0])
+    step(x)
+    np.testing.assert_allclose(w.numpy(), [-1.0, -2.0])
