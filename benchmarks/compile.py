@@ -27,32 +27,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from common import report, time_steps  # noqa: E402
+from workloads import mlp_arrays, mlp_forward, tiny_chain, tiny_chain_numpy  # noqa: E402
 
 LR = 0.05
-N_OPS = 100
 
 
 # ---- W4 tiny chain -----------------------------------------------------------------------------------
-def chain(y, tanh):
-    for i in range(N_OPS):
-        k = i % 3
-        y = y * 1.001 if k == 0 else (y + 0.001 if k == 1 else tanh(y))
-    return y
-
-
 def tiny_versions(gg, x0):
     x = gg.tensor(x0, requires_grad=True)
 
     def eager():
         x.grad = None
-        loss = chain(x, gg.tanh).sum()
+        loss = tiny_chain(x, gg.tanh).sum()
         loss.backward()
         return float(loss.item()), x.grad.numpy()
 
     graph = gg.Graph()
     with graph.as_default():
         xp = gg.placeholder(gg.float32, x0.shape, name="x")
-        loss = chain(xp, gg.tanh).sum()
+        loss = tiny_chain(xp, gg.tanh).sum()
         (gx,) = gg.gradients(loss, [xp])
     sessions = {level: gg.Session(graph, optimize=level) for level in (2, 0)}
 
@@ -65,29 +58,7 @@ def tiny_versions(gg, x0):
 
         return step
 
-    a, b = np.float32(1.001), np.float32(0.001)
-
-    def numpy_step():
-        saved, y = [], x0
-        for i in range(N_OPS):
-            k = i % 3
-            if k == 0:
-                y = y * a
-            elif k == 1:
-                y = y + b
-            else:
-                y = np.tanh(y)
-                saved.append(y)
-        value = y.sum()
-        g = np.ones_like(y)
-        for i in reversed(range(N_OPS)):
-            k = i % 3
-            if k == 0:
-                g = g * a
-            elif k == 2:
-                t = saved.pop()
-                g = g * (1 - t * t)
-        return float(value), g
+    numpy_step = tiny_chain_numpy(x0)
 
     versions = {"eager": eager, "compiled": compiled(2), "optimize=0": compiled(0), "numpy": numpy_step}
     fn = getattr(gg, "function", None)
@@ -95,7 +66,7 @@ def tiny_versions(gg, x0):
         try:
             @fn
             def traced(xt):
-                loss = chain(xt, gg.tanh).sum()
+                loss = tiny_chain(xt, gg.tanh).sum()
                 (g,) = gg.grad([loss], [xt]) if hasattr(gg, "grad") else (None,)
                 return loss, g
 
@@ -108,27 +79,8 @@ def tiny_versions(gg, x0):
 
 
 # ---- MLPs --------------------------------------------------------------------------------------------
-def make_params(sizes, seed=1):
-    rng = np.random.default_rng(seed)
-    params = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        bound = 1 / np.sqrt(fan_in)
-        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
-        params.append(np.zeros(fan_out, np.float32))
-    return params
-
-
-def mlp_forward(gg, params, x):
-    h = x
-    for i in range(0, len(params), 2):
-        h = h @ params[i] + params[i + 1]
-        if i + 2 < len(params):
-            h = gg.relu(h)
-    return h
-
-
 def mlp_versions(gg, sizes, x, y):
-    ps = [gg.Variable(p) for p in make_params(sizes)]
+    ps = [gg.Variable(p) for p in mlp_arrays(sizes)]
     xt, yt = gg.tensor(x), gg.tensor(y)
 
     def eager():
@@ -142,7 +94,7 @@ def mlp_versions(gg, sizes, x, y):
         return float(loss.item())
 
     def build():
-        vs = [gg.Variable(p) for p in make_params(sizes)]
+        vs = [gg.Variable(p) for p in mlp_arrays(sizes)]
         graph = gg.Graph()
         with graph.as_default():
             xp = gg.placeholder(gg.float32, x.shape, name="x")
@@ -162,7 +114,7 @@ def mlp_versions(gg, sizes, x, y):
         step.session = sess
         return step
 
-    hp = make_params(sizes)
+    hp = mlp_arrays(sizes)
     n = x.shape[0]
     onehot = np.zeros((n, sizes[-1]), np.float32)
     onehot[np.arange(n), y] = 1
@@ -197,7 +149,7 @@ def mlp_versions(gg, sizes, x, y):
     fn = getattr(gg, "function", None)
     if fn is not None:
         try:
-            fs = [gg.Variable(p) for p in make_params(sizes)]
+            fs = [gg.Variable(p) for p in mlp_arrays(sizes)]
 
             @fn
             def traced(xb, yb):
@@ -210,7 +162,7 @@ def mlp_versions(gg, sizes, x, y):
                         p -= p.grad * LR
                 return loss
 
-            reference = [gg.Variable(p) for p in make_params(sizes)]
+            reference = [gg.Variable(p) for p in mlp_arrays(sizes)]
             for _ in range(3):  # same start, same steps: gg.function must follow the eager loop exactly
                 for p in reference:
                     p.grad = None

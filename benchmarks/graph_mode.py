@@ -20,27 +20,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from common import report, time_steps  # noqa: E402
+from workloads import mlp_arrays, mlp_forward  # noqa: E402
 
 LR = 0.05
 
 
-def make_mlp(gg, sizes, rng):
-    """Variables of an MLP with Kaiming-uniform-like init, float32."""
-    params = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        bound = 1 / np.sqrt(fan_in)
-        params.append(gg.Variable(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32)))
-        params.append(gg.Variable(np.zeros(fan_out, np.float32)))
-    return params
-
-
-def forward(gg, params, x):
-    h = x
-    for i in range(0, len(params), 2):
-        h = h @ params[i] + params[i + 1]
-        if i + 2 < len(params):
-            h = gg.relu(h)
-    return h
+def make_mlp(gg, sizes, seed):
+    """Variables of an MLP (see ``workloads.mlp_arrays``)."""
+    return [gg.Variable(p) for p in mlp_arrays(sizes, seed)]
 
 
 def eager_step(gg, params, x, y):
@@ -49,7 +36,7 @@ def eager_step(gg, params, x, y):
     def step():
         for p in params:
             p.grad = None
-        loss = gg.cross_entropy(forward(gg, params, xt), yt)
+        loss = gg.cross_entropy(mlp_forward(gg, params, xt), yt)
         loss.backward()
         with gg.no_grad():
             for p in params:
@@ -64,7 +51,7 @@ def graph_step(gg, params, x, y, batch_dim):
     with graph.as_default():
         xp = gg.placeholder(gg.float32, (batch_dim, x.shape[1]), name="x")
         yp = gg.placeholder(gg.int64, (batch_dim,), name="y")
-        loss = gg.cross_entropy(forward(gg, params, xp), yp)
+        loss = gg.cross_entropy(mlp_forward(gg, params, xp), yp)
         grads = gg.gradients(loss, params)
         train = gg.group(*[p.assign(p.value() - g * LR) for p, g in zip(params, grads)])
     sess = gg.Session(graph)
@@ -79,8 +66,8 @@ def graph_step(gg, params, x, y, batch_dim):
 def workload(gg, name, sizes, batch, rng, repeats):
     x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
     y = rng.integers(0, sizes[-1], batch)
-    eager_params = make_mlp(gg, sizes, np.random.default_rng(1))
-    graph_params = make_mlp(gg, sizes, np.random.default_rng(1))
+    eager_params = make_mlp(gg, sizes, 1)
+    graph_params = make_mlp(gg, sizes, 1)
     eager, graph = eager_step(gg, eager_params, x, y), graph_step(gg, graph_params, x, y, None)
     for _ in range(3):  # same start, same steps: the two modes must agree
         np.testing.assert_allclose(float(graph()), float(eager().item()), rtol=1e-4)

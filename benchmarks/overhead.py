@@ -17,8 +17,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from common import report, time_steps, torch_or_none  # noqa: E402
+from workloads import N_OPS, tiny_chain, tiny_chain_numpy  # noqa: E402
 
-N_OPS = 100
 
 
 def autograd_step(x):
@@ -26,46 +26,14 @@ def autograd_step(x):
 
     def step():
         x.grad = None
-        y = x
-        for i in range(N_OPS):
-            k = i % 3
-            y = y * 1.001 if k == 0 else (y + 0.001 if k == 1 else y.tanh())
-        y.sum().backward()
+        tiny_chain(x, lambda t: t.tanh()).sum().backward()
         return x.grad
 
     return step
 
 
-def numpy_step(x0):
-    a, b = np.float32(1.001), np.float32(0.001)
-
-    def step():
-        saved = []
-        y = x0
-        for i in range(N_OPS):
-            k = i % 3
-            if k == 0:
-                y = y * a
-            elif k == 1:
-                y = y + b
-            else:
-                y = np.tanh(y)
-                saved.append(y)
-        g = np.ones_like(y)
-        for i in reversed(range(N_OPS)):
-            k = i % 3
-            if k == 0:
-                g = g * a
-            elif k == 2:
-                t = saved.pop()
-                g = g * (1 - t * t)
-        return g
-
-    return step
-
-
 def check_same_gradient(gg_step, np_step) -> None:
-    np.testing.assert_allclose(gg_step().numpy(), np_step(), rtol=1e-4)
+    np.testing.assert_allclose(gg_step().numpy(), np_step()[1], rtol=1e-4)
 
 
 def main(argv=None) -> dict:
@@ -76,7 +44,7 @@ def main(argv=None) -> dict:
     import graphgrad as gg
 
     x0 = np.random.default_rng(0).standard_normal(16).astype(np.float32)
-    ours, reference = autograd_step(gg.tensor(x0, requires_grad=True)), numpy_step(x0)
+    ours, reference = autograd_step(gg.tensor(x0, requires_grad=True)), tiny_chain_numpy(x0)
     check_same_gradient(ours, reference)
     steps = {"graphgrad eager": ours, "numpy by hand": reference}
     torch = torch_or_none()
