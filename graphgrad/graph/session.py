@@ -15,7 +15,8 @@ from graphgrad.core.autograd import check_finite
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import FeedError, GraphError, GraphgradError
 from graphgrad.graph.graph import Graph, GraphNode, get_default_graph, topo_order
-from graphgrad.graph.variables import Placeholder, _shape_text, compatible
+from graphgrad.graph.plan import straight_line
+from graphgrad.graph.variables import Placeholder, ReadVariable, _shape_text, compatible
 
 _ndarray = np.ndarray
 
@@ -28,7 +29,7 @@ class _Plan:
     planning). ``program`` is the optimized copy the steps come from (``None`` without optimization).
     """
 
-    __slots__ = ("steps", "template", "feed_slots", "fetch_slots", "program", "memory")
+    __slots__ = ("steps", "template", "feed_slots", "fetch_slots", "program", "memory", "runner", "variables")
 
     def __init__(self, steps, template, feed_slots, fetch_slots, program, memory=None):
         self.steps = steps
@@ -38,6 +39,10 @@ class _Plan:
         self.program = program
         #: peak live intermediate bytes without/with buffer planning (``graph/plan.py``)
         self.memory = memory or {}
+        # the steps as one generated function (see plan.straight_line), and the variables read, whose
+        # arrays (with the feeds) decide the array namespace of a run
+        self.runner = straight_line(steps, len(template), [f for f in fetch_slots if f is not None])
+        self.variables = [s[3].op.variable for s in steps if isinstance(s[3].op, ReadVariable)]
 
     @property
     def peak_bytes(self) -> int:
@@ -191,7 +196,22 @@ class Session:
             slot = plan.feed_slots.get(node)
             if slot is not None:  # feeds the fetches do not need are ignored, as in TensorFlow
                 values[slot] = value
-        anomaly = config.detect_anomaly
+        if config.detect_anomaly:
+            return self._interpret(plan, values)
+        xp = np
+        for array in [v.data for v in plan.variables] + list(feeds.values()):
+            if array.__class__ is not _ndarray:
+                xp = backend.namespace_of(array)
+                break
+        state = [0]
+        try:
+            plan.runner(values, xp, state)
+        except Exception as exc:
+            raise _node_error(plan.steps[state[0]][3], exc) from exc
+        return values
+
+    def _interpret(self, plan: _Plan, values: list) -> list:
+        """Run the steps one by one, checking every output for NaN/inf (``gg.detect_anomaly()``)."""
         for slot, forward, args, node, frees in plan.steps:
             arrays = [values[i] for i in args]
             first = arrays[0] if arrays else None
@@ -199,17 +219,22 @@ class Session:
             try:
                 out = forward(xp, *arrays)
             except Exception as exc:
-                where = f" (created at {node.site})" if node.site else ""
-                message = f"while running node {node.name!r} ({node.op!r}){where}: {exc}"
-                raise (type(exc)(message) if isinstance(exc, GraphgradError) else GraphError(message)) from exc
+                raise _node_error(node, exc) from exc
             if out is not None and out.__class__ is not _ndarray:
                 out = xp.asarray(out)
-            if anomaly and out is not None:
+            if out is not None:
                 check_finite(f"node {node.name!r} ({node.op.name}, created at {node.site})", out)
             values[slot] = out
             for dead in frees:
                 values[dead] = None
         return values
+
+
+def _node_error(node: GraphNode, exc: Exception) -> Exception:
+    """``exc`` restated with the node that raised it and where the user's code made that node."""
+    where = f" (created at {node.site})" if node.site else ""
+    message = f"while running node {node.name!r} ({node.op!r}){where}: {exc}"
+    return type(exc)(message) if isinstance(exc, GraphgradError) else GraphError(message)
 
 
 def _feed_value(node: GraphNode, value: Any):
