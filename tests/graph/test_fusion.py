@@ -181,3 +181,17 @@ def test_fusion_log_and_original_graph_untouched():
     assert len(graph.get_operations()) == before
     fuse = [r for r in _plan(sess).program.log if r.name == "fuse"][0]
     assert fuse.fired["fuse_elementwise"] >= 1 and fuse.nodes_after < fuse.nodes_before
+
+
+def test_fused_masked_select_keeps_where_semantics_for_non_finite_values():
+    g = gg.Graph()
+    with g.as_default():
+        a = gg.placeholder(gg.float32, (6,))
+        b = gg.placeholder(gg.float32, (6,))
+        y = gg.where(a > 0, b * 2, 0.0) + 1  # fused: where(c, x, 0) becomes a multiply by the mask
+    feed = {a: np.array([1, -1, 2, -2, 0, -1], np.float32),
+            b: np.array([np.inf, np.inf, np.nan, np.nan, -3.0, -5.0], np.float32)}
+    plain = gg.Session(g, optimize=0).run(y, feed)
+    fused = gg.Session(g, optimize=2).run(y, feed)
+    np.testing.assert_array_equal(plain, fused)  # inf, 1, nan, 1, 1, 1: masked-out inf/nan give 0 + 1
+    assert not np.signbit(gg.Session(g, optimize=2).run(y - 1, feed)[5])  # +0.0, as where gives
