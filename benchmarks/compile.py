@@ -242,6 +242,7 @@ def main(argv=None) -> dict:
         plan2, plan0 = plan()
         entry["peak_before_bytes"] = plan2.memory["peak_before"]
         entry["peak_after_bytes"] = plan2.memory["peak_after"]
+        entry["peak_liveness_bytes"] = plan2.memory["peak_liveness"]
         entry["peak_optimize0_bytes"] = plan0.memory["peak_before"]
         entry["steps_compiled"], entry["steps_optimize0"] = len(plan2.steps), len(plan0.steps)
         if build is not None:
@@ -252,9 +253,10 @@ def main(argv=None) -> dict:
         if "peak_before_bytes" in entry:
             b, a = entry["peak_before_bytes"], entry["peak_after_bytes"]
             z = entry["peak_optimize0_bytes"]
+            live = entry["peak_liveness_bytes"]
             print(f"  peak intermediate memory: {b / 1e6:.3f} MB without buffer planning, {a / 1e6:.3f} MB with "
-                  f"({a / max(b, 1):.2f}x); optimize=0 {z / 1e6:.3f} MB ({a / max(z, 1):.2f}x); "
-                  f"steps {entry['steps_compiled']} vs {entry['steps_optimize0']}")
+                  f"({a / max(b, 1):.2f}x; liveness alone {live / 1e6:.3f} MB); optimize=0 without planning "
+                  f"{z / 1e6:.3f} MB; steps {entry['steps_compiled']} vs {entry['steps_optimize0']}")
         if "compile_time_s" in entry:
             print(f"  compile time {entry['compile_time_s'] * 1e3:.0f} ms")
         results[name] = entry

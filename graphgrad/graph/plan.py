@@ -136,10 +136,11 @@ def _steal(variable):
     return forward
 
 
-def memory_estimate(steps: list, fetch_slots, shared: dict | None = None) -> int:
+def memory_estimate(steps: list, fetch_slots, shared: dict | None = None, liveness: bool = True) -> int:
     """Peak bytes of live intermediate arrays over the steps (values made by steps: not fed values,
     constants or variable values; a view counts as the array it views). ``shared`` maps output slots
-    that reuse another slot's array (in-place steps) to that slot."""
+    that reuse another slot's array (in-place steps) to that slot; without ``liveness`` every value is
+    kept to the end of the run (an executor with no buffer planning at all)."""
     shared = shared or {}
     fetched = {s for s in fetch_slots if s is not None}
     storage: dict = {}  # slot -> storage id
@@ -168,7 +169,7 @@ def memory_estimate(steps: list, fetch_slots, shared: dict | None = None) -> int
             size[slot] = _nbytes(node)
             start[slot] = i
         sid = storage[slot]
-        until = n if slot in fetched else max(last_use.get(slot, i), i)
+        until = n if slot in fetched or not liveness else max(last_use.get(slot, i), i)
         end[sid] = max(end.get(sid, i), until)
     delta = [0] * (n + 2)
     for sid, nbytes in size.items():
@@ -182,10 +183,12 @@ def memory_estimate(steps: list, fetch_slots, shared: dict | None = None) -> int
 
 
 def plan_memory(steps: list, fetch_slots, shared: dict) -> dict:
-    """``{"peak_before": bytes, "peak_after": bytes}``: peak live intermediates without and with planning."""
-    before = memory_estimate(steps, fetch_slots)
-    after = memory_estimate(steps, fetch_slots, shared)
-    return {"peak_before": before, "peak_after": after, "in_place_steps": len(shared)}
+    """Peak intermediate bytes of a run: ``peak_before`` without buffer planning (every value kept to
+    the end of the run), ``peak_liveness`` with values dropped after their last use, and ``peak_after``
+    with in-place reuse of dying buffers as well."""
+    return {"peak_before": memory_estimate(steps, fetch_slots, liveness=False),
+            "peak_liveness": memory_estimate(steps, fetch_slots),
+            "peak_after": memory_estimate(steps, fetch_slots, shared), "in_place_steps": len(shared)}
 
 
 __all__ = ["plan_buffers", "memory_estimate", "plan_memory", "np"]

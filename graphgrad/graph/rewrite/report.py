@@ -35,7 +35,8 @@ def program_report(program, memory: Optional[dict] = None, nodes_built: Optional
         before, after = memory["peak_before"], memory["peak_after"]
         ratio = f" ({after / before:.2f}x)" if before else ""
         lines.append(f"peak intermediate memory: {_bytes(before)} without buffer planning, "
-                     f"{_bytes(after)} with it{ratio}")
+                     f"{_bytes(after)} with it{ratio}"
+                     + (f" (liveness alone: {_bytes(memory['peak_liveness'])})" if "peak_liveness" in memory else ""))
     return "\n".join(lines)
 
 
