@@ -31,7 +31,10 @@ def program_report(program, memory: Optional[dict] = None, nodes_built: Optional
     lines.append("-" * 78)
     lines.append(f"final program: {sum(ops.values())} nodes: "
                  + ", ".join(f"{name} x{count}" for name, count in ops.most_common()))
-    if memory and memory.get("peak_before") is not None and memory.get("peak_after") is not None:
+    unknown = any(n.out is not None and not n.out.spec.fully_known for n in program.nodes())
+    if unknown and memory and not memory.get("peak_before"):
+        lines.append("peak intermediate memory: known only at run time (some dimensions are unknown)")
+    elif memory and memory.get("peak_before") is not None and memory.get("peak_after") is not None:
         before, after = memory["peak_before"], memory["peak_after"]
         ratio = f" ({after / before:.2f}x)" if before else ""
         lines.append(f"peak intermediate memory: {_bytes(before)} without buffer planning, "
