@@ -30,3 +30,17 @@ class Parameter(Variable):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super(Variable, self).__repr__()
+
+
+class Buffer(Variable):
+    """A module's state that is saved but not trained (BatchNorm's running statistics).
+
+    It is a Variable, so a graph built from the module (``gg.function`` included) reads it when it
+    runs and can update it with assign nodes; eagerly it is an ordinary tensor.
+    """
+
+    __slots__ = ()
+    graph_collected = False
+
+    def __init__(self, data: Any) -> None:
+        super().__init__(data, trainable=False)

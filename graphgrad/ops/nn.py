@@ -154,6 +154,9 @@ def batch_norm(x, running_mean: Optional[Tensor], running_var: Optional[Tensor],
                                  f"got input of shape {_fmt(x.shape)}")
             _update_running(running_mean, mean, momentum)
             _update_running(running_var, var * (n / (n - 1)), momentum)
+        elif training and x.is_symbolic:
+            _assign_running(running_mean, mean, momentum)
+            _assign_running(running_var, var * (n / (n - 1)), momentum)
         y = centered * (1.0 / sqrt(var + eps))
     else:
         rm, rv = _channel_view(running_mean, x.ndim), _channel_view(running_var, x.ndim)
@@ -173,6 +176,16 @@ def _update_running(stat: Optional[Tensor], batch_value: Tensor, momentum: float
         value = batch_value.data.reshape(stat.shape).astype(stat.dtype, copy=False)
         stat.data *= (1.0 - momentum)
         stat.data += momentum * value
+
+
+def _assign_running(stat: Optional[Tensor], batch_value: Tensor, momentum: float) -> None:
+    """In a graph: an assign node ``stat <- stat + momentum * (batch_value - stat)`` when ``stat`` is a
+    Variable (``nn.BatchNorm``'s buffers are); plain tensors cannot be updated by a graph."""
+    if stat is None or not getattr(stat, "is_variable", False):
+        return
+    value = batch_value.reshape(stat.shape)
+    # graph tensor first, so the variable is read when the graph runs (not captured as a constant)
+    stat.assign((value - stat) * momentum + stat)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:

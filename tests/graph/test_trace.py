@@ -537,3 +537,31 @@ def test_in_place_parameter_updates_under_no_grad_become_assigns():
     np.testing.assert_allclose(w.numpy(), [0.0, 0.0])
     step(x)
     np.testing.assert_allclose(w.numpy(), [-1.0, -2.0])
+
+
+def test_compiled_batchnorm_training_updates_running_statistics_like_eager():
+    x = gg.tensor(np.random.default_rng(3).standard_normal((16, 4)).astype(np.float32))
+    y = gg.tensor(np.random.default_rng(4).integers(0, 2, 16))
+    results = []
+    for compiled in (False, True):
+        gg.manual_seed(0)
+        model = gg.nn.Sequential(gg.nn.Linear(4, 8), gg.nn.BatchNorm1d(8), gg.nn.ReLU(), gg.nn.Linear(8, 2))
+        opt = gg.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(xb, yb):
+            opt.zero_grad()
+            loss = gg.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = gg.function(step) if compiled else step
+        losses = [run(x, y).item() for _ in range(5)]
+        bn = model[1]
+        results.append((losses, bn.running_mean.numpy().copy(), bn.running_var.numpy().copy(),
+                        int(bn.num_batches_tracked.item())))
+    (l0, m0, v0, n0), (l1, m1, v1, n1) = results
+    np.testing.assert_allclose(l1, l0, rtol=1e-5)
+    np.testing.assert_allclose(m1, m0, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(v1, v0, rtol=1e-5, atol=1e-6)
+    assert n0 == n1 == 5

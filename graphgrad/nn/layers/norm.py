@@ -7,10 +7,10 @@ from typing import Optional, Sequence, Union
 from graphgrad.core.autograd import no_grad
 from graphgrad.core.creation import empty, ones, tensor, zeros
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import ShapeError
+from graphgrad.errors import GraphError, ShapeError
 from graphgrad.nn import init
 from graphgrad.nn.module import Module
-from graphgrad.nn.parameter import Parameter
+from graphgrad.nn.parameter import Buffer, Parameter
 from graphgrad.ops.nn import batch_norm, group_norm, layer_norm
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
@@ -33,9 +33,10 @@ class _BatchNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if self.track_running_stats:
-            self.register_buffer("running_mean", zeros(self.num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", ones(self.num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype="int64", device=device))
+            # Buffers (Variables) so that compiled training steps update them with assign nodes
+            self.register_buffer("running_mean", Buffer(zeros(self.num_features, dtype=dtype, device=device)))
+            self.register_buffer("running_var", Buffer(ones(self.num_features, dtype=dtype, device=device)))
+            self.register_buffer("num_batches_tracked", Buffer(tensor(0, dtype="int64", device=device)))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -68,7 +69,12 @@ class _BatchNorm(Module):
     def forward(self, input: Tensor) -> Tensor:
         self._check_input(input)
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and not input.is_symbolic:
+        if self.training and self.track_running_stats and input.is_symbolic:
+            if self.momentum is None:
+                raise GraphError(f"{type(self).__name__}(momentum=None) keeps a cumulative average whose factor "
+                                 "depends on a count known only at run time: give a momentum to use it in a graph")
+            self.num_batches_tracked.assign_add(1)
+        elif self.training and self.track_running_stats:
             with no_grad():
                 self.num_batches_tracked.data += 1
             if self.momentum is None:  # cumulative moving average
@@ -96,8 +102,8 @@ class BatchNorm1d(_BatchNorm):
         track_running_stats: keep ``running_mean``, ``running_var`` and ``num_batches_tracked``
             buffers and normalize with them in eval mode (else batch statistics always).
 
-    Training mode normalizes with batch statistics and updates the running ones (eagerly; a graph
-    built from the layer does not update them); eval mode uses the running statistics.
+    Training mode normalizes with batch statistics and updates the running ones (in a graph or a
+    ``gg.function``, with assign nodes); eval mode uses the running statistics.
 
     Shapes: (N, C) or (N, C, L) -> same.
 
