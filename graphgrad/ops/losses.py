@@ -10,11 +10,12 @@ import math
 from typing import Optional
 
 from graphgrad.core.creation import arange
-from graphgrad.core.op import as_tensor_args
+from graphgrad.core.op import Op, as_tensor_args, needs_grad
+from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops.elementwise import astype, clip, equal, greater, less, maximum, not_equal, where
-from graphgrad.ops.nn import log_softmax
+from graphgrad.ops.nn import log_softmax, softmax
 from graphgrad.ops.reduce import sum as _sum
 from graphgrad.ops.array import count_like
 from graphgrad.ops.shape import expand_dims, reshape
@@ -132,6 +133,89 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: st
     return _nll("nll_loss", input, target, weight, ignore_index, reduction)
 
 
+class SoftmaxCrossEntropy(Op):
+    """Cross-entropy of logits (N, C) and class indices (N,): log-softmax, pick and reduce fused in one
+    op (one pass over the logits instead of a dozen small ops), with ``ignore_index`` and reductions
+    as PyTorch. Its gradient is :class:`SoftmaxCrossEntropyGrad`: ``(softmax(x) - onehot) * weight``."""
+
+    props = ("ignore_index", "reduction")
+    saves_output = False
+
+    def __init__(self, ignore_index: int = -100, reduction: str = "mean"):
+        self.ignore_index, self.reduction = int(ignore_index), reduction
+
+    def infer(self, x, t):
+        return TensorSpec(x.shape[:1] if self.reduction == "none" else (), x.dtype)
+
+    def forward(self, xp, x, t):
+        valid = t != self.ignore_index
+        z = x - x.max(axis=1, keepdims=True)
+        lse = xp.log(xp.exp(z).sum(axis=1))
+        picked = xp.take_along_axis(z, xp.where(valid, t, 0)[:, None], axis=1)[:, 0]
+        losses = (lse - picked) * valid
+        if self.reduction == "none":
+            return losses
+        total = losses.sum()
+        return total if self.reduction == "sum" else total / valid.sum(dtype=x.dtype)
+
+    def backward(self, inputs, out, g):
+        x, t = inputs
+        return SoftmaxCrossEntropyGrad(self.ignore_index, self.reduction).apply(x, t, g), None
+
+
+class SoftmaxCrossEntropyGrad(Op):
+    """``(softmax(x) - onehot(t)) * w`` with ``w`` = g (per row for ``'none'``) over the non-ignored
+    rows, divided by their count for ``'mean'``: the gradient of :class:`SoftmaxCrossEntropy`."""
+
+    props = ("ignore_index", "reduction")
+    saves_output = False
+
+    def __init__(self, ignore_index: int = -100, reduction: str = "mean"):
+        self.ignore_index, self.reduction = int(ignore_index), reduction
+
+    def infer(self, x, t, g):
+        return TensorSpec(x.shape, x.dtype)
+
+    def forward(self, xp, x, t, g):
+        valid = t != self.ignore_index
+        e = xp.exp(x - x.max(axis=1, keepdims=True))
+        p = e / e.sum(axis=1, keepdims=True)
+        rows = xp.arange(x.shape[0])
+        p[rows, xp.where(valid, t, 0)] -= 1
+        scale = valid.astype(x.dtype)
+        if self.reduction == "none":
+            scale = scale * g
+        elif self.reduction == "sum":
+            scale = scale * g
+        else:
+            scale = scale * (g / valid.sum(dtype=x.dtype))
+        p *= scale[:, None]
+        return p
+
+    def backward(self, inputs, out, gout):
+        x, t, g = inputs
+        n_classes = x.shape[1]
+        valid = astype(not_equal(t, self.ignore_index), x.dtype)
+        onehot = astype(equal(expand_dims(where(not_equal(t, self.ignore_index), t, 0), 1),
+                              arange(n_classes)), x.dtype)
+        p = softmax(x, axis=1)
+        if self.reduction == "none":
+            w = valid * g
+        elif self.reduction == "sum":
+            w = valid * g
+        else:
+            w = valid * (g / _sum(valid))
+        gx = gg_ = None
+        if needs_grad(x):
+            u = gout * expand_dims(w, 1)
+            gx = p * u - p * _sum(p * u, axis=1, keepdims=True)
+        if needs_grad(g):
+            terms = _sum((p - onehot) * gout, axis=1) * valid
+            gg_ = terms if self.reduction == "none" else (
+                _sum(terms) if self.reduction == "sum" else _sum(terms) / _sum(valid))
+        return gx, None, gg_
+
+
 def cross_entropy(input, target, weight=None, ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
     """Cross-entropy between logits and targets (``log_softmax`` + ``nll_loss``), as PyTorch.
@@ -152,9 +236,16 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100, reductio
     if input.ndim == 0:
         raise ShapeError("cross_entropy: input must have a class axis, shape (N, C), (N, C, d1, ...) or (C,)")
     class_axis = 1 if input.ndim >= 2 else 0
-    logp = log_softmax(input, axis=class_axis)
     if target.dtype.kind == "f" and tuple(target.shape) == tuple(input.shape):
+        logp = log_softmax(input, axis=class_axis)
         return _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, class_axis)
+    if (input.ndim == 2 and weight is None and label_smoothing == 0.0 and input.shape[1]
+            and input.dtype.kind == "f"):
+        # the common case, fused (same results as the composition below; the op table checks both)
+        _index_target("cross_entropy", input, target, class_axis)
+        _check_range("cross_entropy", target, input.shape[1], ignore_index)
+        return SoftmaxCrossEntropy(ignore_index, reduction).apply(input, target)
+    logp = log_softmax(input, axis=class_axis)
     return _nll("cross_entropy", logp, target, weight, ignore_index, reduction, label_smoothing)
 
 

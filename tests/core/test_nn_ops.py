@@ -327,3 +327,23 @@ def test_norms_match_torch():
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(rm.numpy(), trm.numpy(), rtol=1e-12)
     np.testing.assert_allclose(rv.numpy(), trv.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_fused_cross_entropy_equals_log_softmax_plus_nll(reduction):
+    rng = np.random.default_rng(7)
+    logits = rng.standard_normal((6, 4)) * 3
+    target = np.array([0, 3, -100, 2, 1, -100])
+    a = gg.tensor(logits, requires_grad=True)
+    b = gg.tensor(logits, requires_grad=True)
+    fused = gg.cross_entropy(a, gg.tensor(target), ignore_index=-100, reduction=reduction)
+    assert fused._node.op.name == "SoftmaxCrossEntropy"
+    composed = gg.nll_loss(gg.log_softmax(b, axis=1), gg.tensor(target), ignore_index=-100, reduction=reduction)
+    np.testing.assert_allclose(fused.numpy(), composed.numpy(), rtol=1e-12)
+    upstream = gg.tensor(rng.standard_normal(fused.shape))
+    (ga,) = gg.grad(fused, a, upstream, create_graph=True)
+    (gb,) = gg.grad(composed, b, upstream, create_graph=True)
+    np.testing.assert_allclose(ga.numpy(), gb.numpy(), rtol=1e-10, atol=1e-14)
+    (ha,) = gg.grad((ga * ga).sum(), a)  # second order through the gradient op
+    (hb,) = gg.grad((gb * gb).sum(), b)
+    np.testing.assert_allclose(ha.numpy(), hb.numpy(), rtol=1e-8, atol=1e-12)
