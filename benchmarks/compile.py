@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from common import report, time_steps  # noqa: E402
-from workloads import mlp_arrays, mlp_forward, tiny_chain, tiny_chain_numpy  # noqa: E402
+from workloads import mlp_arrays, mlp_forward, sgd_step, tiny_chain, tiny_chain_numpy  # noqa: E402
 
 LR = 0.05
 
@@ -84,14 +84,7 @@ def mlp_versions(gg, sizes, x, y):
     xt, yt = gg.tensor(x), gg.tensor(y)
 
     def eager():
-        for p in ps:
-            p.grad = None
-        loss = gg.cross_entropy(mlp_forward(gg, ps, xt), yt)
-        loss.backward()
-        with gg.no_grad():
-            for p in ps:
-                p -= p.grad * LR
-        return float(loss.item())
+        return float(sgd_step(gg, ps, xt, yt, LR).item())
 
     def build():
         vs = [gg.Variable(p) for p in mlp_arrays(sizes)]
@@ -153,24 +146,11 @@ def mlp_versions(gg, sizes, x, y):
 
             @fn
             def traced(xb, yb):
-                for p in fs:
-                    p.grad = None
-                loss = gg.cross_entropy(mlp_forward(gg, fs, xb), yb)
-                loss.backward()
-                with gg.no_grad():
-                    for p in fs:
-                        p -= p.grad * LR
-                return loss
+                return sgd_step(gg, fs, xb, yb, LR)
 
             reference = [gg.Variable(p) for p in mlp_arrays(sizes)]
             for _ in range(3):  # same start, same steps: gg.function must follow the eager loop exactly
-                for p in reference:
-                    p.grad = None
-                expected = gg.cross_entropy(mlp_forward(gg, reference, xt), yt)
-                expected.backward()
-                with gg.no_grad():
-                    for p in reference:
-                        p -= p.grad * LR
+                expected = sgd_step(gg, reference, xt, yt, LR)
                 np.testing.assert_allclose(float(traced(xt, yt).numpy()), expected.item(), rtol=1e-5)
             versions["gg.function"] = lambda: float(np.asarray(traced(xt, yt).numpy()))
         except Exception as exc:

@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from common import report, time_steps  # noqa: E402
-from workloads import mlp_arrays, mlp_forward  # noqa: E402
+from workloads import mlp_arrays, mlp_forward, sgd_step  # noqa: E402
 
 LR = 0.05
 
@@ -34,14 +34,7 @@ def eager_step(gg, params, x, y):
     xt, yt = gg.tensor(x), gg.tensor(y)
 
     def step():
-        for p in params:
-            p.grad = None
-        loss = gg.cross_entropy(mlp_forward(gg, params, xt), yt)
-        loss.backward()
-        with gg.no_grad():
-            for p in params:
-                p -= p.grad * LR
-        return loss
+        return sgd_step(gg, params, xt, yt, LR)
 
     return step
 

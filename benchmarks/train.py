@@ -83,22 +83,24 @@ def graphgrad_steps(gg, data, which):
                 continue
             model, (x, y) = build(gg.nn), data[name]
             opt = gg.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-            steps[name] = _gg_step(gg, model, opt, lambda m, x=gg.tensor(x): m(x), gg.tensor(y), flat=False)
+            steps[name] = _train_step(gg.cross_entropy, model, opt, lambda m, x=gg.tensor(x): m(x), gg.tensor(y), flat=False)
     if "lstm" in which:
         model, (tokens, targets) = lstm_lm(gg.nn), data["lstm"]
         opt = gg.optim.Adam(model.parameters(), lr=1e-3)
-        steps["lstm"] = _gg_step(gg, model, opt, lambda m, t=gg.tensor(tokens): m(t), gg.tensor(targets), flat=True)
+        steps["lstm"] = _train_step(gg.cross_entropy, model, opt, lambda m, t=gg.tensor(tokens): m(t), gg.tensor(targets), flat=True)
     if "gpt" in which:
         mask = gg.tensor(np.triu(np.full((64, 64), -np.inf, np.float32), 1))
         model, (tokens, targets) = gpt(gg.nn, mask), data["gpt"]
         opt = gg.optim.AdamW(model.parameters(), lr=3e-4)
         positions = gg.tensor(np.broadcast_to(np.arange(64), (16, 64)).copy())
-        steps["gpt"] = _gg_step(gg, model, opt, lambda m, t=gg.tensor(tokens): m(t, positions), gg.tensor(targets),
+        steps["gpt"] = _train_step(gg.cross_entropy, model, opt, lambda m, t=gg.tensor(tokens): m(t, positions), gg.tensor(targets),
                                 flat=True)
     return steps
 
 
-def _gg_step(gg, model, opt, run, targets, flat):
+def _train_step(loss_fn, model, opt, run, targets, flat):
+    """forward (``run(model)``), loss, backward, update — the same code for graphgrad and PyTorch."""
+
     def step():
         opt.zero_grad()
         logits = run(model)
@@ -106,7 +108,7 @@ def _gg_step(gg, model, opt, run, targets, flat):
             logits, y = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
         else:
             y = targets
-        loss = gg.cross_entropy(logits, y)
+        loss = loss_fn(logits, y)
         loss.backward()
         opt.step()
         return loss
@@ -122,36 +124,20 @@ def torch_steps(torch, data, which):
         if name in which:
             model, (x, y) = build(nn), data[name]
             opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-            steps[name] = _torch_step(f, model, opt, lambda m, x=torch.tensor(x): m(x), torch.tensor(y), flat=False)
+            steps[name] = _train_step(f.cross_entropy, model, opt, lambda m, x=torch.tensor(x): m(x), torch.tensor(y), flat=False)
     if "lstm" in which:
         model, (tokens, targets) = lstm_lm(nn), data["lstm"]
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-        steps["lstm"] = _torch_step(f, model, opt, lambda m, t=torch.tensor(tokens): m(t), torch.tensor(targets),
+        steps["lstm"] = _train_step(f.cross_entropy, model, opt, lambda m, t=torch.tensor(tokens): m(t), torch.tensor(targets),
                                     flat=True)
     if "gpt" in which:
         mask = torch.triu(torch.full((64, 64), float("-inf")), 1)
         model, (tokens, targets) = gpt(nn, mask), data["gpt"]
         opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
         positions = torch.arange(64).expand(16, 64)
-        steps["gpt"] = _torch_step(f, model, opt, lambda m, t=torch.tensor(tokens): m(t, positions),
+        steps["gpt"] = _train_step(f.cross_entropy, model, opt, lambda m, t=torch.tensor(tokens): m(t, positions),
                                    torch.tensor(targets), flat=True)
     return steps
-
-
-def _torch_step(f, model, opt, run, targets, flat):
-    def step():
-        opt.zero_grad()
-        logits = run(model)
-        if flat:
-            logits, y = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
-        else:
-            y = targets
-        loss = f.cross_entropy(logits, y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
 
 
 TITLES = {"mlp": "W1 MLP 784-512-256-10, batch 128, SGD momentum",

@@ -62,3 +62,16 @@ def mlp_forward(gg, params, x):
         if i + 2 < len(params):
             h = gg.relu(h)
     return h
+
+
+def sgd_step(gg, params, x, y, lr: float):
+    """One training step of the MLP ``params`` on ``(x, y)``, written as an eager PyTorch-style loop
+    (backward, then in-place SGD updates under ``no_grad``); returns the loss tensor."""
+    for p in params:
+        p.grad = None
+    loss = gg.cross_entropy(mlp_forward(gg, params, x), y)
+    loss.backward()
+    with gg.no_grad():
+        for p in params:
+            p -= p.grad * lr
+    return loss
