@@ -125,7 +125,24 @@ class _ConvNd(Module):
         return s
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d and Conv2d: PyTorch's constructor, and a forward through the functional ``function``."""
+
+    function = staticmethod(conv2d)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrTuple, stride: IntOrTuple = 1,
+                 padding: Union[IntOrTuple, str] = 0, dilation: IntOrTuple = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", dtype=None, device: Optional[str] = None,
+                 generator: Optional[Generator] = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 0, dtype, device, generator)
+
+    def forward(self, input: Tensor) -> Tensor:
+        x, padding = self._prepare(input)
+        return self.function(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class Conv1d(_Conv):
     """1-D convolution over ``(N, C_in, L)`` inputs.
 
     Args:
@@ -146,19 +163,10 @@ class Conv1d(_ConvNd):
 
     nd = 1
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrTuple, stride: IntOrTuple = 1,
-                 padding: Union[IntOrTuple, str] = 0, dilation: IntOrTuple = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", dtype=None, device: Optional[str] = None,
-                 generator: Optional[Generator] = None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, 0, dtype, device, generator)
-
-    def forward(self, input: Tensor) -> Tensor:
-        x, padding = self._prepare(input)
-        return conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+    function = staticmethod(conv1d)
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     """2-D convolution over ``(N, C_in, H, W)`` inputs (cross-correlation, as PyTorch).
 
     Args:
@@ -180,20 +188,23 @@ class Conv2d(_ConvNd):
 
     nd = 2
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrTuple, stride: IntOrTuple = 1,
-                 padding: Union[IntOrTuple, str] = 0, dilation: IntOrTuple = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", dtype=None, device: Optional[str] = None,
-                 generator: Optional[Generator] = None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, 0, dtype, device, generator)
-
-    def forward(self, input: Tensor) -> Tensor:
-        x, padding = self._prepare(input)
-        return conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+    function = staticmethod(conv2d)
 
 
 class _ConvTransposeNd(_ConvNd):
     transposed = True
+    function = staticmethod(conv_transpose2d)  # the functional op (conv_transpose1d / 2d)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrTuple, stride: IntOrTuple = 1,
+                 padding: IntOrTuple = 0, output_padding: IntOrTuple = 0, groups: int = 1, bias: bool = True,
+                 dilation: IntOrTuple = 1, padding_mode: str = "zeros", dtype=None, device: Optional[str] = None,
+                 generator: Optional[Generator] = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, dtype, device, generator)
+
+    def forward(self, input: Tensor, output_size: Optional[Sequence[int]] = None) -> Tensor:
+        return self.function(input, self.weight, self.bias, self.stride, self.padding,
+                             self._output_padding(input, output_size), self.groups, self.dilation)
 
     def _output_padding(self, input: Tensor, output_size: Optional[Sequence[int]]) -> tuple:
         """The output padding giving ``output_size`` (PyTorch's ``forward(input, output_size)``)."""
@@ -227,17 +238,7 @@ class ConvTranspose1d(_ConvTransposeNd):
     """
 
     nd = 1
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrTuple, stride: IntOrTuple = 1,
-                 padding: IntOrTuple = 0, output_padding: IntOrTuple = 0, groups: int = 1, bias: bool = True,
-                 dilation: IntOrTuple = 1, padding_mode: str = "zeros", dtype=None, device: Optional[str] = None,
-                 generator: Optional[Generator] = None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding, dtype, device, generator)
-
-    def forward(self, input: Tensor, output_size: Optional[Sequence[int]] = None) -> Tensor:
-        return conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                self._output_padding(input, output_size), self.groups, self.dilation)
+    function = staticmethod(conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -260,17 +261,6 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     nd = 2
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrTuple, stride: IntOrTuple = 1,
-                 padding: IntOrTuple = 0, output_padding: IntOrTuple = 0, groups: int = 1, bias: bool = True,
-                 dilation: IntOrTuple = 1, padding_mode: str = "zeros", dtype=None, device: Optional[str] = None,
-                 generator: Optional[Generator] = None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding, dtype, device, generator)
-
-    def forward(self, input: Tensor, output_size: Optional[Sequence[int]] = None) -> Tensor:
-        return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                self._output_padding(input, output_size), self.groups, self.dilation)
 
 
 # ---- pooling ----------------------------------------------------------------------------------------
