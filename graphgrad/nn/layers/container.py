@@ -10,7 +10,26 @@ from graphgrad.nn.module import Module
 __all__ = ["Sequential", "ModuleList", "ModuleDict"]
 
 
-class Sequential(Module):
+class _Ordered(Module):
+    """Modules kept in order under the names "0", "1", ...: append, extend, len, iteration."""
+
+    def append(self, module: Module) -> "_Ordered":
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> "_Ordered":
+        for module in modules:
+            self.append(module)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+
+class Sequential(_Ordered):
     """Modules applied one after the other: ``Sequential(a, b)(x) == b(a(x))``.
 
     Also accepts an ``OrderedDict`` of named modules. Supports ``len``, indexing, slicing and
@@ -31,16 +50,6 @@ class Sequential(Module):
             x = module(x)
         return x
 
-    def append(self, module: Module) -> "Sequential":
-        self.add_module(str(len(self._modules)), module)
-        return self
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
     def __getitem__(self, index):
         items = list(self._modules.items())
         if isinstance(index, slice):
@@ -48,28 +57,13 @@ class Sequential(Module):
         return items[index][1]
 
 
-class ModuleList(Module):
+class ModuleList(_Ordered):
     """A list of modules, registered so their parameters are found."""
 
     def __init__(self, modules: Optional[Iterable[Module]] = None) -> None:
         super().__init__()
         for module in modules or ():
             self.append(module)
-
-    def append(self, module: Module) -> "ModuleList":
-        self.add_module(str(len(self._modules)), module)
-        return self
-
-    def extend(self, modules: Iterable[Module]) -> "ModuleList":
-        for module in modules:
-            self.append(module)
-        return self
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
 
     def __getitem__(self, index):
         values = list(self._modules.values())
