@@ -13,6 +13,7 @@ import time
 
 import graphgrad as gg
 from graphgrad import nn
+from graphgrad.data import load_text, random_windows
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
@@ -30,27 +31,10 @@ class CharLSTM(nn.Module):
         return self.head(out), state
 
 
-def load_text(path) -> tuple:
-    """``(text, vocabulary)``: the vocabulary is the sorted set of characters in the text."""
-    text = pathlib.Path(path).read_text(encoding="utf-8")
-    return text, sorted(set(text))
 
 
-def random_windows(data: gg.Tensor, seq_len: int, batch_size: int, generator: gg.Generator) -> tuple:
-    """``batch_size`` windows at random offsets: inputs (N, seq_len) and the same shifted by one
-    character as targets. Random offsets (rather than consecutive chunks) decorrelate the batches;
-    the price is that the LSTM state never carries over between them."""
-    starts = gg.randint(0, len(data) - seq_len - 1, size=(batch_size, 1), generator=generator)
-    windows = gg.take(data, starts + gg.arange(seq_len + 1))  # (N, seq_len + 1)
-    return windows[:, :-1], windows[:, 1:]
 
 
-def sample_index(logits: gg.Tensor, temperature: float, generator: gg.Generator) -> int:
-    """Draw one index from ``softmax(logits / temperature)`` by inverting the cumulative distribution:
-    the first index whose cumulative probability exceeds a uniform draw."""
-    cdf = gg.cumsum(gg.softmax(logits / temperature, axis=-1), axis=-1)
-    u = gg.rand(1, generator=generator)
-    return min(int((cdf < u).astype("int64").sum().item()), logits.shape[-1] - 1)  # min: rounding at the top
 
 
 def generate(model: CharLSTM, prompt: str, length: int, vocab: list, temperature: float = 0.8,
@@ -67,7 +51,7 @@ def generate(model: CharLSTM, prompt: str, length: int, vocab: list, temperature
         # Read the whole prompt once, then feed back one character at a time, carrying the state.
         logits, state = model(gg.tensor([[index[ch] for ch in prompt]], dtype="int64"))
         for _ in range(length):
-            nxt = sample_index(logits[0, -1], temperature, generator)
+            nxt = int(gg.multinomial(gg.softmax(logits[0, -1] / temperature, axis=-1), generator=generator).item())
             out.append(vocab[nxt])
             logits, state = model(gg.tensor([[nxt]], dtype="int64"), state)
     model.train()
@@ -79,8 +63,7 @@ def main(epochs: int = 10, steps_per_epoch: int = 100, text: str | None = None, 
          prompt: str | None = None, seed: int = 0, verbose: bool = False) -> dict:
     """Train; return ``{"losses": mean training loss of each epoch, "sample": sample_length generated
     characters, "seconds": training time}``."""
-    content, vocab = load_text(text or README)
-    data = gg.tensor([vocab.index(ch) for ch in content], dtype="int64")
+    content, vocab, data = load_text(text or README)
     gg.manual_seed(seed)
     batches = gg.Generator(seed)
     model = CharLSTM(len(vocab))

@@ -14,6 +14,7 @@ import time
 
 import graphgrad as gg
 from graphgrad import nn
+from graphgrad.data import load_text, random_windows
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
@@ -46,25 +47,10 @@ class CharTransformer(nn.Module):
         return self.head(self.norm(x))
 
 
-def load_text(path) -> tuple:
-    """``(text, vocabulary)``: the vocabulary is the sorted set of characters in the text."""
-    text = pathlib.Path(path).read_text(encoding="utf-8")
-    return text, sorted(set(text))
 
 
-def random_windows(data: gg.Tensor, length: int, batch_size: int, generator: gg.Generator) -> tuple:
-    """``batch_size`` windows at random offsets: inputs (N, length) and targets shifted by one."""
-    starts = gg.randint(0, len(data) - length - 1, size=(batch_size, 1), generator=generator)
-    windows = gg.take(data, starts + gg.arange(length + 1))
-    return windows[:, :-1], windows[:, 1:]
 
 
-def sample_index(logits: gg.Tensor, temperature: float, generator: gg.Generator) -> int:
-    """Draw one index from ``softmax(logits / temperature)``: the first index whose cumulative
-    probability exceeds a uniform draw."""
-    cdf = gg.cumsum(gg.softmax(logits / temperature, axis=-1), axis=-1)
-    u = gg.rand(1, generator=generator)
-    return min(int((cdf < u).astype("int64").sum().item()), logits.shape[-1] - 1)
 
 
 def generate(model: CharTransformer, prompt: str, length: int, vocab: list, temperature: float = 0.8,
@@ -81,7 +67,8 @@ def generate(model: CharTransformer, prompt: str, length: int, vocab: list, temp
     with gg.no_grad():
         for _ in range(length):
             context = gg.tensor([tokens[-model.block_size:]], dtype="int64")
-            tokens.append(sample_index(model(context)[0, -1], temperature, generator))
+            probs = gg.softmax(model(context)[0, -1] / temperature, axis=-1)  # sharper when cold
+            tokens.append(int(gg.multinomial(probs, generator=generator).item()))
     model.train()
     return "".join(vocab[i] for i in tokens[len(prompt):])
 
@@ -91,8 +78,7 @@ def main(epochs: int = 5, steps_per_epoch: int = 100, text: str | None = None, b
          temperature: float = 0.8, prompt: str | None = None, seed: int = 0, verbose: bool = False) -> dict:
     """Train; return ``{"losses": mean training loss of each epoch, "sample": sample_length generated
     characters, "seconds": training time}``."""
-    content, vocab = load_text(text or README)
-    data = gg.tensor([vocab.index(ch) for ch in content], dtype="int64")
+    content, vocab, data = load_text(text or README)
     gg.manual_seed(seed)  # initial weights and dropout masks
     batches = gg.Generator(seed)
     model = CharTransformer(len(vocab), block_size, dropout=dropout)

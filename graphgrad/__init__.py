@@ -17,7 +17,7 @@ from graphgrad.core.autograd import (backward, detect_anomaly, enable_grad, grad
 from graphgrad.core.gradcheck import GradcheckError, check_grad
 from graphgrad.core.random import Generator, manual_seed
 from graphgrad.core.creation import (arange, as_tensor, empty, eye, from_numpy, full, linspace, normal,
-                                     ones, rand, randint, randn, tensor, uniform, zeros)
+                                     multinomial, ones, rand, randint, randn, tensor, uniform, zeros)
 from graphgrad import ops
 from graphgrad.ops import *  # noqa: F401,F403
 from graphgrad.config import get_default_dtype, set_default_dtype

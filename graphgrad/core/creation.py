@@ -123,6 +123,30 @@ def randint(low: int, high: Optional[int] = None, size: Sequence[int] = (), gene
     return _make(rng_of(generator).integers(low, high, size).astype(dtype), False, device)
 
 
+def multinomial(probs: Tensor, num_samples: int = 1, generator: Optional[Generator] = None) -> Tensor:
+    """Draw class indices from each row of ``probs`` (non-negative weights, normalized per row), with
+    replacement, as ``torch.multinomial(..., replacement=True)``.
+
+    Shapes: probs (C,) or (N, C) -> int64 (num_samples,) or (N, num_samples).
+
+    Example:
+        >>> gg.multinomial(gg.softmax(logits / 0.8, axis=-1), generator=gg.Generator(0))
+    """
+    p = backend.to_numpy(probs.data if isinstance(probs, Tensor) else np.asarray(probs)).astype(np.float64)
+    if p.ndim not in (1, 2) or p.shape[-1] == 0 or (p < 0).any() or not np.isfinite(p).all():
+        raise ValueError(f"multinomial: expected finite non-negative weights of shape (C,) or (N, C), "
+                         f"got shape {p.shape}")
+    rows = p.reshape(-1, p.shape[-1])
+    cdf = np.cumsum(rows, axis=1)
+    if (cdf[:, -1] <= 0).any():
+        raise ValueError("multinomial: every row needs a positive total weight")
+    u = rng_of(generator).random((rows.shape[0], num_samples)) * cdf[:, -1:]
+    # the first index whose cumulative weight exceeds the draw (a binary search per row)
+    picks = np.stack([np.searchsorted(c, draw, side="right") for c, draw in zip(cdf, u)])
+    picks = np.minimum(picks, rows.shape[1] - 1).astype(np.int64)
+    return _make(picks.reshape(p.shape[:-1] + (num_samples,)), False, None)
+
+
 def normal(mean: float = 0.0, std: float = 1.0, size: Sequence[int] = (), generator: Optional[Generator] = None,
            dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
     """Normal samples with the given mean and standard deviation."""

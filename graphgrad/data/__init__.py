@@ -13,6 +13,7 @@ from graphgrad.data.dataset import (ConcatDataset, Dataset, Subset, TensorDatase
 from graphgrad.data.datasets import (load_cifar10, load_digits, load_mnist, make_blobs, make_circles,
                                      make_moons, make_spiral, read_idx)
 from graphgrad.data.images import read_image, write_image
+from graphgrad.data.text import load_text, random_windows
 from graphgrad.data.loader import (BatchSampler, DataLoader, RandomSampler, Sampler, SequentialSampler,
                                    SubsetRandomSampler, WeightedRandomSampler, default_collate, default_convert)
 
@@ -21,5 +22,5 @@ __all__ = [
     "DataLoader", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
     "WeightedRandomSampler", "BatchSampler", "default_collate", "default_convert",
     "make_spiral", "make_moons", "make_circles", "make_blobs", "load_digits", "load_mnist", "load_cifar10",
-    "read_idx", "read_image", "write_image", "transforms",
+    "read_idx", "read_image", "write_image", "transforms", "load_text", "random_windows",
 ]

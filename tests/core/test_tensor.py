@@ -151,3 +151,16 @@ def test_bool_of_symbolic_tensor_explains():
     assert y.shape == (None, 3) and y.is_symbolic
     with pytest.raises(gg.GraphError, match="control flow"):
         bool(y.sum() > 0)
+
+
+def test_multinomial_draws_by_weight_and_is_reproducible():
+    probs = gg.tensor([[0.0, 1.0, 0.0], [0.2, 0.3, 0.5]])
+    draws = gg.multinomial(probs, num_samples=20000, generator=gg.Generator(0))
+    assert draws.shape == (2, 20000) and draws.dtype == gg.int64
+    assert (draws.numpy()[0] == 1).all()
+    np.testing.assert_allclose(np.bincount(draws.numpy()[1], minlength=3) / 20000, [0.2, 0.3, 0.5], atol=0.015)
+    again = gg.multinomial(probs, num_samples=20000, generator=gg.Generator(0))
+    np.testing.assert_array_equal(draws.numpy(), again.numpy())
+    assert gg.multinomial(gg.tensor([1.0, 3.0]), generator=gg.Generator(1)).shape == (1,)
+    with pytest.raises(ValueError, match="non-negative"):
+        gg.multinomial(gg.tensor([1.0, -1.0]))

@@ -229,3 +229,16 @@ def test_load_cifar10_refuses_arbitrary_pickles(tmp_path):
     (tmp_path / "test_batch").write_bytes(pickle.dumps({"images": np.zeros(3)}))
     with pytest.raises(ValueError, match="keys"):
         load_cifar10(tmp_path, train=False)
+
+
+def test_load_text_and_random_windows(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("abracadabra", encoding="utf-8")
+    text, vocab, ids = gg.data.load_text(path)
+    assert text == "abracadabra" and vocab == ["a", "b", "c", "d", "r"]
+    assert ids.dtype == gg.int64 and "".join(vocab[i] for i in ids.tolist()) == text
+    x, y = gg.data.random_windows(ids, 4, 3, generator=gg.Generator(0))
+    assert x.shape == y.shape == (3, 4)
+    np.testing.assert_array_equal(x.numpy()[:, 1:], y.numpy()[:, :-1])  # targets: shifted by one
+    with pytest.raises(ValueError, match="too short"):
+        gg.data.random_windows(ids, 20, 1)
