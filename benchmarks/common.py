@@ -46,6 +46,13 @@ def torch_or_none():
     return torch
 
 
+def save_json(path: str | None, results) -> None:
+    """Write ``results`` to ``path`` as JSON (nothing when ``path`` is None)."""
+    if path:
+        with open(path, "w") as fh:
+            json.dump(results, fh, indent=2)
+
+
 def report(title: str, unit: str, scale: float, rows: dict, baseline: str, json_path: str | None) -> None:
     """Print a table of medians (times ``scale`` in ``unit``) with ratios to each reference."""
     print(f"\n{title}")
@@ -56,7 +63,4 @@ def report(title: str, unit: str, scale: float, rows: dict, baseline: str, json_
         print(f"{name:<28}{r['median'] * scale:>10.2f}{unit:>2}{r['min'] * scale:>10.2f}{unit:>2}"
               f"{r['max'] * scale:>10.2f}{unit:>2}   {ratio}")
     print(f"peak RSS {peak_rss_mb():.0f} MB")
-    if json_path:
-        with open(json_path, "w") as fh:
-            json.dump({"title": title, "unit": unit, "scale": scale, "rows": rows, "peak_rss_mb": peak_rss_mb()},
-                      fh, indent=2)
+    save_json(json_path, {"title": title, "unit": unit, "scale": scale, "rows": rows, "peak_rss_mb": peak_rss_mb()})

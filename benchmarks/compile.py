@@ -17,7 +17,6 @@ intermediate memory without and with buffer planning, and compile time (first ru
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -26,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from common import report, time_steps  # noqa: E402
+from common import report, save_json, time_steps  # noqa: E402
 from workloads import mlp_arrays, mlp_forward, sgd_step, tiny_chain, tiny_chain_numpy  # noqa: E402
 
 LR = 0.05
@@ -240,9 +239,7 @@ def main(argv=None) -> dict:
         if "compile_time_s" in entry:
             print(f"  compile time {entry['compile_time_s'] * 1e3:.0f} ms")
         results[name] = entry
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=2)
+    save_json(args.json, results)
     return results
 
 

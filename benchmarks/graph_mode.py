@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from common import report, time_steps  # noqa: E402
+from common import report, save_json, time_steps  # noqa: E402
 from workloads import mlp_arrays, mlp_forward, sgd_step  # noqa: E402
 
 LR = 0.05
@@ -82,11 +82,7 @@ def main(argv=None) -> dict:
         report(f"{name}, batch {batch}: training step (forward, backward, SGD update)", "ms", 1e3, rows,
                f"{name} graph", None)
         results.update(rows)
-    if args.json:
-        import json
-
-        with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=2)
+    save_json(args.json, results)
     return results
 
 

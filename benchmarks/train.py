@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from common import report, time_steps, torch_or_none  # noqa: E402
+from common import report, save_json, time_steps, torch_or_none  # noqa: E402
 
 
 # ---- the four models, written once against a module namespace (gg.nn or torch.nn) -------------
@@ -167,11 +167,7 @@ def main(argv=None) -> dict:
         rows = time_steps(steps, warmup=3, repeats=args.repeats, inner=1)
         report(TITLES[name], "ms", 1e3, rows, "graphgrad eager", None)
         results[name] = rows
-    if args.json:
-        import json
-
-        with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=2)
+    save_json(args.json, results)
     return results
 
 

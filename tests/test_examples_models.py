@@ -3,7 +3,6 @@ with checkpoint/resume and the missing-files exit), character LSTM and Transform
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import pathlib
 import struct
 import subprocess
@@ -12,14 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+from tests.example_loader import EXAMPLES, load_example
 
 
-def load_example(name: str):
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(autouse=True)

@@ -1,21 +1,11 @@
 """The TF1-style graph example runs and reaches its accuracy (examples/graph_spiral.py)."""
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "graph_spiral.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("graph_spiral_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.example_loader import load_example
 
 
 def test_graph_mode_models_reach_their_accuracy():
-    results = _load().main(steps=500)
+    results = load_example("graph_spiral").main(steps=500)
     assert results["perceptron"] >= 0.99  # linearly separable blobs
     # 298/300 is the ceiling on the spirals: the three spirals share their first point, the origin
     assert results["mlp"] >= 0.99 and results["mlp2"] >= 0.99
@@ -23,9 +13,7 @@ def test_graph_mode_models_reach_their_accuracy():
 
 
 def test_graph_basics_example():
-    spec = importlib.util.spec_from_file_location("graph_basics_example", EXAMPLE.parent / "graph_basics.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_example("graph_basics")
     assert module.constants() == 3.75
     first, second = module.placeholders()
     assert first == 3.0 and second.tolist() == [4.0, 6.0]
