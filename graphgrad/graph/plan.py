@@ -133,6 +133,7 @@ def _steal(variable):
         variable.data = value
         return value
 
+    forward.steals_into = variable  # ``straight_line`` writes this step as one assignment
     return forward
 
 
@@ -205,16 +206,26 @@ def straight_line(steps: list, n_slots: int, keep: Iterable[int]) -> Callable:
     records the running step, so an error can still name its node.
     """
     keep = sorted(set(keep))
-    read = sorted({i for _, _, args, _, _ in steps for i in args} | set(keep) - {s[0] for s in steps})
+    read = sorted(({i for _, _, args, _, _ in steps for i in args} | set(keep)) - {s[0] for s in steps})
     namespace = {"_nd": np.ndarray}
     lines = ["def run(values, xp, state):"]
     lines += [f"    s{i} = values[{i}]" for i in read]
-    for index, (slot, forward, args, _node, frees) in enumerate(steps):
+    for index, (slot, forward, args, node, frees) in enumerate(steps):
+        lines.append(f"    state[0] = {index}")
+        # reading a variable and an assign that takes its value's array are plain attribute accesses
+        if type(node.op) is ReadVariable and forward == node.op.forward:
+            namespace[f"v{index}"] = node.op.variable
+            lines.append(f"    s{slot} = v{index}.data")
+            continue
+        if getattr(forward, "steals_into", None) is not None:
+            namespace[f"v{index}"] = forward.steals_into
+            lines.append(f"    s{slot} = v{index}.data = s{args[0]}")
+            continue
         namespace[f"f{index}"] = forward
         call = f"f{index}(xp{''.join(f', s{a}' for a in args)})"
-        lines.append(f"    state[0] = {index}")
         lines.append(f"    s{slot} = {call}")
-        lines.append(f"    if s{slot} is not None and s{slot}.__class__ is not _nd: s{slot} = xp.asarray(s{slot})")
+        if not getattr(node.op, "multiple_outputs", False):  # a tuple of outputs stays a tuple
+            lines.append(f"    if s{slot} is not None and s{slot}.__class__ is not _nd: s{slot} = xp.asarray(s{slot})")
         lines.extend(f"    s{dead} = None" for dead in frees if dead not in keep)
     lines += [f"    values[{i}] = s{i}" for i in keep]
     lines.append("    return None")

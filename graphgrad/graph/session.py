@@ -16,7 +16,7 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.errors import FeedError, GraphError, GraphgradError
 from graphgrad.graph.graph import Graph, GraphNode, get_default_graph, topo_order
 from graphgrad.graph.plan import straight_line
-from graphgrad.graph.variables import Placeholder, ReadVariable, _shape_text, compatible
+from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, _shape_text, compatible
 
 _ndarray = np.ndarray
 
@@ -173,6 +173,11 @@ class Session:
         for node in order:
             if node in fed_nodes:
                 continue
+            if type(node.op) is Const:  # a constant's value waits in its slot: no step to run
+                template[slot_of[node]] = node.op.value
+                continue
+            if type(node.op) is NoOp:  # nothing to run (its control inputs are ordered already)
+                continue
             args = []
             for x in node.inputs:
                 if isinstance(x, Tensor):
@@ -220,10 +225,13 @@ class Session:
                 out = forward(xp, *arrays)
             except Exception as exc:
                 raise _node_error(node, exc) from exc
-            if out is not None and out.__class__ is not _ndarray:
-                out = xp.asarray(out)
-            if out is not None:
-                check_finite(f"node {node.name!r} ({node.op.name}, created at {node.site})", out)
+            where = f"node {node.name!r} ({node.op.name}, created at {node.site})"
+            if getattr(node.op, "multiple_outputs", False):
+                for item in out:
+                    check_finite(where, xp.asarray(item))
+            elif out is not None:
+                out = out if out.__class__ is _ndarray else xp.asarray(out)
+                check_finite(where, out)
             values[slot] = out
             for dead in frees:
                 values[dead] = None

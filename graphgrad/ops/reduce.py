@@ -496,10 +496,16 @@ class SumTo(Op):
 
     def forward(self, xp, x):
         lead = x.ndim - len(self.shape)
-        axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(self.shape)
-                                          if d == 1 and x.shape[lead + i] != 1)
-        y = xp.sum(x, axis=axes, keepdims=True) if axes else x
-        return y.reshape(self.shape)
+        inner = tuple(lead + i for i, d in enumerate(self.shape) if d == 1 and x.shape[lead + i] != 1)
+        if not inner:  # only leading axes (a bias gradient): one reduction, no reshape
+            if not lead:
+                return x.reshape(self.shape)
+            if x.dtype.char in "fd" and x.flags.c_contiguous and x.size:
+                # ones @ x: BLAS sums the rows 3-4x faster than NumPy's reduction over axis 0
+                rows = x.reshape(-1, math.prod(x.shape[lead:]))
+                return (xp.ones(rows.shape[0], x.dtype) @ rows).reshape(self.shape)
+            return x.sum(axis=tuple(range(lead)))
+        return x.sum(axis=tuple(range(lead)) + inner, keepdims=True).reshape(self.shape)
 
     def backward(self, inputs, out, g):
         return (g.broadcast_like(inputs[0]),)

@@ -29,17 +29,26 @@ from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError
+from graphgrad.graph.graph import topo_order
 from graphgrad.graph.rewrite.engine import Program, program_pass
 from graphgrad.ops import elementwise as E
 from graphgrad.ops import unary as U
 from graphgrad.ops.array import FullLike
 from graphgrad.ops.linalg import MatMul
+from graphgrad.ops.shape import Transpose
+from graphgrad.ops.losses import SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, SoftmaxCrossEntropyWithGrad
 
 #: Most values a group may hand out besides its root (they are packed into one array).
 MAX_EXTRA_OUTPUTS = 4
 #: Scalars meeting arrays of at most this many elements are stored as full arrays (array-array
 #: ufunc calls are about twice as fast as array-scalar ones on tiny arrays).
 SMALL = 4096
+#: ``maximum``/``minimum`` (relu, clamps) with a scalar are 3-5x slower in NumPy than with an array
+#: at every size (no vectorized loop for a broadcast scalar), so their scalars become read-only full
+#: arrays, shared by every kernel of one shape, for outputs of up to this many elements.
+FULL_OPERAND_LIMIT = 1 << 22
+_FULL_OPERAND = (E.Maximum, E.Minimum, U.Relu)
+_FULL_ARRAYS: dict = {}
 
 _BINARY = {E.Add: "add", E.Sub: "subtract", E.Mul: "multiply", E.Div: "true_divide", E.Maximum: "maximum",
            E.Minimum: "minimum"}
@@ -52,7 +61,8 @@ FUSIBLE = tuple(_BINARY) + tuple(_COMPARE) + tuple(_UNARY) + (U.Relu, U.TanhGrad
 
 
 class Unpack(Op):
-    """Output ``index`` of a packed multi-output fused kernel (a view of the packed array)."""
+    """Output ``index`` of a packed multi-output fused kernel (a view of the packed array), or of an op
+    with ``multiple_outputs`` (an item of the tuple its forward returns)."""
 
     props = ("index",)
 
@@ -63,7 +73,7 @@ class Unpack(Op):
         return TensorSpec(None if packed.shape is None else packed.shape[1:], packed.dtype)
 
     def forward(self, xp, packed):
-        return packed[self.index, ...]
+        return packed[self.index]  # a view of a packed array, or an item of a multi-output op's tuple
 
     def backward(self, inputs, out, g):
         raise GradError("fused ops are only produced after differentiation")
@@ -317,6 +327,31 @@ def _lit(value, dtype, small, consts, shape):
     return name
 
 
+def _full_array(shape, value, dtype):
+    """A read-only array of ``value``, one per (shape, value, dtype) for every kernel."""
+    key = (tuple(shape), value, dtype.str)
+    array = _FULL_ARRAYS.get(key)
+    if array is None:
+        array = _FULL_ARRAYS[key] = np.full(shape, value, dtype)
+        array.flags.writeable = False
+    return array
+
+
+def member_inputs(m) -> list:
+    """The inputs a group member reads: its node's inputs, except that a ``MatMul`` reads the source
+    of a 2-D transpose directly (``matmul(a.T, b)``: BLAS takes transposed operands without a copy;
+    the gradients of a matmul are full of these)."""
+    if type(m.op) is not MatMul:
+        return list(m.inputs)
+    return [x._node.inputs[0] if _is_plain_transpose(x) else x for x in m.inputs]
+
+
+def _is_plain_transpose(x) -> bool:
+    node = x._node
+    return (type(node.op) is Transpose and node.op.axes == (1, 0) and not node.control_inputs
+            and isinstance(node.inputs[0], Tensor) and node.inputs[0].ndim == 2)
+
+
 def build_kernel(members, root, extras, inputs) -> _Kernel:
     """Generate (or fetch from the cache) the kernel of a group. ``inputs`` lists the group's external
     tensor inputs in argument order."""
@@ -328,13 +363,16 @@ def build_kernel(members, root, extras, inputs) -> _Kernel:
     instrs = []
     for m in members:
         args = []
-        for x in m.inputs:
+        for x in member_inputs(m):
             if isinstance(x, Tensor):
                 args.append(("v", slot[x._node]) if x._node in slot else ("a", pos[id(x._node)]))
             else:
                 args.append(("l", x))
-        instrs.append((m.op._key() if type(m.op) is not MatMul else (MatMul,), type(m.op), tuple(args),
-                       m.out.spec.dtype.str))
+        if type(m.op) is MatMul:  # which operands are read transposed
+            opkey = (MatMul,) + tuple(isinstance(x, Tensor) and _is_plain_transpose(x) for x in m.inputs)
+        else:
+            opkey = m.op._key()
+        instrs.append((opkey, type(m.op), tuple(args), m.out.spec.dtype.str))
     in_specs = tuple((t.shape, t.dtype.str) for t in inputs)
     outs = tuple(slot[x] for x in extras)
     key = (tuple((i[0], i[2], i[3]) for i in instrs), in_specs, shape, outs)
@@ -349,6 +387,7 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kerne
     dtypes = [np.dtype(d) for _, _, _, d in instrs]
     in_dtypes = [t.dtype for t in inputs]
     small = fast and math.prod(shape) <= SMALL
+    wide = fast and math.prod(shape) <= FULL_OPERAND_LIMIT
     consts: dict = {}
     lines = []
 
@@ -372,13 +411,13 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kerne
     temps = []
     first_out_write = None
 
-    def operand(ref, other_dtype):
+    def operand(ref, other_dtype, full=False):
         kind, v = ref
         if kind == "v":
             return bufname[v] if fast else f"v{v}"
         if kind == "a":
             return f"a{v}"
-        return _lit(v, other_dtype, small, consts, shape)
+        return _lit(v, other_dtype, small or full, consts, shape)
 
     def take(j, dtype, reusable):
         """The buffer instruction j writes (fast path)."""
@@ -410,7 +449,10 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kerne
         dtype = dtypes[j]
         tensor_dtypes = [dtype_of(a) for a in args if a[0] != "l"]
         meet = dtype if cls is E.Where else next((d for d in tensor_dtypes if d is not None), None)
-        ops = [operand(a, meet) for a in args]
+        full = wide and cls in _FULL_OPERAND
+        ops = [operand(a, meet, full) for a in args]
+        if cls is MatMul:
+            ops = [f"{o}.T" if transposed else o for o, transposed in zip(ops, opkey[1:])]
         if not fast:
             target = f"v{j}"
             lines.append(f"    {target} = " + _functional(cls, instrs[j], ops, dtype))
@@ -424,15 +466,15 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kerne
         bufname[j] = target
         if target == "out" and first_out_write is None:
             first_out_write = j
-        lit = (lambda v: _lit(v, dtype, small, consts, shape)) if dtype.kind == "f" else repr
+        lit = (lambda v: _lit(v, dtype, small or full, consts, shape)) if dtype.kind == "f" else repr
         if (cls is E.Where and target == ops[1] and target != ops[2] and args[2][0] == "l"
                 and args[2][1] == 0 and dtype.kind == "f"):
             # where(c, x, 0) in place on x (relu's and clip's backward): a masked copy costs ~1 ns per
-            # element in NumPy, a multiply by the mask ~0.2 ns. x*1 == x and x*0 == 0 except for the
-            # sign of zero (fixed by adding +0.0) and non-finite x under a false mask (rare: repaired)
+            # element in NumPy, a multiply by the mask ~0.2 ns. x*1 == x and x*0 == 0, except that a
+            # negative x under a false mask gives -0.0 (equal to 0.0; only the sign of zero differs)
+            # and a non-finite one NaN (rare: detected and repaired)
             c = ops[0]
             lines.extend([f"    with xp.errstate(invalid='ignore'): xp.multiply({target}, {c}, out={target})",
-                          f"    xp.add({target}, 0.0, out={target})",
                           f"    if xp.isnan({target}).any(): xp.copyto({target}, 0.0, "
                           f"where=xp.logical_and(xp.isnan({target}), xp.logical_not({c})))"])
         else:
@@ -468,10 +510,10 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kerne
     for (value, dstr, small_), name in consts.items():
         dtype = np.dtype(dstr)
         if small_:
-            array = np.full(shape, value, dtype)
-            array.flags.writeable = False
-            namespace[name] = array
-            const_lines.append(f"# {name} = full({tuple(shape)}, {value!r}, {dtype})")
+            namespace[name.upper()] = _full_array(shape, value, dtype)
+            # on another array library (CuPy) the constant is moved there, once per call
+            head.insert(1, f"    {name} = {name.upper()} if xp is np else xp.asarray({name.upper()})")
+            const_lines.append(f"# {name.upper()} = full({tuple(shape)}, {value!r}, {dtype}) (read-only)")
         else:
             namespace[name] = dtype.type(value)
             const_lines.append(f"# {name} = {dtype}({value!r})")
@@ -562,7 +604,7 @@ def fuse_program(program: Program) -> int:
         member_set = set(members)
         inputs, seen = [], set()
         for m in members:
-            for x in m.inputs:
+            for x in member_inputs(m):
                 if isinstance(x, Tensor) and x._node not in member_set and x._node not in seen:
                     seen.add(x._node)
                     inputs.append(x)
@@ -609,8 +651,51 @@ def _shape_only_constants(program: Program) -> None:
         _redirect(program, replaced)
 
 
+def merge_softmax_cross_entropy(program: Program) -> int:
+    """A softmax cross-entropy and its gradient of the same logits and targets (a training step needs
+    both) become one :class:`SoftmaxCrossEntropyWithGrad` node: softmax is computed once. Not when the
+    gradient's upstream value depends on the loss itself (``loss ** 2``): the merged node would need
+    its own output. Returns how many pairs were merged."""
+    order = program.nodes()
+    losses = {}
+    for node in order:
+        if type(node.op) is SoftmaxCrossEntropy and not node.control_inputs:
+            losses[_cross_entropy_key(node)] = node
+    graph = program.graph
+    replaced: dict = {}
+    for node in order:
+        if type(node.op) is not SoftmaxCrossEntropyGrad or node.control_inputs:
+            continue
+        loss = losses.pop(_cross_entropy_key(node), None)
+        if loss is None or not all(isinstance(x, Tensor) for x in node.inputs):
+            continue
+        if loss in set(topo_order([node.inputs[2]._node])):
+            continue
+        op = SoftmaxCrossEntropyWithGrad(node.op.ignore_index, node.op.reduction)
+        merged = graph.add_node(op, node.inputs, node.out.spec, name="SoftmaxCrossEntropyWithGrad")
+        merged.site = loss.site
+        for k, old in enumerate((loss, node)):
+            replaced[old] = graph.add_node(Unpack(k), (merged.out,), old.out.spec, name=f"{merged.name}/out{k}").out
+    if replaced:
+        _redirect(program, replaced)
+    return len(replaced) // 2
+
+
+def _cross_entropy_key(node) -> tuple:
+    x, t = node.inputs[:2]
+    return (x._node, t._node, node.op.ignore_index, node.op.reduction)
+
+
 @program_pass("fuse")
 def fuse(program: Program) -> collections.Counter:
-    """Fuse every group of the program (see ``fuse_program``)."""
+    """Merge softmax cross-entropy with its gradient, then fuse every elementwise group of the
+    program (see ``merge_softmax_cross_entropy`` and ``fuse_program``)."""
+    fired = collections.Counter()
+    _shape_only_constants(program)
+    merged = merge_softmax_cross_entropy(program)
+    if merged:
+        fired["fuse_softmax_cross_entropy_grad"] = merged
     count = fuse_program(program)
-    return collections.Counter({"fuse_elementwise": count} if count else {})
+    if count:
+        fired["fuse_elementwise"] = count
+    return fired
