@@ -183,6 +183,69 @@ def memory_estimate(steps: list, fetch_slots, shared: dict | None = None, livene
     return peak
 
 
+def schedule(order: list, fetched: Iterable = ()) -> list:
+    """A memory-aware execution order of ``order`` (a topological order of a program's nodes).
+
+    List scheduling: among the nodes whose inputs are ready, run the one that adds the fewest live
+    bytes (its output's bytes minus those of the inputs it is the last reader of), ties broken by
+    the original order. A training step then runs, for example, a layer's weight-gradient kernel
+    before the kernel that back-propagates through the layer's activation, which thereby becomes
+    the activation's last reader and may overwrite it in place. Variable reads without control
+    inputs run first: every uncontrolled read sees the value from before the run's assignments.
+    """
+    import heapq
+
+    fetched = set(fetched)
+    index = {n: i for i, n in enumerate(order)}
+    members = set(order)
+    deps: dict = {}
+    users: dict = {n: [] for n in order}
+    for n in order:
+        found = []
+        for x in list(n.inputs) + list(n.control_inputs):
+            p = x._node if hasattr(x, "_node") else x
+            if p in members and p not in found:
+                found.append(p)
+                users[p].append(n)
+        deps[n] = found
+    owned = {n: 0 if n in fetched or _is_view_op(n.op) or isinstance(n.op, (Const, ReadVariable, Placeholder))
+             else _nbytes(n) for n in order}
+    remaining = {n: len(users[n]) for n in order}
+    waiting = {n: len(deps[n]) for n in order}
+    result = [n for n in order if type(n.op) is ReadVariable and not n.control_inputs]
+    done = set(result)
+    for n in result:
+        for u in users[n]:
+            waiting[u] -= 1
+        for p in deps[n]:
+            remaining[p] -= 1
+
+    def cost(n) -> int:
+        return owned[n] - sum(owned[p] for p in deps[n] if remaining[p] == 1)
+
+    heap = [(cost(n), index[n], n) for n in order if waiting[n] == 0 and n not in done]
+    heapq.heapify(heap)
+    while heap:
+        c, i, n = heapq.heappop(heap)
+        if n in done or c != cost(n):
+            continue  # an outdated entry: a fresher one was pushed when its cost changed
+        done.add(n)
+        result.append(n)
+        for p in deps[n]:
+            remaining[p] -= 1
+            if remaining[p] == 1:  # its last reader now frees it: cheaper to run
+                last = next(u for u in users[p] if u not in done)
+                if waiting[last] == 0:
+                    heapq.heappush(heap, (cost(last), index[last], last))
+        for u in users[n]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(heap, (cost(u), index[u], u))
+    if len(result) != len(order):
+        return list(order)  # unreachable for a valid program: keep the order it came in
+    return result
+
+
 def plan_memory(steps: list, fetch_slots, shared: dict) -> dict:
     """Peak intermediate bytes of a run: ``peak_before`` without buffer planning (every value kept to
     the end of the run), ``peak_liveness`` with values dropped after their last use, and ``peak_after``
@@ -192,7 +255,7 @@ def plan_memory(steps: list, fetch_slots, shared: dict) -> dict:
             "peak_after": memory_estimate(steps, fetch_slots, shared), "in_place_steps": len(shared)}
 
 
-__all__ = ["plan_buffers", "memory_estimate", "plan_memory", "np"]
+__all__ = ["plan_buffers", "memory_estimate", "plan_memory", "schedule", "np"]
 
 
 # ---- straight-line execution ----------------------------------------------------------------------

@@ -164,6 +164,10 @@ class Session:
 
             program = optimize(fetch_nodes, feeds, self.optimize)
             order, targets, fed = program.nodes(), program.outputs, program.inputs
+            if self.optimize >= 2:
+                from graphgrad.graph.plan import schedule
+
+                order = schedule(order, targets)
         else:
             order, targets, fed = topo_order(fetch_nodes, stop=feeds), list(fetch_nodes), {n: n for n in feeds}
         slot_of = {node: i for i, node in enumerate(order)}

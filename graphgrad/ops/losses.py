@@ -147,30 +147,40 @@ def _row_reduce(x, name: str):
 
 def _softmax_parts(xp, x, t, ignore_index: int):
     """What every fused softmax cross-entropy kernel starts with, for (N, C) logits ``x`` and (N,)
-    class indices ``t``: ``z = x - max`` (a fresh array), the rows, the targets with ignored ones
-    replaced by class 0, and the mask of non-ignored rows."""
+    class indices ``t``: ``z = x - max`` (a fresh array), the flat positions ``i * C + t[i]`` of the
+    targets in ``z`` (class 0 for ignored rows), the mask of kept rows (``None`` when none is
+    ignored, the common case, which then skips every masking step) and how many rows are kept."""
+    n, c = x.shape
     valid = t != ignore_index
-    z = x - _row_reduce(x, "max")
-    return z, xp.arange(x.shape[0]), xp.where(valid, t, 0), valid
+    kept = int(xp.count_nonzero(valid))
+    if kept == n:
+        valid, targets = None, t
+    else:
+        targets = xp.where(valid, t, 0)
+    index = xp.arange(0, n * c, c) + targets
+    return x - _row_reduce(x, "max"), index, valid, kept
 
 
-def _loss_from_parts(xp, lse, picked, valid, dtype, reduction: str):
-    losses = (lse - picked) * valid
+def _loss_from_parts(lse, picked, valid, kept: int, reduction: str):
+    """Per-row losses ``lse - picked`` (0 for ignored rows), reduced (``'mean'``: over kept rows)."""
+    losses = lse - picked
+    if valid is not None:
+        losses *= valid
     if reduction == "none":
         return losses
     total = losses.sum()
-    return total if reduction == "sum" else total / valid.sum(dtype=dtype)
+    return total if reduction == "sum" else total / losses.dtype.type(kept)
 
 
-def _gradient_in_place(p, rows, targets, valid, g, reduction: str):
-    """Turn softmax probabilities ``p`` (N, C) into the cross-entropy gradient, in place."""
-    p[rows, targets] -= 1
-    scale = valid.astype(p.dtype)
-    if reduction == "mean":
-        scale *= g / valid.sum(dtype=p.dtype)
-    else:
-        scale *= g
-    p *= scale[:, None]
+def _gradient_in_place(p, index, valid, kept: int, g, reduction: str):
+    """Turn softmax probabilities ``p`` (N, C, contiguous) into the cross-entropy gradient, in place."""
+    p.reshape(-1)[index] -= 1
+    if reduction == "none":
+        scale = g if valid is None else g * valid
+        p *= scale[:, None]
+        return p
+    factor = g / p.dtype.type(kept) if reduction == "mean" else g
+    p *= factor if valid is None else (valid * factor)[:, None]
     return p
 
 
@@ -189,10 +199,10 @@ class SoftmaxCrossEntropy(Op):
         return TensorSpec(x.shape[:1] if self.reduction == "none" else (), x.dtype)
 
     def forward(self, xp, x, t):
-        z, rows, targets, valid = _softmax_parts(xp, x, t, self.ignore_index)
-        picked = z[rows, targets]
+        z, index, valid, kept = _softmax_parts(xp, x, t, self.ignore_index)
+        picked = z.reshape(-1)[index]
         lse = xp.log(_row_reduce(xp.exp(z, out=z), "sum")[:, 0])
-        return _loss_from_parts(xp, lse, picked, valid, x.dtype, self.reduction)
+        return _loss_from_parts(lse, picked, valid, kept, self.reduction)
 
     def backward(self, inputs, out, g):
         x, t = inputs
@@ -213,10 +223,10 @@ class SoftmaxCrossEntropyGrad(Op):
         return TensorSpec(x.shape, x.dtype)
 
     def forward(self, xp, x, t, g):
-        p, rows, targets, valid = _softmax_parts(xp, x, t, self.ignore_index)
+        p, index, valid, kept = _softmax_parts(xp, x, t, self.ignore_index)
         xp.exp(p, out=p)
         p /= _row_reduce(p, "sum")
-        return _gradient_in_place(p, rows, targets, valid, g, self.reduction)
+        return _gradient_in_place(p, index, valid, kept, g, self.reduction)
 
     def backward(self, inputs, out, gout):
         x, t, g = inputs
@@ -258,13 +268,13 @@ class SoftmaxCrossEntropyWithGrad(Op):
         return TensorSpec(x.shape, x.dtype)  # the spec of its largest output, the gradient
 
     def forward(self, xp, x, t, g):
-        p, rows, targets, valid = _softmax_parts(xp, x, t, self.ignore_index)
-        picked = p[rows, targets]
+        p, index, valid, kept = _softmax_parts(xp, x, t, self.ignore_index)
+        picked = p.reshape(-1)[index]
         xp.exp(p, out=p)
         s = _row_reduce(p, "sum")
-        loss = _loss_from_parts(xp, xp.log(s[:, 0]), picked, valid, x.dtype, self.reduction)
+        loss = _loss_from_parts(xp.log(s[:, 0]), picked, valid, kept, self.reduction)
         p /= s
-        return xp.asarray(loss), _gradient_in_place(p, rows, targets, valid, g, self.reduction)
+        return xp.asarray(loss), _gradient_in_place(p, index, valid, kept, g, self.reduction)
 
     def backward(self, inputs, out, g):
         raise GradError("SoftmaxCrossEntropyWithGrad is made by the compiler after differentiation")
