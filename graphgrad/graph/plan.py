@@ -212,7 +212,7 @@ def schedule(order: list, fetched: Iterable = ()) -> list:
              else _nbytes(n) for n in order}
     remaining = {n: len(users[n]) for n in order}
     waiting = {n: len(deps[n]) for n in order}
-    result = [n for n in order if type(n.op) is ReadVariable and not n.control_inputs]
+    result = [n for n in order if _uncontrolled_read(n)]
     done = set(result)
     for n in result:
         for u in users[n]:
@@ -246,6 +246,17 @@ def schedule(order: list, fetched: Iterable = ()) -> list:
     return result
 
 
+def _uncontrolled_read(node) -> bool:
+    return type(node.op) is ReadVariable and not node.control_inputs
+
+
+def reads_first(order: list) -> list:
+    """``order`` with the variable reads that have no control inputs moved to the front: in a run,
+    such a read sees the value from before any of the run's assignments, whatever the order of the
+    fetches (read after an assignment with ``gg.control_dependencies``)."""
+    return [n for n in order if _uncontrolled_read(n)] + [n for n in order if not _uncontrolled_read(n)]
+
+
 def plan_memory(steps: list, fetch_slots, shared: dict) -> dict:
     """Peak intermediate bytes of a run: ``peak_before`` without buffer planning (every value kept to
     the end of the run), ``peak_liveness`` with values dropped after their last use, and ``peak_after``
@@ -255,7 +266,7 @@ def plan_memory(steps: list, fetch_slots, shared: dict) -> dict:
             "peak_after": memory_estimate(steps, fetch_slots, shared), "in_place_steps": len(shared)}
 
 
-__all__ = ["plan_buffers", "memory_estimate", "plan_memory", "schedule", "np"]
+__all__ = ["plan_buffers", "memory_estimate", "plan_memory", "reads_first", "schedule", "np"]
 
 
 # ---- straight-line execution ----------------------------------------------------------------------

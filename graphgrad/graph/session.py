@@ -15,7 +15,7 @@ from graphgrad.core.autograd import check_finite
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import FeedError, GraphError, GraphgradError
 from graphgrad.graph.graph import Graph, GraphNode, get_default_graph, topo_order
-from graphgrad.graph.plan import straight_line
+from graphgrad.graph.plan import reads_first, straight_line
 from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, _shape_text, compatible
 
 _ndarray = np.ndarray
@@ -168,8 +168,11 @@ class Session:
                 from graphgrad.graph.plan import schedule
 
                 order = schedule(order, targets)
+            else:
+                order = reads_first(order)
         else:
             order, targets, fed = topo_order(fetch_nodes, stop=feeds), list(fetch_nodes), {n: n for n in feeds}
+            order = reads_first(order)
         slot_of = {node: i for i, node in enumerate(order)}
         template: list = [None] * len(order)
         fed_nodes = set(fed.values())

@@ -504,8 +504,8 @@ class SumTo(Op):
                 # ones @ x: BLAS sums the rows 3-4x faster than NumPy's reduction over axis 0
                 rows = x.reshape(-1, math.prod(x.shape[lead:]))
                 return (xp.ones(rows.shape[0], x.dtype) @ rows).reshape(self.shape)
-            return x.sum(axis=tuple(range(lead)))
-        return x.sum(axis=tuple(range(lead)) + inner, keepdims=True).reshape(self.shape)
+            return x.sum(axis=tuple(range(lead)), dtype=x.dtype)  # int32 stays int32, as the spec says
+        return x.sum(axis=tuple(range(lead)) + inner, keepdims=True, dtype=x.dtype).reshape(self.shape)
 
     def backward(self, inputs, out, g):
         return (g.broadcast_like(inputs[0]),)

@@ -1,5 +1,7 @@
 """Elementwise fusion (graphgrad/graph/rewrite/fuse.py): group structure, generated source, and
 numerical equality of optimize=0 and optimize=2 on random elementwise graphs."""
+import collections
+
 import numpy as np
 import pytest
 
@@ -194,4 +196,94 @@ def test_fused_masked_select_keeps_where_semantics_for_non_finite_values():
     plain = gg.Session(g, optimize=0).run(y, feed)
     fused = gg.Session(g, optimize=2).run(y, feed)
     np.testing.assert_array_equal(plain, fused)  # inf, 1, nan, 1, 1, 1: masked-out inf/nan give 0 + 1
-    assert not np.signbit(gg.Session(g, optimize=2).run(y - 1, feed)[5])  # +0.0, as where gives
+    masked = gg.Session(g, optimize=2).run(y - 1, feed)
+    assert masked[5] == 0  # -10 * 0: -0.0 or +0.0 (only the sign of zero may differ from where's +0.0)
+
+
+# ---- softmax cross-entropy merged with its gradient -----------------------------------------------
+def _classifier_step(loss_fn, ignore=False, reduction="mean"):
+    rng = np.random.default_rng(3)
+    graph = gg.Graph()
+    with graph.as_default():
+        w = gg.Variable(rng.standard_normal((5, 4)).astype(np.float32))
+        x = gg.placeholder(gg.float32, (12, 5), name="x")
+        y = gg.placeholder(gg.int64, (12,), name="y")
+        loss = loss_fn(gg.cross_entropy(x @ w, y, ignore_index=-1, reduction=reduction))
+        (gw,) = gg.gradients(loss, [w])
+    labels = rng.integers(0, 4, 12)
+    if ignore:
+        labels[[1, 5, 6]] = -1
+    feed = {x: rng.standard_normal((12, 5)).astype(np.float32), y: labels}
+    return graph, [loss, gw], feed
+
+
+def _op_names(sess):
+    return [type(s[3].op).__name__ for s in _plan(sess).steps]
+
+
+@pytest.mark.parametrize("ignore", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_and_its_gradient_become_one_node(ignore, reduction):
+    fn = (lambda l: l) if reduction != "none" else (lambda l: (l * gg.arange(12, dtype=gg.float32)).sum())
+    graph, fetches, feed = _classifier_step(fn, ignore, reduction)
+    (l0, g0), (l2, g2), sess = _run_both(graph, fetches, feed)
+    names = _op_names(sess)
+    assert names.count("SoftmaxCrossEntropyWithGrad") == 1
+    assert "SoftmaxCrossEntropy" not in names and "SoftmaxCrossEntropyGrad" not in names
+    np.testing.assert_allclose(l2, l0, rtol=1e-6)
+    np.testing.assert_allclose(g2, g0, rtol=1e-5, atol=1e-7)
+    assert l2.dtype == g2.dtype == np.float32
+    fired = sum((r.fired for r in _plan(sess).program.log), collections.Counter())
+    assert fired["fuse_softmax_cross_entropy_grad"] == 1
+
+
+def test_cross_entropy_not_merged_when_its_gradient_needs_the_loss():
+    graph, fetches, feed = _classifier_step(lambda l: l * l)  # d(l^2) = 2 l dl: the gradient reads the loss
+    (l0, g0), (l2, g2), sess = _run_both(graph, fetches, feed)
+    names = _op_names(sess)
+    assert "SoftmaxCrossEntropyWithGrad" not in names and "SoftmaxCrossEntropyGrad" in names
+    np.testing.assert_allclose(l2, l0, rtol=1e-6)
+    np.testing.assert_allclose(g2, g0, rtol=1e-5)
+
+
+def test_merged_cross_entropy_under_detect_anomaly():
+    graph, fetches, feed = _classifier_step(lambda l: l)
+    sess = gg.Session(graph, optimize=2)
+    expected = sess.run(fetches, feed)
+    with gg.detect_anomaly():
+        got = sess.run(fetches, feed)
+    np.testing.assert_array_equal(got[1], expected[1])
+
+
+# ---- transposes read by matmul kernels, array operands for max/min ----------------------------------
+def test_matmul_kernel_reads_transposes_without_a_step():
+    rng = np.random.default_rng(4)
+    graph = gg.Graph()
+    with graph.as_default():
+        a = gg.placeholder(gg.float64, (6, 3), name="a")
+        b = gg.placeholder(gg.float64, (6, 4), name="b")
+        c = gg.placeholder(gg.float64, (5, 4), name="c")
+        out = gg.relu(gg.transpose(a) @ b + 1.0)  # (3, 4)
+        out2 = b @ gg.transpose(c) * 2.0  # (6, 5)
+        shared = gg.transpose(a)  # also fetched: stays a node
+    feed = {a: rng.standard_normal((6, 3)), b: rng.standard_normal((6, 4)), c: rng.standard_normal((5, 4))}
+    r0, r2, sess = _run_both(graph, [out, out2, shared], feed)
+    for got, exp in zip(r2, r0):
+        np.testing.assert_allclose(got, exp, rtol=1e-12)
+    sources = [op.source for op in _fused_ops(sess)]
+    assert any("a0.T, a1" in src for src in sources) and any("a1.T" in src for src in sources)
+    assert _op_names(sess).count("Transpose") == 1  # only the fetched one
+
+
+def test_relu_and_clamp_kernels_use_read_only_array_operands():
+    graph = gg.Graph()
+    with graph.as_default():
+        x = gg.placeholder(gg.float32, (64, 80), name="x")  # above SMALL: a scalar would stay a scalar
+        y = gg.minimum(gg.relu(x * 2.0), 3.0) + x
+    xv = np.random.default_rng(5).standard_normal((64, 80)).astype(np.float32) * 3
+    xv[0, :3] = [np.nan, -np.inf, np.inf]
+    r0, r2, sess = _run_both(graph, y, {x: xv})
+    np.testing.assert_array_equal(r2, r0)
+    (op,) = _fused_ops(sess)
+    assert "full((64, 80), 0" in op.source and "full((64, 80), 3.0" in op.source
+    assert "_maximum(" in op.source or "xp.maximum(" in op.source

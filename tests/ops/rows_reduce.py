@@ -115,4 +115,11 @@ ROWS = [
     OpSpec("sum_to", lambda x: gg.sum_to(x, (1, 4)), lambda x: x.sum(axis=0, keepdims=True), [F((3, 4))]),
     OpSpec("sum_to[lead]", lambda x: gg.sum_to(x, (3, 1)), lambda x: x.sum(axis=(0, 2), keepdims=True).reshape(3, 1),
            [F((2, 3, 4))]),
+    # leading axes only (bias gradients): float32/float64 run as ones @ x on BLAS
+    OpSpec("sum_to[bias]", lambda x: gg.sum_to(x, (4,)), lambda x: x.sum(axis=0), [F((5, 4))]),
+    OpSpec("sum_to[bias,3d]", lambda x: gg.sum_to(x, (3, 4)), lambda x: x.sum(axis=0), [F((2, 3, 4))]),
+    OpSpec("sum_to[bias,2 lead]", lambda x: gg.sum_to(x, (4,)), lambda x: x.sum(axis=(0, 1)), [F((2, 3, 4))]),
+    OpSpec("sum_to[bias,transposed]", lambda x: gg.sum_to(x.T, (3,)), lambda x: x.T.sum(axis=0), [F((3, 5))]),
+    OpSpec("sum_to[bias,int]", lambda x: gg.sum_to(x, (4,)), lambda x: x.sum(axis=0), [I((5, 4), -3, 3, "int32")],
+           grad=False),
 ]
