@@ -1,0 +1,69 @@
+"""graphgrad as an ONNX backend (``onnx.backend.base.Backend``), for the ONNX project's backend tests.
+
+``prepare(model)`` checks the model; ``run(inputs)`` imports it with the inputs' exact shapes (so
+every shape computation is an import-time constant) into a graph and runs it with ``Session.run``;
+imports are cached per input signature.
+"""
+from __future__ import annotations
+
+from graphgrad.backend import np
+from graphgrad.io.onnx.importer import graph_inputs, load, onnx_module
+
+onnx = onnx_module()
+from onnx.backend.base import Backend, BackendRep  # noqa: E402
+
+
+class GraphgradRep(BackendRep):
+    def __init__(self, model):
+        self.model = model
+        self.input_names = [i.name for i in graph_inputs(model)]
+        self._imports: dict = {}
+
+    def run(self, inputs, **kwargs):
+        if isinstance(inputs, dict):
+            feeds = dict(inputs)
+        else:
+            inputs = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
+            feeds = dict(zip(self.input_names, inputs))
+        feeds = {k: np.asarray(v) for k, v in feeds.items()}
+        key = tuple((k, v.shape, v.dtype.str) for k, v in sorted(feeds.items()))
+        imported = self._imports.get(key)
+        if imported is None:
+            shapes = {k: v.shape for k, v in feeds.items()}
+            imported = self._imports[key] = load(self.model, trainable=False, input_shapes=shapes)
+        return tuple(np.asarray(out) for out in imported.run(feeds))
+
+
+class GraphgradBackend(Backend):
+    @classmethod
+    def prepare(cls, model, device: str = "CPU", **kwargs):
+        super().prepare(model, device, **kwargs)
+        return GraphgradRep(model)
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return device == "CPU"
+
+    @classmethod
+    def run_model(cls, model, inputs, device: str = "CPU", **kwargs):
+        return cls.prepare(model, device, **kwargs).run(inputs)
+
+    @classmethod
+    def run_node(cls, node, inputs, device: str = "CPU", outputs_info=None, **kwargs):
+        """Run one NodeProto on ``inputs`` (arrays, in the node's input order) as a one-node model."""
+        helper = onnx.helper
+        arrays = [np.asarray(x) for x in inputs]
+        names = [n for n in node.input if n]
+        graph = helper.make_graph(
+            [node], "node",
+            [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+             for n, a in zip(names, arrays)],
+            [helper.make_empty_tensor_value_info(n) for n in node.output if n])
+        opset = kwargs.get("opset_version", onnx.defs.onnx_opset_version())
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        return GraphgradRep(model).run(arrays)
+
+
+prepare = GraphgradBackend.prepare
+run_model = GraphgradBackend.run_model
+supports_device = GraphgradBackend.supports_device

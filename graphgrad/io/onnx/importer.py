@@ -1,0 +1,362 @@
+"""ONNX import: run an ONNX graph with graphgrad ops, eagerly, in a static graph or in a trace.
+
+One interpreter serves every use. :func:`interpret` walks the ONNX nodes in order and calls the
+converter registered for each op type (``@converter("Relu")`` in ``ops_*.py``), which builds the
+node's outputs from graphgrad ops on graphgrad tensors. Whether that computes values (eager
+tensors), adds nodes to a graph (placeholders) or is traced by ``gg.function`` depends only on the
+tensors given, as for any graphgrad code:
+
+* :func:`load` makes a ``gg.Graph`` with a placeholder per model input and interprets the model on
+  them: an :class:`OnnxGraph` to run with ``Session.run`` (or ``.run(feeds)``);
+* :func:`to_module` returns an :class:`OnnxModule`, whose ``forward(*inputs)`` interprets the model
+  on the tensors it is given: eager (differentiable, so the model can be fine-tuned with graphgrad
+  optimizers: float initializers are Parameters), or traced by ``gg.function``.
+
+**Import-time constants.** ONNX computes shapes with ops (``Shape -> Gather -> Concat -> Reshape``)
+and, since opset 10-18, passes what used to be attributes (``axes``, ``pads``, ``starts``...) as
+inputs. A node whose inputs are all constants (``Constant`` nodes, integer initializers, static
+shapes of the inputs) is evaluated when the model is imported, so those values are known numbers by
+the time a converter needs them (``node.const(i)``); a converter that needs a value computed from
+the model's data raises :class:`OnnxImportError` naming the node.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Optional, Sequence
+
+from graphgrad.backend import np
+from graphgrad.core import op as core_op
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import GraphgradError
+
+#: ONNX op type -> converter ``fn(node: OnnxNode, *inputs) -> Tensor | tuple`` (inputs: Tensor or None)
+CONVERTERS: dict = {}
+
+
+class OnnxImportError(GraphgradError, ValueError):
+    """An ONNX model (or one of its nodes) that graphgrad cannot import, and why."""
+
+
+def converter(*op_types: str) -> Callable:
+    """Register ``fn(node, *inputs)`` as the converter of the ONNX op types ``op_types``."""
+
+    def register(fn: Callable) -> Callable:
+        for op_type in op_types:
+            CONVERTERS[op_type] = fn
+        return fn
+
+    return register
+
+
+def _load_converters() -> None:
+    import importlib
+
+    for name in ("ops_math", "ops_shape", "ops_nn"):
+        try:
+            importlib.import_module(f"graphgrad.io.onnx.{name}")
+        except ModuleNotFoundError as exc:  # families are added one module at a time
+            if exc.name != f"graphgrad.io.onnx.{name}":
+                raise
+
+
+def onnx_module():
+    """The ``onnx`` package, or an ImportError saying how to install it."""
+    try:
+        import onnx
+    except ImportError:
+        raise ImportError("ONNX support needs the onnx package: pip install 'graphgrad[onnx]'") from None
+    return onnx
+
+
+# ---- dtypes -------------------------------------------------------------------------------------------
+def np_dtype(onnx_type: int):
+    """The NumPy dtype of an ONNX ``TensorProto`` element type (an OnnxImportError if it has none)."""
+    onnx = onnx_module()
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(onnx_type)))
+    except Exception:
+        name = onnx.TensorProto.DataType.Name(int(onnx_type)) if int(onnx_type) in \
+            onnx.TensorProto.DataType.values() else str(onnx_type)
+        raise OnnxImportError(f"ONNX element type {name} has no NumPy dtype in graphgrad") from None
+
+
+def onnx_type(dtype) -> int:
+    """The ONNX ``TensorProto`` element type of a NumPy dtype."""
+    return onnx_module().helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+# ---- the node seen by a converter ------------------------------------------------------------------------
+class OnnxNode:
+    """An ONNX node as its converter sees it: attributes with defaults, the opset, constant inputs.
+
+    Attributes:
+        op_type, name, domain: the node's.
+        opset: the model's opset version for the node's domain (converters branch on it where an
+            attribute became an input).
+        inputs: graphgrad tensors, ``None`` for omitted optional inputs.
+        num_outputs: how many outputs the model uses (trailing optional outputs may be absent).
+    """
+
+    def __init__(self, proto, opset: int, inputs: list, interpreter: "Interpreter"):
+        self.proto = proto
+        self.op_type = proto.op_type
+        self.name = proto.name or f"{proto.op_type} (unnamed, output {proto.output[0]!r})"
+        self.domain = proto.domain
+        self.opset = opset
+        self.inputs = inputs
+        self.num_outputs = len(proto.output)
+        self.output_names = list(proto.output)
+        self._interpreter = interpreter
+        self._attrs = {a.name: a for a in proto.attribute}
+
+    def has(self, name: str) -> bool:
+        return name in self._attrs
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        """The attribute's value as Python (int, float, str, list, NumPy array for a tensor)."""
+        a = self._attrs.get(name)
+        if a is None:
+            return default
+        onnx = onnx_module()
+        value = onnx.helper.get_attribute_value(a)
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, onnx.TensorProto):
+            return onnx.numpy_helper.to_array(value)
+        if isinstance(value, list) and value and isinstance(value[0], bytes):
+            return [v.decode() for v in value]
+        if isinstance(value, onnx.GraphProto):
+            return value
+        return list(value) if isinstance(value, (list, tuple)) or type(value).__name__.startswith("Repeated") \
+            else value
+
+    def const(self, index: int, default: Any = None):
+        """Input ``index`` as a NumPy array known now (a constant, an initializer, a static shape...),
+        ``default`` when the input is omitted; an OnnxImportError when it depends on the model's data."""
+        if index >= len(self.inputs) or self.inputs[index] is None:
+            return default
+        t = self.inputs[index]
+        value = self._interpreter.known_value(t)
+        if value is None:
+            raise self.error(f"input {index} ({self.proto.input[index]!r}) must be known when the model is "
+                             "imported (a constant, an initializer or computed from static shapes), but it "
+                             "depends on the model's input data")
+        return value
+
+    def error(self, message: str) -> OnnxImportError:
+        return OnnxImportError(f"ONNX {self.op_type} node {self.name!r}: {message}")
+
+    def unsupported(self, what: str) -> OnnxImportError:
+        return self.error(f"{what} is not supported by graphgrad's importer")
+
+
+# ---- the interpreter -----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _evaluating_now():
+    """Run ops eagerly even inside a graph or a trace (for import-time constants)."""
+    previous = core_op.GRAPH_BUILDER.active
+    core_op.GRAPH_BUILDER.active = False
+    try:
+        yield
+    finally:
+        core_op.GRAPH_BUILDER.active = previous
+
+
+def _foldable(t) -> bool:
+    """An import-time constant: a concrete tensor that is neither a variable nor trained."""
+    return t is None or (t.data is not None and not t.requires_grad and not getattr(t, "is_variable", False))
+
+
+class Interpreter:
+    """Runs an ONNX ``GraphProto`` with graphgrad ops (see the module docstring).
+
+    ``reads`` pairs graph tensors that read a variable with it, so that converters may still use the
+    variable's current value as an import-time constant (a clip bound stored as an initializer)."""
+
+    def __init__(self, graph_proto, opsets: dict, reads: Sequence = ()):
+        _load_converters()
+        self.graph = graph_proto
+        self.opsets = opsets
+        self.reads = {id(t): variable for t, variable in reads}
+
+    def known_value(self, t: Tensor):
+        """The value of ``t`` if it is known now (a concrete tensor, or a read of a variable)."""
+        if t.data is not None:
+            return t.data
+        variable = self.reads.get(id(t))
+        return None if variable is None else variable.data
+
+    def run(self, inputs: dict, initializers: dict) -> dict:
+        """Interpret the graph with ``inputs`` and ``initializers`` (name -> Tensor or array);
+        returns every value by name (outputs included)."""
+        values: dict = {name: value if isinstance(value, Tensor) else Tensor(np.asarray(value))
+                        for name, value in initializers.items()}
+        values.update(inputs)
+        for proto in self.graph.node:
+            args = []
+            for name in proto.input:
+                if not name:
+                    args.append(None)
+                    continue
+                if name not in values:
+                    raise OnnxImportError(f"ONNX {proto.op_type} node {proto.name!r}: input {name!r} is not "
+                                          "produced by any earlier node, input or initializer")
+                args.append(values[name])
+            outputs = self._convert(proto, args)
+            for name, out in zip(proto.output, outputs):
+                if name:
+                    values[name] = out
+        return values
+
+    def _convert(self, proto, args: list) -> list:
+        domain = proto.domain if proto.domain not in ("", "ai.onnx") else ""
+        fn = CONVERTERS.get(proto.op_type) if domain == "" else None
+        if fn is None:
+            where = f" (domain {proto.domain!r})" if domain else ""
+            raise OnnxImportError(f"ONNX op {proto.op_type}{where} (node {proto.name!r}) is not supported by "
+                                  "graphgrad's importer")
+        node = OnnxNode(proto, self.opsets.get(domain, 1), args, self)
+        fold = all(_foldable(a) for a in args) and proto.op_type not in _NEVER_FOLD
+        try:
+            with _evaluating_now() if fold else contextlib.nullcontext():
+                result = fn(node, *args)
+        except OnnxImportError:
+            raise
+        except GraphgradError as exc:
+            raise OnnxImportError(f"ONNX {proto.op_type} node {node.name!r}: {exc}") from exc
+        outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+        return [out if out is None or isinstance(out, Tensor) else Tensor(np.asarray(out)) for out in outputs]
+
+
+#: ops that must not be evaluated at import time even with constant inputs (random numbers)
+_NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+                         "Bernoulli", "Dropout"})
+
+
+def opsets_of(model) -> dict:
+    """{domain: version} of a ModelProto ('' for the default ONNX domain)."""
+    return {("" if o.domain in ("", "ai.onnx") else o.domain): int(o.version) for o in model.opset_import}
+
+
+def initializer_arrays(graph_proto) -> dict:
+    """{name: NumPy array} of a graph's initializers."""
+    onnx = onnx_module()
+    return {init.name: onnx.numpy_helper.to_array(init) for init in graph_proto.initializer}
+
+
+def value_info_spec(info) -> tuple:
+    """(shape with None for symbolic dims, NumPy dtype) of a ValueInfoProto."""
+    t = info.type.tensor_type
+    if not info.type.HasField("tensor_type"):
+        raise OnnxImportError(f"ONNX input {info.name!r} is not a tensor (sequences, maps and optionals are "
+                              "not supported)")
+    shape = None
+    if t.HasField("shape"):
+        shape = tuple(int(d.dim_value) if d.HasField("dim_value") else None for d in t.shape.dim)
+    return shape, np_dtype(t.elem_type)
+
+
+def as_model(path_or_proto):
+    """A ModelProto from a path, bytes or a ModelProto."""
+    onnx = onnx_module()
+    if isinstance(path_or_proto, onnx.ModelProto):
+        return path_or_proto
+    if isinstance(path_or_proto, (bytes, bytearray)):
+        return onnx.load_from_string(bytes(path_or_proto))
+    return onnx.load(str(path_or_proto))
+
+
+def graph_inputs(model) -> list:
+    """The model's real inputs (older models also list their initializers as inputs)."""
+    names = {i.name for i in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in names]
+
+
+# ---- load: a static graph ---------------------------------------------------------------------------------
+class OnnxGraph:
+    """An imported ONNX model as a graphgrad graph.
+
+    Attributes:
+        graph: the ``gg.Graph``.
+        inputs: {ONNX input name: placeholder}.
+        outputs: {ONNX output name: graph tensor} (an import-time constant output is a constant node).
+        variables: {initializer name: gg.Variable} (float initializers, when ``trainable``).
+    """
+
+    def __init__(self, graph, inputs: dict, outputs: dict, variables: dict, model):
+        self.graph, self.inputs, self.outputs, self.variables = graph, inputs, outputs, variables
+        self.model = model
+        self._session = None
+
+    def run(self, feeds: dict, outputs: Optional[Sequence[str]] = None) -> list:
+        """Run with ``feeds`` ({input name: array}); returns the outputs (NumPy arrays) in order."""
+        from graphgrad.graph.session import Session
+
+        if self._session is None:
+            self._session = Session(self.graph)
+        names = list(outputs or self.outputs)
+        missing = [n for n in self.inputs if n not in feeds]
+        if missing:
+            raise OnnxImportError(f"missing input(s) {missing}: the model's inputs are {list(self.inputs)}")
+        return self._session.run([self.outputs[n] for n in names],
+                                 {self.inputs[k]: v for k, v in feeds.items() if k in self.inputs})
+
+
+def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = None) -> OnnxGraph:
+    """Import an ONNX model (a path, bytes or ``onnx.ModelProto``) as a graphgrad graph.
+
+    Args:
+        trainable: float initializers become ``gg.Variable`` s (fine-tune with ``gg.gradients`` or an
+            optimizer's ``minimize``); otherwise constants.
+        input_shapes: {input name: shape} to fix dims the model leaves symbolic (a static shape lets
+            shape computations be evaluated at import time).
+
+    Returns an :class:`OnnxGraph`: ``.graph``, ``.inputs``/``.outputs`` by ONNX name, ``.run(feeds)``.
+    """
+    from graphgrad.graph.graph import Graph
+    from graphgrad.graph.variables import Variable, constant, placeholder
+
+    model = as_model(path_or_proto)
+    graph = Graph()
+    inputs, variables = {}, {}
+    with graph.as_default():
+        for info in graph_inputs(model):
+            shape, dtype = value_info_spec(info)
+            if input_shapes and info.name in input_shapes:
+                shape = tuple(input_shapes[info.name])
+            inputs[info.name] = placeholder(dtype, shape, name=_safe_name(info.name))
+        initializers = {}
+        for name, array in initializer_arrays(model.graph).items():
+            if trainable and array.dtype.kind == "f":
+                variables[name] = Variable(array, name=_safe_name(name))
+                initializers[name] = graph.read_variable(variables[name])
+            else:
+                initializers[name] = array
+    reads = [(initializers[name], var) for name, var in variables.items()]
+    values = Interpreter(model.graph, opsets_of(model), reads).run(inputs, initializers)
+    outputs = {}
+    for info in model.graph.output:
+        out = values[info.name]
+        if out.data is not None and not getattr(out, "is_variable", False):
+            with graph.as_default():
+                out = constant(out.data, name=_safe_name(info.name))
+        outputs[info.name] = out
+    return OnnxGraph(graph, inputs, outputs, variables, model)
+
+
+def _safe_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "_-./" else "_" for c in name) or "onnx"
+
+
+# ---- to_module: a Module -----------------------------------------------------------------------------------
+def to_module(path_or_proto, trainable: bool = True):
+    """Import an ONNX model as a ``gg.nn.Module``: float initializers are Parameters (so
+    ``model.parameters()`` fine-tunes it), and ``model(*inputs)`` runs the ONNX graph on graphgrad
+    tensors, eagerly or inside ``gg.function``. Returns one tensor for a one-output model, else a tuple."""
+    from graphgrad.io.onnx.module import OnnxModule
+
+    return OnnxModule(as_model(path_or_proto), trainable=trainable)
+
+
+__all__ = ["CONVERTERS", "converter", "OnnxNode", "OnnxImportError", "Interpreter", "OnnxGraph", "load", "to_module",
+           "np_dtype", "onnx_type", "as_model", "graph_inputs", "value_info_spec"]
