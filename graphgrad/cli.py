@@ -103,7 +103,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.add_argument("--quick", action="store_true", help="a few epochs only (a smoke test)")
     p_demo.add_argument("--image", default="spiral_decision_boundary.png", help="decision-boundary PNG path")
+    p_onnx = sub.add_parser("onnx", help="describe or run an ONNX model")
+    onnx_sub = p_onnx.add_subparsers(dest="onnx_command", required=True)
+    p_info = onnx_sub.add_parser("info", help="inputs, outputs, ops used, parameters, ops graphgrad lacks")
+    p_info.add_argument("model")
+    p_run = onnx_sub.add_parser("run", help="run a model on .npy inputs with graphgrad")
+    p_run.add_argument("model")
+    p_run.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
+                       help="an input (repeat for several; a .npz file gives named arrays)")
+    p_run.add_argument("--output", "-o", default=None, help="write the outputs to this .npz file")
     args = parser.parse_args(argv)
+    if args.command == "onnx":
+        from graphgrad.io.onnx import tools
+
+        if args.onnx_command == "info":
+            print(tools.format_info(tools.info(args.model)))
+        else:
+            results = tools.run(args.model, tools.parse_inputs(args.input), args.output)
+            print(tools.format_run(results))
+            if args.output:
+                print(f"outputs written to {args.output}")
+        return 0
     if args.command == "demo":
         start = time.perf_counter()
         spiral_mlp(epochs=3 if args.quick else 60, seed=args.seed, image=args.image)

@@ -1,0 +1,97 @@
+"""What ``python -m graphgrad onnx info|run`` does: describe an ONNX model, or run it on .npy inputs."""
+from __future__ import annotations
+
+import collections
+import math
+from typing import Optional, Sequence
+
+from graphgrad.backend import np
+from graphgrad.io.onnx.importer import (CONVERTERS, _load_converters, as_model, graph_inputs, initializer_arrays,
+                                        load, opsets_of, value_info_spec)
+
+
+def _shape_text(shape) -> str:
+    if shape is None:
+        return "(any shape)"
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def info(path_or_proto) -> dict:
+    """Inputs, outputs, ops used (with counts), parameter count, opsets, and the op types graphgrad's
+    importer lacks (every node of the main graph; subgraphs of If/Loop are not descended into)."""
+    _load_converters()
+    model = as_model(path_or_proto)
+    inits = initializer_arrays(model.graph)
+    ops = collections.Counter(n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
+                              for n in model.graph.node)
+    return {
+        "inputs": [(i.name, *value_info_spec(i)) for i in graph_inputs(model)],
+        "outputs": [(o.name, *_maybe_spec(o)) for o in model.graph.output],
+        "ops": dict(sorted(ops.items())),
+        "parameters": int(sum(math.prod(a.shape) for a in inits.values())),
+        "initializers": len(inits),
+        "opsets": opsets_of(model),
+        "missing_ops": sorted(op for op in ops if op not in CONVERTERS),
+        "producer": f"{model.producer_name} {model.producer_version}".strip(),
+    }
+
+
+def _maybe_spec(info_proto) -> tuple:
+    try:
+        return value_info_spec(info_proto)
+    except Exception:  # outputs may carry no type (a node-test model): not an error for info
+        return None, None
+
+
+def format_info(report: dict) -> str:
+    lines = [f"producer: {report['producer'] or '-'}; opsets: "
+             + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in report["opsets"].items())]
+    lines.append("inputs:")
+    lines += [f"  {name} {_shape_text(shape)} {dtype}" for name, shape, dtype in report["inputs"]]
+    lines.append("outputs:")
+    lines += [f"  {name} {_shape_text(shape)} {dtype or ''}".rstrip() for name, shape, dtype in report["outputs"]]
+    lines.append(f"parameters: {report['parameters']:,} in {report['initializers']} initializers")
+    lines.append("ops: " + ", ".join(f"{op} x{n}" for op, n in report["ops"].items()))
+    missing = report["missing_ops"]
+    lines.append("ops graphgrad lacks: " + (", ".join(missing) if missing else "none (every op is supported)"))
+    return "\n".join(lines)
+
+
+def parse_inputs(specs: Sequence[str]) -> dict:
+    """``["x=data.npy", "mask=m.npy"]`` -> {name: array}; a ``.npz`` file without a name gives all its arrays."""
+    feeds = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            name, path = "", spec
+        if path.endswith(".npz"):
+            with np.load(path) as archive:
+                if name:
+                    feeds[name] = archive[name] if name in archive else archive[archive.files[0]]
+                else:
+                    feeds.update({k: archive[k] for k in archive.files})
+        else:
+            if not name:
+                raise ValueError(f"--input {spec!r}: write NAME=FILE.npy (or a .npz file of named arrays)")
+            feeds[name] = np.load(path)
+    return feeds
+
+
+def run(path_or_proto, feeds: dict, output: Optional[str] = None) -> dict:
+    """Run the model on ``feeds`` ({input name: array}); returns {output name: array} and writes them
+    to ``output`` (.npz) when given."""
+    model = as_model(path_or_proto)
+    imported = load(model, trainable=False, input_shapes={k: np.asarray(v).shape for k, v in feeds.items()})
+    values = imported.run(feeds)
+    results = {name: np.asarray(v) for name, v in zip(imported.outputs, values)}
+    if output:
+        np.savez(output, **results)
+    return results
+
+
+def format_run(results: dict) -> str:
+    lines = []
+    for name, value in results.items():
+        text = np.array2string(value, threshold=20, precision=6)
+        lines.append(f"{name} {_shape_text(value.shape)} {value.dtype}:\n{text}")
+    return "\n".join(lines)

@@ -1,0 +1,146 @@
+"""ONNX import: a model written by hand with onnx.helper (as another tool would export it) is
+imported, run equal to onnxruntime, run through Session and gg.function, and fine-tuned."""
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import graphgrad as gg  # noqa: E402
+from graphgrad.io.onnx import OnnxImportError, load, to_module  # noqa: E402
+
+
+def small_cnn(seed: int = 0, opset: int = 17) -> onnx.ModelProto:
+    """Conv(1->4, 3x3, pad 1) + BatchNorm + Relu + MaxPool 2 + Flatten + Gemm(36->3) on (N, 1, 6, 6)."""
+    rng = np.random.default_rng(seed)
+    inits = {
+        "conv.w": rng.normal(0, 0.5, (4, 1, 3, 3)).astype(np.float32),
+        "conv.b": rng.normal(0, 0.1, 4).astype(np.float32),
+        "bn.scale": rng.uniform(0.5, 1.5, 4).astype(np.float32),
+        "bn.bias": rng.normal(0, 0.1, 4).astype(np.float32),
+        "bn.mean": rng.normal(0, 0.1, 4).astype(np.float32),
+        "bn.var": rng.uniform(0.5, 1.5, 4).astype(np.float32),
+        "fc.w": rng.normal(0, 0.3, (3, 36)).astype(np.float32),
+        "fc.b": np.zeros(3, np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "conv.w", "conv.b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="conv"),
+        helper.make_node("BatchNormalization", ["c", "bn.scale", "bn.bias", "bn.mean", "bn.var"], ["n"],
+                         epsilon=1e-5, name="bn"),
+        helper.make_node("Relu", ["n"], ["r"], name="relu"),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2], name="pool"),
+        helper.make_node("Flatten", ["p"], ["f"], axis=1, name="flatten"),
+        helper.make_node("Gemm", ["f", "fc.w", "fc.b"], ["logits"], transB=1, name="fc"),
+    ]
+    graph = helper.make_graph(
+        nodes, "small_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 6, 6])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 3])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="hand-written")
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _data(n=8, seed=1):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, 1, 6, 6)).astype(np.float32), rng.integers(0, 3, n)
+
+
+def _onnxruntime(model, x):
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
+def test_module_matches_onnxruntime_and_keeps_float32():
+    model = small_cnn()
+    x, _ = _data()
+    net = to_module(model)
+    out = net(gg.tensor(x))
+    assert out.dtype == gg.float32
+    np.testing.assert_allclose(out.numpy(), _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
+    names = dict(net.named_parameters())
+    assert len(names) == 8 and all(p.dtype == gg.float32 for p in names.values())
+
+
+def test_load_runs_in_a_session_and_its_graph_differentiates():
+    model = small_cnn()
+    x, y = _data()
+    imported = load(model)
+    (out,) = imported.run({"x": x})
+    np.testing.assert_allclose(out, _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
+    assert out.dtype == np.float32
+    with imported.graph.as_default():
+        labels = gg.placeholder(gg.int64, (None,), name="labels")
+        loss = gg.cross_entropy(imported.outputs["logits"], labels)
+        grads = gg.gradients(loss, list(imported.variables.values()))
+    values = gg.Session(imported.graph).run([loss] + grads, {imported.inputs["x"]: x, labels: y})
+    assert all(g is not None and np.isfinite(g).all() for g in values[1:])
+
+
+def test_imported_model_fine_tunes_with_a_falling_loss():
+    model = small_cnn()
+    x, y = _data(32)
+    net = to_module(model)
+    opt = gg.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    xt, yt = gg.tensor(x), gg.tensor(y)
+    losses = []
+    for _ in range(8):
+        opt.zero_grad()
+        loss = gg.cross_entropy(net(xt), yt)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.item()))
+    assert losses[-1] < 0.7 * losses[0], losses
+
+
+def test_gg_function_on_an_imported_module_equals_eager():
+    model = small_cnn()
+    x, _ = _data()
+    net = to_module(model)
+    compiled = gg.function(lambda t: net(t))
+    np.testing.assert_allclose(compiled(gg.tensor(x)).numpy(), net(gg.tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17])
+def test_older_opsets_import(opset):
+    model = small_cnn(opset=opset)
+    x, _ = _data()
+    np.testing.assert_allclose(load(model).run({"x": x})[0], _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
+
+
+def test_unsupported_op_names_the_op_and_node():
+    graph = helper.make_graph([helper.make_node("NoSuchOp", ["x"], ["y"], name="mystery")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    with pytest.raises(OnnxImportError, match="NoSuchOp.*mystery"):
+        load(helper.make_model(graph))
+
+
+def test_data_dependent_shape_input_is_a_clear_error():
+    graph = helper.make_graph([helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape_by_data")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                               helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    with pytest.raises(OnnxImportError, match="reshape_by_data.*must be known"):
+        load(helper.make_model(graph))
+
+
+def test_cli_info_and_run(tmp_path, capsys):
+    from graphgrad.cli import main
+
+    model = small_cnn()
+    path = tmp_path / "cnn.onnx"
+    onnx.save(model, str(path))
+    x, _ = _data(2)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["onnx", "info", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "x (N, 1, 6, 6) float32" in text.replace("?", "N") or "x (?, 1, 6, 6) float32" in text
+    assert "parameters: 167" in text and "Conv x1" in text and "ops graphgrad lacks: none" in text
+    out_file = tmp_path / "out.npz"
+    assert main(["onnx", "run", str(path), "--input", f"x={tmp_path / 'x.npy'}", "--output", str(out_file)]) == 0
+    assert "logits (2, 3) float32" in capsys.readouterr().out
+    np.testing.assert_allclose(np.load(out_file)["logits"], _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
