@@ -31,6 +31,7 @@ from graphgrad.viz import explain
 from graphgrad import train
 from graphgrad.train import Model, Sequential
 from graphgrad.io import save, load, save_checkpoint, load_checkpoint
+from graphgrad.io import onnx  # gg.onnx.export / gg.onnx.load (the onnx package is imported on use)
 
 bool = bool_  # noqa: A001  (gg.bool, like torch.bool)
 __version__ = "0.1.0"

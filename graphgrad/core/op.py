@@ -12,7 +12,12 @@ An op subclass defines:
   Gradients may have a broadcast shape: autograd sums them back to the input;
 * ``infer(self, *specs) -> TensorSpec``: the shape/dtype rule, raising ``ShapeError`` or
   ``DTypeError`` that name the op; ``specs`` are ``TensorSpec`` for tensor inputs and the values
-  themselves for Python scalars. The default runs ``forward`` on zeros of the input shapes.
+  themselves for Python scalars. The default runs ``forward`` on zeros of the input shapes;
+* ``onnx``: the ONNX op type of a one-to-one mapping (same inputs in the same order, one output),
+  e.g. ``onnx = "Relu"``, and ``onnx_attributes(self, opset) -> dict`` its ONNX attributes for that
+  opset (dtypes are written as ONNX element types; raise ``ValueError`` for attribute values with
+  no ONNX form). Ops needing several ONNX nodes leave ``onnx = None`` and register a converter in
+  ``graphgrad/io/onnx/`` (``@exports(OpClass)``). Ops never import ``onnx``.
 
 ``op.apply(*inputs)`` runs the forward eagerly when every input has a value, and records a node
 when any input is symbolic (a graph placeholder), so one definition serves both modes.
@@ -44,7 +49,7 @@ class Op:
     #: Whether ``backward`` reads ``out``. When False autograd does not keep the output array alive
     #: for the backward pass and passes ``out=None`` (the memory contract of the op).
     saves_output: ClassVar[bool] = True
-    #: ONNX mapping: an ``OnnxMap`` declaration, or ``None`` when the op has no one-to-one form.
+    #: ONNX op type of a one-to-one mapping (e.g. ``"Relu"``), or ``None`` (see the module docstring).
     onnx: ClassVar[Any] = None
 
     @property
@@ -56,6 +61,10 @@ class Op:
 
     def backward(self, inputs: tuple, out: Tensor, g: Tensor) -> tuple:
         raise GradError(f"{self.name} is not differentiable")
+
+    def onnx_attributes(self, opset: int) -> dict:
+        """The ONNX attributes of the one-to-one mapping ``onnx`` in ``opset`` (default: none)."""
+        return {}
 
     def infer(self, *specs) -> TensorSpec:
         """Default shape rule: run ``forward`` on zeros of the input specs (needs known shapes)."""

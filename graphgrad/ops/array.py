@@ -27,6 +27,7 @@ def _known(shape) -> bool:
 
 class Identity(Op):
     """The input, unchanged (a named pass-through node in graphs)."""
+    onnx = "Identity"
 
     saves_output = False
 

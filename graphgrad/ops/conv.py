@@ -215,6 +215,12 @@ def _check_ranks(nd: int, fn: str, x, w, weight_layout: str):
 
 class _Conv(Op):
     """``y[n, o] = sum_{c,k} x_pad[n, c, o*stride + k*dilation] * w[o_channel, c, k]`` per group."""
+    onnx = "Conv"
+
+    def onnx_attributes(self, opset):
+        pads = [lo for lo, _ in self.padding] + [hi for _, hi in self.padding]
+        return {"strides": self.stride, "pads": pads, "dilations": self.dilation, "group": self.groups}
+
 
     nd = 2
     fn = "conv2d"
@@ -279,6 +285,13 @@ class Conv2d(_Conv):
 
 class _ConvTranspose(Op):
     """The adjoint of ``conv`` in its input: scatters each input element times the kernel."""
+    onnx = "ConvTranspose"
+
+    def onnx_attributes(self, opset):
+        pads = [lo for lo, _ in self.padding] + [hi for _, hi in self.padding]
+        return {"strides": self.stride, "pads": pads, "output_padding": self.output_padding,
+                "dilations": self.dilation, "group": self.groups}
+
 
     nd = 2
     fn = "conv_transpose2d"

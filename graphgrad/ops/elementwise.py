@@ -51,6 +51,7 @@ class Binary(Op):
 
 
 class Add(Binary):
+    onnx = "Add"
     ufunc = "add"
     saves_output = False
 
@@ -62,6 +63,7 @@ class Add(Binary):
 
 
 class Sub(Binary):
+    onnx = "Sub"
     ufunc = "subtract"
     saves_output = False
 
@@ -73,6 +75,7 @@ class Sub(Binary):
 
 
 class Mul(Binary):
+    onnx = "Mul"
     ufunc = "multiply"
     saves_output = False
 
@@ -85,6 +88,7 @@ class Mul(Binary):
 
 
 class Div(Binary):
+    onnx = "Div"
     ufunc = "true_divide"
 
     def forward(self, xp, a, b):
@@ -125,6 +129,7 @@ class Remainder(Binary):
 
 
 class Pow(Binary):
+    onnx = "Pow"
     ufunc = "power"
 
     def forward(self, xp, a, b):
@@ -176,6 +181,7 @@ class _Extremum(Binary):
 
 class Maximum(_Extremum):
     """Elementwise maximum; on ties the gradient is split evenly."""
+    onnx = "Max"
 
     ufunc = "maximum"
 
@@ -185,6 +191,7 @@ class Maximum(_Extremum):
 
 class Minimum(_Extremum):
     """Elementwise minimum; on ties the gradient is split evenly."""
+    onnx = "Min"
 
     ufunc = "minimum"
 
@@ -196,21 +203,21 @@ class _Predicate(Binary):
     """Comparison or logical op: boolean output, no gradient."""
 
 
-def _predicate(name: str, ufunc: str, doc: str) -> type:
+def _predicate(name: str, ufunc: str, doc: str, onnx=None) -> type:
     fn = getattr(np, ufunc)
 
     def forward(self, xp, a, b):
         return getattr(xp, ufunc)(a, b) if xp is not np else fn(a, b)
 
-    return type(name, (_Predicate,), {"ufunc": ufunc, "forward": forward, "__doc__": doc})
+    return type(name, (_Predicate,), {"ufunc": ufunc, "forward": forward, "__doc__": doc, "onnx": onnx})
 
 
-Equal = _predicate("Equal", "equal", "``a == b`` elementwise.")
+Equal = _predicate("Equal", "equal", "``a == b`` elementwise.", onnx="Equal")
 NotEqual = _predicate("NotEqual", "not_equal", "``a != b`` elementwise.")
-Less = _predicate("Less", "less", "``a < b`` elementwise.")
-LessEqual = _predicate("LessEqual", "less_equal", "``a <= b`` elementwise.")
-Greater = _predicate("Greater", "greater", "``a > b`` elementwise.")
-GreaterEqual = _predicate("GreaterEqual", "greater_equal", "``a >= b`` elementwise.")
+Less = _predicate("Less", "less", "``a < b`` elementwise.", onnx="Less")
+LessEqual = _predicate("LessEqual", "less_equal", "``a <= b`` elementwise.", onnx="LessOrEqual")
+Greater = _predicate("Greater", "greater", "``a > b`` elementwise.", onnx="Greater")
+GreaterEqual = _predicate("GreaterEqual", "greater_equal", "``a >= b`` elementwise.", onnx="GreaterOrEqual")
 LogicalAnd = _predicate("LogicalAnd", "logical_and", "Elementwise logical and (any dtype; nonzero is true).")
 LogicalOr = _predicate("LogicalOr", "logical_or", "Elementwise logical or.")
 LogicalXor = _predicate("LogicalXor", "logical_xor", "Elementwise logical xor.")
@@ -221,6 +228,7 @@ BitwiseXor = _predicate("BitwiseXor", "bitwise_xor", "``a ^ b`` on bool/int tens
 
 class Where(Op):
     """``where(cond, x, y)``: ``x`` where ``cond`` is true, else ``y`` (all three broadcast)."""
+    onnx = "Where"
 
     def infer(self, cond, x, y):
         shape = broadcast_shapes(self.name, _shape(cond), _shape(x), _shape(y))
@@ -263,6 +271,11 @@ class Clip(Op):
 
 class Cast(Op):
     """Convert to ``dtype``; the gradient is cast back to the input's dtype."""
+    onnx = "Cast"
+
+    def onnx_attributes(self, opset):
+        return {"to": self.dtype}
+
 
     props = ("dtype",)
 

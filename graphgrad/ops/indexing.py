@@ -19,9 +19,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from graphgrad.backend import is_array
+from graphgrad.backend import is_array, np
 from graphgrad.core.op import Op, needs_grad
-from graphgrad.core.spec import TensorSpec, broadcast_shapes
+from graphgrad.core.spec import TensorSpec, broadcast_shapes, normalize_axis
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
 
@@ -218,6 +218,36 @@ class IndexAdd(Op):
         values, arrays = inputs[1], inputs[2:]
         gv = GetItem(self.key).apply(g, *arrays) if needs_grad(values) else None
         return (None, gv) + (None,) * len(arrays)
+
+
+class Argsort(Op):
+    """int64 indices that sort ``x`` along ``axis``, stably (equal values keep their order, also when
+    ``descending``); no gradient (it is an index)."""
+
+    props = ("axis", "descending")
+
+    def __init__(self, axis: int = -1, descending: bool = False):
+        self.axis = int(axis)
+        self.descending = bool(descending)
+
+    def infer(self, x):
+        normalize_axis(self.name, self.axis, len(x.shape))
+        return TensorSpec(x.shape, np.dtype("int64"))
+
+    def forward(self, xp, x):
+        axis = normalize_axis(self.name, self.axis, x.ndim)
+        if not self.descending:
+            return xp.argsort(x, axis=axis, kind="stable").astype("int64")
+        # A stable ascending sort of the reversed tensor, read backwards, is descending with ties in
+        # their original order; negating instead would fail for unsigned integers.
+        order = xp.flip(xp.argsort(xp.flip(x, axis), axis=axis, kind="stable"), axis)
+        return (x.shape[axis] - 1 - order).astype("int64")
+
+
+def argsort(x, axis: int = -1, descending: bool = False) -> Tensor:
+    """int64 indices that sort ``x`` along ``axis`` (stable; ``descending`` keeps ties in order too).
+    Shape (3, 4) -> (3, 4). Sorted values: ``take_along_axis(x, argsort(x, 1), 1)``."""
+    return Argsort(axis, descending).apply(x)
 
 
 def getitem(x, key: Any) -> Tensor:

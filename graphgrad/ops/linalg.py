@@ -45,6 +45,7 @@ def _mT(x: Tensor) -> Tensor:
 class MatMul(Op):
     """``a @ b`` with NumPy's rules: batch dims broadcast; a 1-D ``a`` is a row, a 1-D ``b`` a column
     (the added axis is removed from the result). Gradients: ``g @ b^T`` and ``a^T @ g``."""
+    onnx = "MatMul"
 
     def infer(self, a, b):
         sa, sb = tuple(a.shape), tuple(b.shape)
@@ -190,6 +191,7 @@ class Einsum(Op):
     Gradient of operand i: einsum of the other operands and ``g``, with operand i's subscripts as the
     output; indices summed only inside operand i are broadcast back; for a repeated index the
     gradient goes back onto the diagonal."""
+
 
     props = ("subscripts",)
 
@@ -366,6 +368,7 @@ class Inv(Op):
 
 class Det(Op):
     """Determinant, batched over leading dims. Gradient: ``g * det(A) * A^-T``."""
+    onnx = "Det"
 
     def infer(self, a):
         _square_spec(self, a)

@@ -188,6 +188,11 @@ class SoftmaxCrossEntropy(Op):
     """Cross-entropy of logits (N, C) and class indices (N,): log-softmax, pick and reduce fused in one
     op (one pass over the logits instead of a dozen small ops), with ``ignore_index`` and reductions
     as PyTorch. Its gradient is :class:`SoftmaxCrossEntropyGrad`: ``(softmax(x) - onehot) * weight``."""
+    onnx = "SoftmaxCrossEntropyLoss"
+
+    def onnx_attributes(self, opset):
+        return {"ignore_index": self.ignore_index, "reduction": self.reduction}
+
 
     props = ("ignore_index", "reduction")
     saves_output = False

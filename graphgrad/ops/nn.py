@@ -38,6 +38,9 @@ def _float_spec(op: Op, x: TensorSpec) -> TensorSpec:
 # ---- softmax ----------------------------------------------------------------------------------
 class _Normalizer(Op):
     """An op that normalizes along one ``axis`` and keeps the shape (softmax, log_softmax)."""
+    def onnx_attributes(self, opset):
+        return {"axis": self.axis}
+
 
     props = ("axis",)
 
@@ -51,6 +54,7 @@ class _Normalizer(Op):
 
 class Softmax(_Normalizer):
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``. Gradient: ``y * (g - sum(g * y))``."""
+    onnx = "Softmax"
 
     def forward(self, xp, x):
         e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
@@ -65,6 +69,7 @@ class Softmax(_Normalizer):
 class LogSoftmax(_Normalizer):
     """``x - max - log(sum(exp(x - max)))`` along ``axis`` (finite for any finite logits).
     Gradient: ``g - exp(y) * sum(g)``."""
+    onnx = "LogSoftmax"
 
     def forward(self, xp, x):
         shifted = x - x.max(axis=self.axis, keepdims=True)

@@ -89,6 +89,12 @@ class _Pool2d(Op):
 # ---- max pooling -----------------------------------------------------------------------------------
 class MaxPool2d(_Pool2d):
     """Maximum over each (dilated) window; padding counts as ``-inf``. NaN propagates."""
+    onnx = "MaxPool"
+
+    def onnx_attributes(self, opset):
+        return {"kernel_shape": self.kernel_size, "strides": self.stride, "pads": self.padding * 2,
+                "dilations": self.dilation, "ceil_mode": int(self.ceil_mode)}
+
 
     fn = "max_pool2d"
     props = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
@@ -121,6 +127,8 @@ class MaxPool2d(_Pool2d):
 class MaxPool2dIndices(MaxPool2d):
     """Where each window's maximum is: the flat index ``h * W + w`` into the input's ``H x W`` plane
     (PyTorch's ``return_indices``); the first maximum in row-major window order, the last NaN."""
+    onnx = None  # ONNX indices count over N*C*H*W, not per plane
+
 
     fn = "max_pool2d"
 
@@ -246,6 +254,16 @@ def max_pool2d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = No
 # ---- average pooling -------------------------------------------------------------------------------
 class AvgPool2d(_Pool2d):
     """Mean over each window, with PyTorch's divisor (padding counted or not, ``divisor_override``)."""
+    onnx = "AveragePool"
+
+    def onnx_attributes(self, opset):
+        if self.divisor_override is not None:
+            raise ValueError("ONNX AveragePool has no divisor_override")
+        if self.ceil_mode and not self.count_include_pad:
+            raise ValueError("onnxruntime divides ceil_mode windows without padding differently from PyTorch")
+        return {"kernel_shape": self.kernel_size, "strides": self.stride, "pads": self.padding * 2,
+                "ceil_mode": int(self.ceil_mode), "count_include_pad": int(self.count_include_pad)}
+
 
     fn = "avg_pool2d"
     props = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
@@ -290,6 +308,8 @@ class AvgPool2d(_Pool2d):
 class AvgPool2dBackward(AvgPool2d):
     """The adjoint of :class:`AvgPool2d` for an input of spatial ``size``: spreads each gradient
     value, divided by its window's divisor, over the window."""
+    onnx = None
+
 
     props = ("size",) + AvgPool2d.props
 

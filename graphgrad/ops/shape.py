@@ -85,6 +85,11 @@ class BroadcastTo(Op):
 
 class Transpose(Op):
     """Permute the axes: output axis ``i`` is input axis ``axes[i]``."""
+    onnx = "Transpose"
+
+    def onnx_attributes(self, opset):
+        return {"perm": self.axes}
+
 
     props = ("axes",)
 
@@ -154,6 +159,11 @@ class ExpandDims(Op):
 
 class Concatenate(Op):
     """Join tensors along an existing ``axis``. Gradient: ``g`` sliced back into the pieces."""
+    onnx = "Concat"
+
+    def onnx_attributes(self, opset):
+        return {"axis": self.axis}
+
 
     props = ("axis",)
 
@@ -280,6 +290,11 @@ def _check_index(op_name: str, x, index, axis: int) -> int:
 
 class TakeAlongAxis(Op):
     """``out[i][j] = x[index[i][j]][j]`` for ``axis=0`` (torch.gather). Gradient: scatter-add of ``g``."""
+    onnx = "GatherElements"
+
+    def onnx_attributes(self, opset):
+        return {"axis": self.axis}
+
 
     props = ("axis",)
 

@@ -38,6 +38,7 @@ class FloatUnary(Op):
 
 
 class Neg(Unary):
+    onnx = "Neg"
     saves_output = False
     ufunc = "negative"
 
@@ -49,6 +50,7 @@ class Neg(Unary):
 
 
 class Abs(Unary):
+    onnx = "Abs"
     saves_output = False
     ufunc = "absolute"
 
@@ -61,6 +63,7 @@ class Abs(Unary):
 
 class Sign(Unary):
     """-1, 0 or 1; zero gradient."""
+    onnx = "Sign"
     saves_output = False
 
     ufunc = "sign"
@@ -73,6 +76,7 @@ class Sign(Unary):
 
 
 class Exp(Unary):
+    onnx = "Exp"
     ufunc = "exp"
 
     def forward(self, xp, x):
@@ -95,6 +99,7 @@ class Expm1(Unary):
 
 
 class Log(Unary):
+    onnx = "Log"
     saves_output = False
     ufunc = "log"
 
@@ -130,6 +135,7 @@ class Log2(Unary):
 
 
 class Sqrt(Unary):
+    onnx = "Sqrt"
     ufunc = "sqrt"
 
     def forward(self, xp, x):
@@ -141,6 +147,7 @@ class Sqrt(Unary):
 
 class Reciprocal(FloatUnary):
     """``1 / x``."""
+    onnx = "Reciprocal"
 
     def forward(self, xp, x):
         return 1.0 / x if x.dtype.kind == "f" else 1.0 / x.astype(float_result(x.dtype))
@@ -150,6 +157,7 @@ class Reciprocal(FloatUnary):
 
 
 class Sin(Unary):
+    onnx = "Sin"
     saves_output = False
     ufunc = "sin"
 
@@ -161,6 +169,7 @@ class Sin(Unary):
 
 
 class Cos(Unary):
+    onnx = "Cos"
     saves_output = False
     ufunc = "cos"
 
@@ -172,6 +181,7 @@ class Cos(Unary):
 
 
 class Tan(Unary):
+    onnx = "Tan"
     ufunc = "tan"
 
     def forward(self, xp, x):
@@ -182,6 +192,7 @@ class Tan(Unary):
 
 
 class Tanh(Unary):
+    onnx = "Tanh"
     ufunc = "tanh"
 
     def forward(self, xp, x):
@@ -207,6 +218,7 @@ class TanhGrad(Op):
 
 
 class Sinh(Unary):
+    onnx = "Sinh"
     saves_output = False
     ufunc = "sinh"
 
@@ -218,6 +230,7 @@ class Sinh(Unary):
 
 
 class Cosh(Unary):
+    onnx = "Cosh"
     saves_output = False
     ufunc = "cosh"
 
@@ -229,6 +242,7 @@ class Cosh(Unary):
 
 
 class Arcsin(Unary):
+    onnx = "Asin"
     saves_output = False
     ufunc = "arcsin"
 
@@ -241,6 +255,7 @@ class Arcsin(Unary):
 
 
 class Arccos(Unary):
+    onnx = "Acos"
     saves_output = False
     ufunc = "arccos"
 
@@ -253,6 +268,7 @@ class Arccos(Unary):
 
 
 class Arctan(Unary):
+    onnx = "Atan"
     saves_output = False
     ufunc = "arctan"
 
@@ -266,6 +282,7 @@ class Arctan(Unary):
 
 class Sigmoid(FloatUnary):
     """``1 / (1 + exp(-x))``, by a backend kernel that never overflows (SciPy's ``expit`` on NumPy)."""
+    onnx = "Sigmoid"
 
     def forward(self, xp, x):
         if x.dtype.kind != "f":
@@ -278,6 +295,7 @@ class Sigmoid(FloatUnary):
 
 class Relu(Unary):
     """``max(x, 0)``; gradient 1 where ``x > 0``, else 0."""
+    onnx = "Relu"
 
     ufunc = "maximum"
 
@@ -293,6 +311,7 @@ class Relu(Unary):
 
 class Erf(FloatUnary):
     """The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``."""
+    onnx = "Erf"
     saves_output = False
 
     def forward(self, xp, x):
@@ -312,6 +331,7 @@ class _Rounding(Unary):
 
 
 class Floor(_Rounding):
+    onnx = "Floor"
     ufunc = "floor"
 
     def infer(self, x):
@@ -322,6 +342,7 @@ class Floor(_Rounding):
 
 
 class Ceil(_Rounding):
+    onnx = "Ceil"
     ufunc = "ceil"
 
     def infer(self, x):
@@ -354,11 +375,13 @@ class _Test(Unary):
 
 
 class IsNan(_Test):
+    onnx = "IsNaN"
     def forward(self, xp, x):
         return xp.isnan(x)
 
 
 class IsInf(_Test):
+    onnx = "IsInf"
     def forward(self, xp, x):
         return xp.isinf(x)
 
@@ -369,6 +392,7 @@ class IsFinite(_Test):
 
 
 class LogicalNot(_Test):
+    onnx = "Not"
     def forward(self, xp, x):
         return xp.logical_not(x)
 

@@ -119,6 +119,11 @@ ROWS = [
     OpSpec("scatter_add[axis=-1,smaller]", lambda x, i, s: gg.scatter_add(x, -1, i, s),
            lambda x, i, s: _scatter_add_ref(x, i, s, 2), [F(S3), I((2, 2, 3), 0, 4), F((2, 3, 5))],
            batch_error=gg.ShapeError),
+    OpSpec("argsort", gg.argsort, lambda x: np.argsort(x, -1, kind="stable"), [F(S3)], grad=False),
+    # integers in [0, 3) have ties: a descending sort keeps them in their original order too (no
+    # unknown-batch run: it sorts along the first axis, which is then not a batch axis)
+    OpSpec("argsort[axis=0,descending]", lambda x: gg.argsort(x, 0, descending=True),
+           lambda x: np.argsort(-x, 0, kind="stable"), [I(S, 0, 3)], grad=False, batch=False),
     OpSpec("one_hot", lambda i: gg.one_hot(i, 5), lambda i: np.eye(5, dtype=np.int64)[i], [I((2, 3), 0, 5)],
            grad=False),
     OpSpec("one_hot[auto,float]", lambda i: gg.one_hot(i, dtype="float32"),

@@ -3,5 +3,6 @@
 eagerly, in a Session or in ``gg.function``, and differentiable). Only this package imports ``onnx``
 (install with ``pip install 'graphgrad[onnx]'``)."""
 from graphgrad.io.onnx.importer import OnnxGraph, OnnxImportError, load, to_module
+from graphgrad.io.onnx.export import OnnxExportError, export
 
-__all__ = ["load", "to_module", "OnnxGraph", "OnnxImportError"]
+__all__ = ["load", "to_module", "OnnxGraph", "OnnxImportError", "export", "OnnxExportError"]

@@ -2,12 +2,15 @@
 
 ``prepare(model)`` checks the model; ``run(inputs)`` imports it with the inputs' exact shapes (so
 every shape computation is an import-time constant) into a graph and runs it with ``Session.run``;
-imports are cached per input signature.
+imports are cached per input signature. The node tests also feed as inputs what real models keep in
+initializers (a Reshape's shape, Slice's starts, TopK's k...): when an import with placeholders fails,
+the model is imported again with its integer, boolean, scalar and short 1-D inputs as constants
+(cached per value): the backend specializes on those values, as a tracing JIT would.
 """
 from __future__ import annotations
 
 from graphgrad.backend import np
-from graphgrad.io.onnx.importer import graph_inputs, load, onnx_module
+from graphgrad.io.onnx.importer import OnnxImportError, graph_inputs, load, onnx_module
 
 onnx = onnx_module()
 from onnx.backend.base import Backend, BackendRep  # noqa: E402
@@ -29,9 +32,39 @@ class GraphgradRep(BackendRep):
         key = tuple((k, v.shape, v.dtype.str) for k, v in sorted(feeds.items()))
         imported = self._imports.get(key)
         if imported is None:
-            shapes = {k: v.shape for k, v in feeds.items()}
-            imported = self._imports[key] = load(self.model, trainable=False, input_shapes=shapes)
+            imported = self._imports[key] = self._load(self.model, feeds)
+        if imported is _NEEDS_VALUES:
+            fixed = {k: v for k, v in feeds.items() if v.dtype.kind in "iub" or v.ndim == 0 or
+                     (v.ndim == 1 and v.size <= 16)}  # shapes, axes, k, scales/roi of Resize
+            key += ("values",) + tuple((k, v.tobytes()) for k, v in sorted(fixed.items()))
+            imported = self._imports.get(key)
+            if imported is None:
+                imported = self._imports[key] = load(_with_constants(self.model, fixed), trainable=False,
+                                                     input_shapes={k: v.shape for k, v in feeds.items()})
+            feeds = {k: v for k, v in feeds.items() if k not in fixed}
         return tuple(np.asarray(out) for out in imported.run(feeds))
+
+    @staticmethod
+    def _load(model, feeds):
+        try:
+            return load(model, trainable=False, input_shapes={k: v.shape for k, v in feeds.items()})
+        except OnnxImportError:  # maybe an input that must be known at import time (a shape, axes)
+            return _NEEDS_VALUES
+
+
+#: marks an input signature whose import needs the values of the integer and scalar inputs
+_NEEDS_VALUES = object()
+
+
+def _with_constants(model, values: dict):
+    """A copy of ``model`` with the inputs named in ``values`` turned into initializers."""
+    fixed = onnx.ModelProto()
+    fixed.CopyFrom(model)
+    kept = [i for i in fixed.graph.input if i.name not in values]
+    del fixed.graph.input[:]
+    fixed.graph.input.extend(kept)
+    fixed.graph.initializer.extend(onnx.numpy_helper.from_array(v, name=k) for k, v in values.items())
+    return fixed
 
 
 class GraphgradBackend(Backend):

@@ -1,9 +1,10 @@
 """The ONNX backend node tests, run directly (no unittest machinery), for quick iteration.
 
-    python -m tests.io.onnx.node_suite [REGEX ...] [--failures] [--summary]
+    python -m tests.io.onnx.node_suite [REGEX ...] [--failures] [--summary] [--write-xfail]
 
 prints PASS/FAIL per node test whose name matches (``test_relu``, ``test_reduce_sum.*``), with the
-first line of each failure; ``--summary`` prints only the counts. ``results(pattern)`` returns
+first line of each failure; ``--summary`` prints only the counts; ``--write-xfail`` rewrites
+``conformance_xfail.txt`` with every failing test and a short reason (run it on the whole suite). ``results(pattern)`` returns
 {test name: None (passed) or the error text}. Comparisons follow onnx's own runner (shape, dtype,
 ``assert_allclose`` with the case's rtol/atol).
 """
@@ -55,10 +56,42 @@ def results(*patterns: str) -> dict:
     return {c.name: run_case(c) for c in cases() if any(r.search(c.name) for r in regex)}
 
 
+def reason(error: str) -> str:
+    """A short reason for the expected-failure list, from an error text."""
+    text = error.splitlines()[0] if error else "fails"
+    for pattern, short in _REASONS:
+        match = re.search(pattern, text)
+        if match:
+            return short.format(*match.groups())
+    return text[:150]
+
+
+_REASONS = [
+    (r"ONNX op (\w+) \(domain '([\w.]+)'\)", "op {0} of domain {1} is not supported"),
+    (r"ONNX op (\w+) .*is not supported", "op {0} is not supported"),
+    (r"casting (\w+) to (\w+) is not supported", "cast {0} -> {1}: dtype not supported"),
+    (r"dtype (bfloat16|object|float8\w*|u?int[24]|float4\w*)", "dtype {0} is not supported"),
+    (r"not a tensor \(sequences", "sequence/optional/map values are not supported"),
+]
+RANDOM_TESTS = re.compile(r"^test_(training_dropout(_default)?(_mask)?|bernoulli.*|random.*)$")
+
+
+def write_xfail(res: dict, path: str) -> int:
+    lines = ["# ONNX backend node tests (onnx 1.23.2) that graphgrad does not pass yet: 'name  # reason'.",
+             "# Regenerate: python -m tests.io.onnx.node_suite --write-xfail (then review the diff)."]
+    failing = sorted(name for name, err in res.items() if err is not None)
+    for name in failing:
+        why = "needs ONNX's own random numbers" if RANDOM_TESTS.match(name) else reason(res[name])
+        lines.append(f"{name}  # {why}")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return len(failing)
+
+
 def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     failures_only = "--failures" in args
-    summary = "--summary" in args
+    summary = "--summary" in args or "--write-xfail" in args
     patterns = [a for a in args if not a.startswith("--")]
     res = results(*patterns)
     passed = sum(v is None for v in res.values())
@@ -69,6 +102,11 @@ def main(argv=None) -> int:
             elif err is not None:
                 print(f"FAIL {name}: {err.splitlines()[0][:300] if err else ''}")
     print(f"{passed} passed, {len(res) - passed} failed of {len(res)}")
+    if "--write-xfail" in args:
+        import os
+
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conformance_xfail.txt")
+        print(f"{write_xfail(res, path)} expected failures written to {path}")
     return 0
 
 
