@@ -48,6 +48,11 @@ def check_export(target, inputs, tmp_path, rtol=1e-4, atol=1e-5, **kwargs):
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and g.shape == e.shape, f"{g.dtype}{g.shape} != {e.dtype}{e.shape}"
         np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+    # and back: the exported file imported by graphgrad computes the same (graphgrad -> ONNX -> graphgrad)
+    again = [o.numpy() for o in _flat(gg.onnx.to_module(model)(*[gg.tensor(x) for x in inputs]))]
+    for g, e in zip(again, expected):
+        assert g.dtype == e.dtype and g.shape == e.shape, f"round trip: {g.dtype}{g.shape} != {e.dtype}{e.shape}"
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg="round trip through ONNX")
     return model
 
 
