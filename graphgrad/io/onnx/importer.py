@@ -51,7 +51,7 @@ def converter(*op_types: str) -> Callable:
 def _load_converters() -> None:
     import importlib
 
-    for name in ("ops_math", "ops_shape", "ops_nn"):
+    for name in ("ops_math", "ops_shape", "ops_nn", "ops_control"):
         try:
             importlib.import_module(f"graphgrad.io.onnx.{name}")
         except ModuleNotFoundError as exc:  # families are added one module at a time
@@ -192,6 +192,9 @@ class Interpreter:
         values: dict = {name: value if isinstance(value, Tensor) else Tensor(np.asarray(value))
                         for name, value in initializers.items()}
         values.update(inputs)
+        # the values in scope so far, for control-flow converters (If, Loop, Scan) whose subgraphs
+        # read outer-scope names (see ops_control.py)
+        self.scope = values
         for proto in self.graph.node:
             args = []
             for name in proto.input:
