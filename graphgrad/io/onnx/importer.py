@@ -51,7 +51,7 @@ def converter(*op_types: str) -> Callable:
 def _load_converters() -> None:
     import importlib
 
-    for name in ("ops_math", "ops_shape", "ops_nn", "ops_control"):
+    for name in ("ops_math", "ops_shape", "ops_nn", "ops_control", "ops_attention"):
         try:
             importlib.import_module(f"graphgrad.io.onnx.{name}")
         except ModuleNotFoundError as exc:  # families are added one module at a time
@@ -231,9 +231,11 @@ class Interpreter:
         return [out if out is None or isinstance(out, Tensor) else Tensor(np.asarray(out)) for out in outputs]
 
 
-#: ops that must not be evaluated at import time even with constant inputs (random numbers)
+#: ops that must not be evaluated at import time even with constant inputs: random numbers, and
+#: control flow, whose subgraphs may read outer-scope placeholders or trained tensors (their own
+#: nodes are still folded one by one)
 _NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
-                         "Bernoulli", "Dropout"})
+                         "Bernoulli", "Dropout", "If", "Loop", "Scan"})
 
 
 def opsets_of(model) -> dict:
