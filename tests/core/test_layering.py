@@ -1,4 +1,5 @@
-"""DESIGN.md principle 5: imports go one way, and only graphgrad.backend imports NumPy/CuPy by name."""
+"""DESIGN.md principle 5: imports go one way, only graphgrad.backend imports NumPy/CuPy by name, and only
+graphgrad/io/onnx imports onnx."""
 from __future__ import annotations
 
 import ast
@@ -43,6 +44,8 @@ def test_imports_go_one_way(path):
         top = module.split(".")[0]
         if top in ("numpy", "cupy", "cupyx", "scipy"):
             assert own == "backend", f"{rel}:{line} imports {module}; only graphgrad.backend may"
+        if top in ("onnx", "onnxruntime"):
+            assert rel.parts[:2] == ("io", "onnx"), f"{rel}:{line} imports {module}; only graphgrad/io/onnx may"
         if top != "graphgrad" or module == "graphgrad":
             continue
         target = _layer(module)
