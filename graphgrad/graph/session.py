@@ -264,7 +264,7 @@ def _feed_value(node: GraphNode, value: Any):
             array = np.asarray(array)
         except Exception as exc:
             raise FeedError(f"cannot feed {type(value).__name__} for {kind} {node.name!r}: {exc}") from None
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "biuf" and array.dtype != spec.dtype:  # e.g. strings for a string placeholder
         raise FeedError(f"cannot feed a value of dtype {array.dtype} for {kind} {node.name!r} ({spec.dtype})")
     if not compatible(array.shape, spec.shape):
         raise FeedError(f"cannot feed a value of shape {_shape_text(array.shape)} for {kind} {node.name!r}, "

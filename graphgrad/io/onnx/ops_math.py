@@ -307,9 +307,14 @@ _CASTABLE = frozenset(np.dtype(t) for t in ("bool", "int8", "int16", "int32", "i
                                              "uint32", "uint64", "float16", "float32", "float64"))
 
 
+def _castable(dtype) -> bool:
+    """The common dtypes, and bfloat16 (NumPy has it through ml_dtypes, which onnx installs)."""
+    return np.dtype(dtype) in _CASTABLE or np.dtype(dtype).name == "bfloat16"
+
+
 def _cast(node, x, dtype):
     for d in (x.dtype, dtype):
-        if np.dtype(d) not in _CASTABLE:
+        if not _castable(d):
             raise node.unsupported(f"casting {x.dtype} to {dtype}")
     return G.astype(x, dtype)
 
