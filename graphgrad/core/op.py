@@ -41,7 +41,6 @@ _namespace_of = backend.namespace_of
 _new_tensor = object.__new__
 
 
-
 class Op:
     """Base class of every op, built-in or user-defined (see the module docstring)."""
 

@@ -19,6 +19,7 @@ and with this planning (``plan.memory = {"peak_before": ..., "peak_after": ...}`
 """
 from __future__ import annotations
 
+import heapq
 import math
 
 from typing import Callable, Iterable
@@ -193,8 +194,6 @@ def schedule(order: list, fetched: Iterable = ()) -> list:
     the activation's last reader and may overwrite it in place. Variable reads without control
     inputs run first: every uncontrolled read sees the value from before the run's assignments.
     """
-    import heapq
-
     fetched = set(fetched)
     index = {n: i for i, n in enumerate(order)}
     members = set(order)

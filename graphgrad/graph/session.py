@@ -15,7 +15,7 @@ from graphgrad.core.autograd import check_finite
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import FeedError, GraphError, GraphgradError
 from graphgrad.graph.graph import Graph, GraphNode, get_default_graph, topo_order
-from graphgrad.graph.plan import reads_first, straight_line
+from graphgrad.graph.plan import reads_first, schedule, straight_line
 from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, _shape_text, compatible
 
 _ndarray = np.ndarray
@@ -165,8 +165,6 @@ class Session:
             program = optimize(fetch_nodes, feeds, self.optimize)
             order, targets, fed = program.nodes(), program.outputs, program.inputs
             if self.optimize >= 2:
-                from graphgrad.graph.plan import schedule
-
                 order = schedule(order, targets)
             else:
                 order = reads_first(order)

@@ -261,4 +261,3 @@ def count_like(like: Tensor, axis=None, dtype=None) -> "Tensor | float":
     if _known(sizes):
         return float(math.prod(sizes))
     return CountLike(axis, dtype or like.dtype).apply(like)
-

@@ -221,7 +221,6 @@ class _Conv(Op):
         pads = [lo for lo, _ in self.padding] + [hi for _, hi in self.padding]
         return {"strides": self.stride, "pads": pads, "dilations": self.dilation, "group": self.groups}
 
-
     nd = 2
     fn = "conv2d"
     props = ("stride", "padding", "dilation", "groups")
@@ -291,7 +290,6 @@ class _ConvTranspose(Op):
         pads = [lo for lo, _ in self.padding] + [hi for _, hi in self.padding]
         return {"strides": self.stride, "pads": pads, "output_padding": self.output_padding,
                 "dilations": self.dilation, "group": self.groups}
-
 
     nd = 2
     fn = "conv_transpose2d"

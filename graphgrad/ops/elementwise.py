@@ -276,7 +276,6 @@ class Cast(Op):
     def onnx_attributes(self, opset):
         return {"to": self.dtype}
 
-
     props = ("dtype",)
 
     def __init__(self, dtype):

@@ -192,7 +192,6 @@ class Einsum(Op):
     output; indices summed only inside operand i are broadcast back; for a repeated index the
     gradient goes back onto the diagonal."""
 
-
     props = ("subscripts",)
 
     def __init__(self, subscripts: str, n_operands: int):

@@ -184,7 +184,17 @@ def _gradient_in_place(p, index, valid, kept: int, g, reduction: str):
     return p
 
 
-class SoftmaxCrossEntropy(Op):
+class _SoftmaxCrossEntropyOp(Op):
+    """What the fused softmax cross-entropy ops share: PyTorch's ``ignore_index`` and ``reduction``."""
+
+    props = ("ignore_index", "reduction")
+    saves_output = False
+
+    def __init__(self, ignore_index: int = -100, reduction: str = "mean"):
+        self.ignore_index, self.reduction = int(ignore_index), reduction
+
+
+class SoftmaxCrossEntropy(_SoftmaxCrossEntropyOp):
     """Cross-entropy of logits (N, C) and class indices (N,): log-softmax, pick and reduce fused in one
     op (one pass over the logits instead of a dozen small ops), with ``ignore_index`` and reductions
     as PyTorch. Its gradient is :class:`SoftmaxCrossEntropyGrad`: ``(softmax(x) - onehot) * weight``."""
@@ -192,13 +202,6 @@ class SoftmaxCrossEntropy(Op):
 
     def onnx_attributes(self, opset):
         return {"ignore_index": self.ignore_index, "reduction": self.reduction}
-
-
-    props = ("ignore_index", "reduction")
-    saves_output = False
-
-    def __init__(self, ignore_index: int = -100, reduction: str = "mean"):
-        self.ignore_index, self.reduction = int(ignore_index), reduction
 
     def infer(self, x, t):
         return TensorSpec(x.shape[:1] if self.reduction == "none" else (), x.dtype)
@@ -214,15 +217,9 @@ class SoftmaxCrossEntropy(Op):
         return SoftmaxCrossEntropyGrad(self.ignore_index, self.reduction).apply(x, t, g), None
 
 
-class SoftmaxCrossEntropyGrad(Op):
+class SoftmaxCrossEntropyGrad(_SoftmaxCrossEntropyOp):
     """``(softmax(x) - onehot(t)) * w`` with ``w`` = g (per row for ``'none'``) over the non-ignored
     rows, divided by their count for ``'mean'``: the gradient of :class:`SoftmaxCrossEntropy`."""
-
-    props = ("ignore_index", "reduction")
-    saves_output = False
-
-    def __init__(self, ignore_index: int = -100, reduction: str = "mean"):
-        self.ignore_index, self.reduction = int(ignore_index), reduction
 
     def infer(self, x, t, g):
         return TensorSpec(x.shape, x.dtype)
@@ -257,17 +254,12 @@ class SoftmaxCrossEntropyGrad(Op):
         return gx, None, gg_
 
 
-class SoftmaxCrossEntropyWithGrad(Op):
+class SoftmaxCrossEntropyWithGrad(_SoftmaxCrossEntropyOp):
     """:class:`SoftmaxCrossEntropy` and :class:`SoftmaxCrossEntropyGrad` of the same logits in one
     pass (softmax computed once). The compiler makes it when a program needs both (a training step);
     its forward returns the tuple ``(loss, gradient)``, read by two ``Unpack`` nodes."""
 
-    props = ("ignore_index", "reduction")
-    saves_output = False
     multiple_outputs = True
-
-    def __init__(self, ignore_index: int = -100, reduction: str = "mean"):
-        self.ignore_index, self.reduction = int(ignore_index), reduction
 
     def infer(self, x, t, g):
         return TensorSpec(x.shape, x.dtype)  # the spec of its largest output, the gradient

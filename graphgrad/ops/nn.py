@@ -38,9 +38,9 @@ def _float_spec(op: Op, x: TensorSpec) -> TensorSpec:
 # ---- softmax ----------------------------------------------------------------------------------
 class _Normalizer(Op):
     """An op that normalizes along one ``axis`` and keeps the shape (softmax, log_softmax)."""
+
     def onnx_attributes(self, opset):
         return {"axis": self.axis}
-
 
     props = ("axis",)
 

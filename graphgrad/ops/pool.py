@@ -95,7 +95,6 @@ class MaxPool2d(_Pool2d):
         return {"kernel_shape": self.kernel_size, "strides": self.stride, "pads": self.padding * 2,
                 "dilations": self.dilation, "ceil_mode": int(self.ceil_mode)}
 
-
     fn = "max_pool2d"
     props = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
@@ -128,7 +127,6 @@ class MaxPool2dIndices(MaxPool2d):
     """Where each window's maximum is: the flat index ``h * W + w`` into the input's ``H x W`` plane
     (PyTorch's ``return_indices``); the first maximum in row-major window order, the last NaN."""
     onnx = None  # ONNX indices count over N*C*H*W, not per plane
-
 
     fn = "max_pool2d"
 
@@ -264,7 +262,6 @@ class AvgPool2d(_Pool2d):
         return {"kernel_shape": self.kernel_size, "strides": self.stride, "pads": self.padding * 2,
                 "ceil_mode": int(self.ceil_mode), "count_include_pad": int(self.count_include_pad)}
 
-
     fn = "avg_pool2d"
     props = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
 
@@ -309,7 +306,6 @@ class AvgPool2dBackward(AvgPool2d):
     """The adjoint of :class:`AvgPool2d` for an input of spatial ``size``: spreads each gradient
     value, divided by its window's divisor, over the window."""
     onnx = None
-
 
     props = ("size",) + AvgPool2d.props
 

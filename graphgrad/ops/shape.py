@@ -90,7 +90,6 @@ class Transpose(Op):
     def onnx_attributes(self, opset):
         return {"perm": self.axes}
 
-
     props = ("axes",)
 
     def __init__(self, axes: Sequence[int]):
@@ -163,7 +162,6 @@ class Concatenate(Op):
 
     def onnx_attributes(self, opset):
         return {"axis": self.axis}
-
 
     props = ("axis",)
 
@@ -294,7 +292,6 @@ class TakeAlongAxis(Op):
 
     def onnx_attributes(self, opset):
         return {"axis": self.axis}
-
 
     props = ("axis",)
 

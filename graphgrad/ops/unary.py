@@ -376,12 +376,14 @@ class _Test(Unary):
 
 class IsNan(_Test):
     onnx = "IsNaN"
+
     def forward(self, xp, x):
         return xp.isnan(x)
 
 
 class IsInf(_Test):
     onnx = "IsInf"
+
     def forward(self, xp, x):
         return xp.isinf(x)
 
@@ -393,6 +395,7 @@ class IsFinite(_Test):
 
 class LogicalNot(_Test):
     onnx = "Not"
+
     def forward(self, xp, x):
         return xp.logical_not(x)
 

@@ -5,7 +5,6 @@ elimination, dead-code pruning); ``2`` (the default) adds constant folding and e
 """
 from __future__ import annotations
 
-import importlib
 from typing import Iterable
 
 from graphgrad.graph.graph import GraphNode
@@ -19,12 +18,8 @@ PIPELINE = {
     2: ("fold", "simplify", "cse", "fold", "fuse", "prune"),
 }
 
-for _module in ("cse", "fold", "simplify", "fuse", "prune"):
-    try:
-        importlib.import_module(f"graphgrad.graph.rewrite.{_module}")
-    except ModuleNotFoundError as _exc:  # passes are added one module at a time
-        if _exc.name != f"graphgrad.graph.rewrite.{_module}":
-            raise
+# importing the pass modules registers their rules
+from graphgrad.graph.rewrite import cse, fold, fuse, prune, simplify  # noqa: E402,F401
 
 
 def optimize(fetch_nodes: Iterable[GraphNode], feeds: Iterable[GraphNode] = (), level: int = 2,

@@ -1,6 +1,6 @@
 """ONNX import: run an ONNX graph with graphgrad ops, eagerly, in a static graph or in a trace.
 
-One interpreter serves every use. :func:`interpret` walks the ONNX nodes in order and calls the
+One interpreter serves every use. :class:`Interpreter` walks the ONNX nodes in order and calls the
 converter registered for each op type (``@converter("Relu")`` in ``ops_*.py``), which builds the
 node's outputs from graphgrad ops on graphgrad tensors. Whether that computes values (eager
 tensors), adds nodes to a graph (placeholders) or is traced by ``gg.function`` depends only on the
@@ -48,15 +48,9 @@ def converter(*op_types: str) -> Callable:
     return register
 
 
-def _load_converters() -> None:
-    import importlib
-
-    for name in ("ops_math", "ops_shape", "ops_nn", "ops_control", "ops_attention"):
-        try:
-            importlib.import_module(f"graphgrad.io.onnx.{name}")
-        except ModuleNotFoundError as exc:  # families are added one module at a time
-            if exc.name != f"graphgrad.io.onnx.{name}":
-                raise
+def load_converters() -> None:
+    """Register every converter family (they import this module, so they are loaded on first use)."""
+    from graphgrad.io.onnx import ops_attention, ops_control, ops_math, ops_nn, ops_resize, ops_shape  # noqa: F401
 
 
 def onnx_module():
@@ -125,10 +119,7 @@ class OnnxNode:
             return onnx.numpy_helper.to_array(value)
         if isinstance(value, list) and value and isinstance(value[0], bytes):
             return [v.decode() for v in value]
-        if isinstance(value, onnx.GraphProto):
-            return value
-        return list(value) if isinstance(value, (list, tuple)) or type(value).__name__.startswith("Repeated") \
-            else value
+        return value
 
     def const(self, index: int, default: Any = None):
         """Input ``index`` as a NumPy array known now (a constant, an initializer, a static shape...),
@@ -174,7 +165,7 @@ class Interpreter:
     variable's current value as an import-time constant (a clip bound stored as an initializer)."""
 
     def __init__(self, graph_proto, opsets: dict, reads: Sequence = ()):
-        _load_converters()
+        load_converters()
         self.graph = graph_proto
         self.opsets = opsets
         self.reads = {id(t): variable for t, variable in reads}
@@ -363,5 +354,5 @@ def to_module(path_or_proto, trainable: bool = True):
     return OnnxModule(as_model(path_or_proto), trainable=trainable)
 
 
-__all__ = ["CONVERTERS", "converter", "OnnxNode", "OnnxImportError", "Interpreter", "OnnxGraph", "load", "to_module",
+__all__ = ["CONVERTERS", "converter", "load_converters", "OnnxNode", "OnnxImportError", "Interpreter", "OnnxGraph", "load", "to_module",
            "np_dtype", "onnx_type", "as_model", "graph_inputs", "value_info_spec"]

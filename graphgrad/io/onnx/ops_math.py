@@ -304,7 +304,7 @@ def identity(node, x):
 
 # ---- casts ---------------------------------------------------------------------------------------------------
 _CASTABLE = frozenset(np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                                             "uint32", "uint64", "float16", "float32", "float64"))
+                                            "uint32", "uint64", "float16", "float32", "float64"))
 
 
 def _castable(dtype) -> bool:

@@ -13,7 +13,6 @@ import math
 import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx import ops_resize  # noqa: F401  (registers Resize and Upsample with this family)
 from graphgrad.io.onnx.importer import OnnxImportError, converter
 
 
