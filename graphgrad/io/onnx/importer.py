@@ -18,6 +18,11 @@ inputs. A node whose inputs are all constants (``Constant`` nodes, integer initi
 shapes of the inputs) is evaluated when the model is imported, so those values are known numbers by
 the time a converter needs them (``node.const(i)``); a converter that needs a value computed from
 the model's data raises :class:`OnnxImportError` naming the node.
+
+**Values.** An ONNX value is a tensor (a graphgrad ``Tensor``), a sequence (a Python list of
+tensors) or an optional (``None`` when empty, else the value it holds). Sequence ops build and take
+apart lists when the model is imported, so a sequence's length is fixed by the import; its tensors
+may still depend on the inputs.
 """
 from __future__ import annotations
 
@@ -29,7 +34,8 @@ from graphgrad.core import op as core_op
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GraphgradError
 
-#: ONNX op type -> converter ``fn(node: OnnxNode, *inputs) -> Tensor | tuple`` (inputs: Tensor or None)
+#: ONNX op type -> converter ``fn(node: OnnxNode, *inputs) -> value | tuple of values`` (a value: a Tensor, a
+#: list of Tensors for a sequence, or None for an omitted input or an empty optional)
 CONVERTERS: dict = {}
 
 
@@ -50,7 +56,8 @@ def converter(*op_types: str) -> Callable:
 
 def load_converters() -> None:
     """Register every converter family (they import this module, so they are loaded on first use)."""
-    from graphgrad.io.onnx import ops_attention, ops_control, ops_math, ops_nn, ops_resize, ops_shape  # noqa: F401
+    from graphgrad.io.onnx import (ops_attention, ops_control, ops_math, ops_nn, ops_resize,  # noqa: F401
+                                   ops_sequence, ops_shape)
 
 
 def onnx_module():
@@ -154,8 +161,20 @@ def _evaluating_now():
 
 
 def _foldable(t) -> bool:
-    """An import-time constant: a concrete tensor that is neither a variable nor trained."""
+    """An import-time constant: a concrete tensor that is neither a variable nor trained (or a
+    sequence of them, or an empty optional)."""
+    if isinstance(t, list):
+        return all(_foldable(item) for item in t)
     return t is None or (t.data is not None and not t.requires_grad and not getattr(t, "is_variable", False))
+
+
+def _as_value(out):
+    """A converter's output as an interpreter value: a Tensor, a list of Tensors, or None."""
+    if out is None or isinstance(out, Tensor):
+        return out
+    if isinstance(out, list):
+        return [_as_value(item) for item in out]
+    return Tensor(np.asarray(out))
 
 
 class Interpreter:
@@ -218,8 +237,8 @@ class Interpreter:
             raise
         except GraphgradError as exc:
             raise OnnxImportError(f"ONNX {proto.op_type} node {node.name!r}: {exc}") from exc
-        outputs = list(result) if isinstance(result, (tuple, list)) else [result]
-        return [out if out is None or isinstance(out, Tensor) else Tensor(np.asarray(out)) for out in outputs]
+        outputs = list(result) if isinstance(result, tuple) else [result]  # a list is one sequence value
+        return [_as_value(out) for out in outputs]
 
 
 #: ops that must not be evaluated at import time even with constant inputs: random numbers, and
@@ -241,15 +260,75 @@ def initializer_arrays(graph_proto) -> dict:
 
 
 def value_info_spec(info) -> tuple:
-    """(shape with None for symbolic dims, NumPy dtype) of a ValueInfoProto."""
-    t = info.type.tensor_type
-    if not info.type.HasField("tensor_type"):
-        raise OnnxImportError(f"ONNX input {info.name!r} is not a tensor (sequences, maps and optionals are "
-                              "not supported)")
+    """(shape with None for symbolic dims, NumPy dtype) of a tensor ValueInfoProto."""
+    return _tensor_spec(info.type, info.name)
+
+
+def _tensor_spec(type_proto, name: str) -> tuple:
+    if not type_proto.HasField("tensor_type"):
+        raise OnnxImportError(f"ONNX value {name!r} is a {value_kind(type_proto)}, not a tensor")
+    t = type_proto.tensor_type
     shape = None
     if t.HasField("shape"):
         shape = tuple(int(d.dim_value) if d.HasField("dim_value") else None for d in t.shape.dim)
     return shape, np_dtype(t.elem_type)
+
+
+def value_kind(type_proto) -> str:
+    """'tensor', 'sequence', 'optional' or 'map' for an ONNX TypeProto."""
+    kinds = {"tensor_type": "tensor", "sparse_tensor_type": "sparse tensor", "sequence_type": "sequence",
+             "optional_type": "optional", "map_type": "map"}
+    return kinds.get(type_proto.WhichOneof("value"), "value of unknown type")
+
+
+def make_input(type_proto, name: str, make_tensor: Callable, given: Any = ...):
+    """The interpreter value for a model input of type ``type_proto``: ``make_tensor(name, shape,
+    dtype)`` for a tensor; for a sequence, a list with one tensor per entry of ``given`` (the shapes
+    of its tensors, which fix its length); for an optional, ``None`` when ``given`` is None (empty),
+    else the value it holds. ``given`` is ``...`` when the caller fixes nothing."""
+    kind = value_kind(type_proto)
+    if kind == "tensor":
+        shape, dtype = _tensor_spec(type_proto, name)
+        if given is not ... and given is not None:
+            shape = tuple(given)
+        return make_tensor(name, shape, dtype)
+    if kind == "optional":
+        return None if given is None else make_input(type_proto.optional_type.elem_type, name, make_tensor, given)
+    if kind == "sequence":
+        if given is ... or given is None:
+            raise OnnxImportError(f"ONNX input {name!r} is a sequence: give its length and tensor shapes "
+                                  f"(input_shapes={{{name!r}: [shape, ...]}})")
+        elem = type_proto.sequence_type.elem_type
+        return [make_input(elem, f"{name}_{i}", make_tensor, shape) for i, shape in enumerate(given)]
+    raise OnnxImportError(f"ONNX input {name!r} is a {kind}, which graphgrad's importer does not support")
+
+
+def structure_of(value) -> Any:
+    """What :func:`make_input` needs to rebuild a value's structure: a shape for an array, a list of
+    those for a sequence, None for an empty optional."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [structure_of(item) for item in value]
+    return tuple(value.shape) if hasattr(value, "shape") else tuple(np.shape(value))
+
+
+def flatten(value) -> list:
+    """The tensors (or arrays) of a value, in order: itself, a sequence's items, nothing for None."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in flatten(item)]
+    return [value]
+
+
+def unflatten(structure, leaves) -> Any:
+    """Rebuild a value shaped like ``structure`` (a value, list or None) from an iterator of leaves."""
+    if structure is None:
+        return None
+    if isinstance(structure, (list, tuple)):
+        return [unflatten(item, leaves) for item in structure]
+    return next(leaves)
 
 
 def as_model(path_or_proto):
@@ -274,8 +353,10 @@ class OnnxGraph:
 
     Attributes:
         graph: the ``gg.Graph``.
-        inputs: {ONNX input name: placeholder}.
-        outputs: {ONNX output name: graph tensor} (an import-time constant output is a constant node).
+        inputs: {ONNX input name: placeholder} (a list of placeholders for a sequence input, None for
+            an optional input imported empty).
+        outputs: {ONNX output name: graph tensor} (an import-time constant output is a constant node;
+            a sequence output is a list of graph tensors, an empty optional None).
         variables: {initializer name: gg.Variable} (float initializers, when ``trainable``).
     """
 
@@ -285,7 +366,8 @@ class OnnxGraph:
         self._session = None
 
     def run(self, feeds: dict, outputs: Optional[Sequence[str]] = None) -> list:
-        """Run with ``feeds`` ({input name: array}); returns the outputs (NumPy arrays) in order."""
+        """Run with ``feeds`` ({input name: array, or a list of arrays for a sequence input}); returns
+        the outputs in order (NumPy arrays; a list of them for a sequence, None for an empty optional)."""
         from graphgrad.graph.session import Session
 
         if self._session is None:
@@ -294,8 +376,19 @@ class OnnxGraph:
         missing = [n for n in self.inputs if n not in feeds]
         if missing:
             raise OnnxImportError(f"missing input(s) {missing}: the model's inputs are {list(self.inputs)}")
-        return self._session.run([self.outputs[n] for n in names],
-                                 {self.inputs[k]: v for k, v in feeds.items() if k in self.inputs})
+        feed_dict = {}
+        for name, value in feeds.items():
+            if name not in self.inputs:
+                continue
+            placeholders, arrays = flatten(self.inputs[name]), flatten(value)
+            if len(placeholders) != len(arrays):
+                raise OnnxImportError(f"input {name!r} was imported with {len(placeholders)} tensor(s) "
+                                      f"(a sequence's length is fixed at import), got {len(arrays)}")
+            feed_dict.update(zip(placeholders, arrays))
+        fetches = [self.outputs[n] for n in names]
+        leaves = flatten(fetches)
+        results = iter(self._session.run(leaves, feed_dict) if leaves else [])
+        return [unflatten(fetch, results) for fetch in fetches]
 
 
 def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = None) -> OnnxGraph:
@@ -305,7 +398,9 @@ def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = N
         trainable: float initializers become ``gg.Variable`` s (fine-tune with ``gg.gradients`` or an
             optimizer's ``minimize``); otherwise constants.
         input_shapes: {input name: shape} to fix dims the model leaves symbolic (a static shape lets
-            shape computations be evaluated at import time).
+            shape computations be evaluated at import time). A sequence input needs a list of
+            shapes, one per tensor (its length is fixed by the import); an optional input given
+            ``None`` is imported empty.
 
     Returns an :class:`OnnxGraph`: ``.graph``, ``.inputs``/``.outputs`` by ONNX name, ``.run(feeds)``.
     """
@@ -316,11 +411,12 @@ def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = N
     graph = Graph()
     inputs, variables = {}, {}
     with graph.as_default():
+        def make_placeholder(name, shape, dtype):
+            return placeholder(dtype, shape, name=_safe_name(name))
+
         for info in graph_inputs(model):
-            shape, dtype = value_info_spec(info)
-            if input_shapes and info.name in input_shapes:
-                shape = tuple(input_shapes[info.name])
-            inputs[info.name] = placeholder(dtype, shape, name=_safe_name(info.name))
+            given = (input_shapes or {}).get(info.name, ...)
+            inputs[info.name] = make_input(info.type, info.name, make_placeholder, given)
         initializers = {}
         for name, array in initializer_arrays(model.graph).items():
             if trainable and array.dtype.kind == "f":
@@ -330,13 +426,16 @@ def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = N
                 initializers[name] = array
     reads = [(initializers[name], var) for name, var in variables.items()]
     values = Interpreter(model.graph, opsets_of(model), reads).run(inputs, initializers)
-    outputs = {}
-    for info in model.graph.output:
-        out = values[info.name]
-        if out.data is not None and not getattr(out, "is_variable", False):
+
+    def graph_tensor(out, name):  # an import-time constant output becomes a constant node
+        if isinstance(out, list):
+            return [graph_tensor(item, f"{name}_{i}") for i, item in enumerate(out)]
+        if out is not None and out.data is not None and not getattr(out, "is_variable", False):
             with graph.as_default():
-                out = constant(out.data, name=_safe_name(info.name))
-        outputs[info.name] = out
+                return constant(out.data, name=_safe_name(name))
+        return out
+
+    outputs = {info.name: graph_tensor(values[info.name], info.name) for info in model.graph.output}
     return OnnxGraph(graph, inputs, outputs, variables, model)
 
 
@@ -355,4 +454,5 @@ def to_module(path_or_proto, trainable: bool = True):
 
 
 __all__ = ["CONVERTERS", "converter", "load_converters", "OnnxNode", "OnnxImportError", "Interpreter", "OnnxGraph", "load", "to_module",
-           "np_dtype", "onnx_type", "as_model", "graph_inputs", "value_info_spec"]
+           "np_dtype", "onnx_type", "as_model", "graph_inputs", "value_info_spec", "value_kind", "make_input",
+           "structure_of", "flatten", "unflatten"]

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx.importer import (Interpreter, OnnxImportError, graph_inputs, initializer_arrays, opsets_of,
-                                        value_info_spec)
+from graphgrad.io.onnx.importer import (Interpreter, OnnxImportError, flatten, graph_inputs, initializer_arrays,
+                                        make_input, opsets_of, structure_of)
 from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Parameter
 
@@ -13,15 +13,16 @@ class OnnxModule(Module):
 
     Float initializers are Parameters (``trainable=True``), registered under their ONNX names (made
     attribute-safe), so ``model.parameters()``, ``state_dict()`` and optimizers work as for any
-    module. ``forward(*inputs)`` takes the model's inputs in order (arrays or tensors) and returns one
-    tensor for a one-output model, else a tuple.
+    module. ``forward(*inputs)`` takes the model's inputs in order (arrays or tensors; a list of them
+    for a sequence input, None for an empty optional) and returns one value for a one-output model,
+    else a tuple (a sequence output is a list of tensors).
     """
 
     def __init__(self, model, trainable: bool = True):
         super().__init__()
         self.model = model
         self.input_names = [i.name for i in graph_inputs(model)]
-        self.input_specs = [value_info_spec(i) for i in graph_inputs(model)]
+        self.input_types = [i.type for i in graph_inputs(model)]
         self.output_names = [o.name for o in model.graph.output]
         self._constants = {}
         self._param_names = {}
@@ -39,11 +40,17 @@ class OnnxModule(Module):
             raise OnnxImportError(f"this ONNX model takes {len(self.input_names)} input(s) "
                                   f"{self.input_names}, got {len(inputs)}")
         feeds = {}
-        for name, (shape, dtype), x in zip(self.input_names, self.input_specs, inputs):
-            t = x if isinstance(x, Tensor) else Tensor(x)
-            if t.dtype != dtype:
-                raise OnnxImportError(f"input {name!r} must be {dtype}, got {t.dtype}")
-            feeds[name] = t
+        for name, type_proto, x in zip(self.input_names, self.input_types, inputs):
+            given = iter(flatten(x))
+
+            def check(tensor_name, shape, dtype):
+                item = next(given)
+                t = item if isinstance(item, Tensor) else Tensor(item)
+                if t.dtype != dtype:
+                    raise OnnxImportError(f"input {tensor_name!r} must be {dtype}, got {t.dtype}")
+                return t
+
+            feeds[name] = make_input(type_proto, name, check, structure_of(x))
         initializers = dict(self._constants)
         initializers.update({name: getattr(self, key) for name, key in self._param_names.items()})
         values = self._interpreter.run(feeds, initializers)

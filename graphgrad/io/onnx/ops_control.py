@@ -24,7 +24,7 @@ MAX_UNROLL = 100_000
 
 
 # ---- helpers --------------------------------------------------------------------------------------------
-def _run_subgraph(node, graph, inputs: dict) -> list:
+def run_subgraph(node, graph, inputs: dict) -> list:
     """Interpret the subgraph ``graph`` with ``inputs`` (name -> Tensor) on top of the enclosing
     scope; returns the subgraph's outputs (Tensors) in order."""
     outer = node._interpreter
@@ -82,7 +82,7 @@ def _if(node, cond):
     branch = node.attr("then_branch") if bool(value.reshape(-1)[0]) else node.attr("else_branch")
     if branch is None:
         raise node.error("the branch to run is missing")
-    outputs, _ = _run_subgraph(node, branch, {})
+    outputs, _ = run_subgraph(node, branch, {})
     if len(outputs) < node.num_outputs:
         raise node.error(f"the branch {branch.name!r} has {len(outputs)} outputs, the node {node.num_outputs}")
     return tuple(outputs[:node.num_outputs]) if node.num_outputs != 1 else outputs[0]
@@ -115,7 +115,7 @@ def _loop(node, trip_count=None, cond=None, *carried):
             raise node.error(f"the loop did not end within {MAX_UNROLL} iterations")
         inputs = {names[0]: _scalar(i, np.int64), names[1]: _scalar(True, np.bool_)}
         inputs.update(zip(names[2:], state))
-        outputs, sub = _run_subgraph(node, body, inputs)
+        outputs, sub = run_subgraph(node, body, inputs)
         state = outputs[1:1 + n_carried]
         for k, out in enumerate(outputs[1 + n_carried:]):
             scans[k].append(out)
@@ -178,7 +178,7 @@ def _scan(node, *args):
         for name, x, axis, direction in zip(names[n_state:], scan_inputs, in_axes, in_dirs):
             index = length - 1 - t if direction else t
             inputs[name] = x[(slice(None),) * axis + (index,)]
-        outputs, _ = _run_subgraph(node, body, inputs)
+        outputs, _ = run_subgraph(node, body, inputs)
         states = outputs[:n_state]
         for k, out in enumerate(outputs[n_state:]):
             scans[k].append(out)

@@ -299,6 +299,8 @@ def where(node, cond, x, y):
 
 @converter("Identity")
 def identity(node, x):
+    if x is None or isinstance(x, list):  # an optional or a sequence passes through as it is
+        return None if x is None else [G.identity(item) for item in x]
     return G.identity(x)
 
 

@@ -128,6 +128,73 @@ def test_data_dependent_shape_input_is_a_clear_error():
         load(helper.make_model(graph))
 
 
+def _sequence_model() -> onnx.ModelProto:
+    """x (N, 4) -> SplitToSequence into 2-column pieces -> SequenceMap(Mul by w) -> ConcatFromSequence,
+    plus the length of the input sequence ``s`` and ``s`` with the pieces appended."""
+    body = helper.make_graph([helper.make_node("Mul", ["piece", "w"], ["scaled"])], "scale",
+                             [helper.make_tensor_value_info("piece", TensorProto.FLOAT, None)],
+                             [helper.make_tensor_value_info("scaled", TensorProto.FLOAT, None)])
+    two = numpy_helper.from_array(np.array(2, np.int64), "two")
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "two"], ["pieces"], axis=1),
+        helper.make_node("SequenceMap", ["pieces"], ["scaled"], body=body),
+        helper.make_node("ConcatFromSequence", ["scaled"], ["y"], axis=1),
+        helper.make_node("SequenceLength", ["s"], ["n"]),
+        helper.make_node("SequenceInsert", ["s", "x"], ["s_plus"]),
+    ]
+    seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    graph = helper.make_graph(
+        nodes, "sequences",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4]), helper.make_value_info("s", seq_type)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4]),
+         helper.make_tensor_value_info("n", TensorProto.INT64, []), helper.make_value_info("s_plus", seq_type)],
+        [two, numpy_helper.from_array(np.array([1.5, -1.0], np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_sequences_import_as_lists_of_tensors():
+    model = _sequence_model()
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    s = [np.ones(2, np.float32), np.zeros((1, 3), np.float32)]
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x, "s": s})
+    imported = load(model, input_shapes={"x": x.shape, "s": [a.shape for a in s]})
+    assert isinstance(imported.inputs["s"], list) and len(imported.inputs["s"]) == 2
+    y, n, s_plus = imported.run({"x": x, "s": s})
+    np.testing.assert_allclose(y, expected[0], rtol=1e-6)
+    assert n == 2 and n.dtype == np.int64
+    assert [a.shape for a in s_plus] == [(2,), (1, 3), (3, 4)]
+    np.testing.assert_array_equal(s_plus[2], x)
+    with pytest.raises(OnnxImportError, match="sequence's length is fixed"):
+        imported.run({"x": x, "s": s[:1]})
+    # the module form differentiates through the sequence ops
+    net = to_module(model)
+    w = [p for p in net.parameters()]
+    assert len(w) == 1
+    y, n, s_plus = net(gg.tensor(x), [gg.tensor(a) for a in s])
+    assert isinstance(s_plus, list) and len(s_plus) == 3
+    y.sum().backward()
+    np.testing.assert_allclose(w[0].grad.numpy(), x.reshape(3, 2, 2).sum(axis=(0, 1)), rtol=1e-6)
+
+
+def test_sequence_input_needs_its_length():
+    with pytest.raises(OnnxImportError, match="'s' is a sequence.*input_shapes"):
+        load(_sequence_model())
+
+
+def test_optional_inputs_may_be_empty():
+    opt_type = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    graph = helper.make_graph(
+        [helper.make_node("OptionalHasElement", ["o"], ["has"])], "optional",
+        [helper.make_value_info("o", opt_type)], [helper.make_tensor_value_info("has", TensorProto.BOOL, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    assert not load(model, input_shapes={"o": None}).run({"o": None})[0]
+    assert load(model).run({"o": np.zeros(2, np.float32)})[0]
+
+
 def test_cli_info_and_run(tmp_path, capsys):
     from graphgrad.cli import main
 
