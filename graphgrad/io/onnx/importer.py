@@ -56,8 +56,8 @@ def converter(*op_types: str) -> Callable:
 
 def load_converters() -> None:
     """Register every converter family (they import this module, so they are loaded on first use)."""
-    from graphgrad.io.onnx import (ops_attention, ops_control, ops_math, ops_nn, ops_resize,  # noqa: F401
-                                   ops_sequence, ops_shape)
+    from graphgrad.io.onnx import (ops_attention, ops_control, ops_math, ops_nn, ops_quantize,  # noqa: F401
+                                   ops_resize, ops_sequence, ops_shape, ops_signal, ops_vision)
 
 
 def onnx_module():

@@ -1,0 +1,2 @@
+"""ONNX import converters: signal (being written)."""
+from __future__ import annotations
