@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Optional, Sequence
 
+import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core import op as core_op
 from graphgrad.core.tensor import Tensor
@@ -43,21 +44,28 @@ class OnnxImportError(GraphgradError, ValueError):
     """An ONNX model (or one of its nodes) that graphgrad cannot import, and why."""
 
 
-def converter(*op_types: str) -> Callable:
-    """Register ``fn(node, *inputs)`` as the converter of the ONNX op types ``op_types``."""
+def converter(*op_types: str, domain: str = "") -> Callable:
+    """Register ``fn(node, *inputs)`` as the converter of the ONNX op types ``op_types`` (of ``domain``,
+    the default ONNX domain unless given)."""
 
     def register(fn: Callable) -> Callable:
         for op_type in op_types:
-            CONVERTERS[op_type] = fn
+            CONVERTERS[op_key(domain, op_type)] = fn
         return fn
 
     return register
 
 
+def op_key(domain: str, op_type: str) -> str:
+    """The key of an op in :data:`CONVERTERS`: ``"Relu"``, or ``"ai.onnx.preview.training.Adam"``."""
+    return op_type if domain in ("", "ai.onnx") else f"{domain}.{op_type}"
+
+
 def load_converters() -> None:
     """Register every converter family (they import this module, so they are loaded on first use)."""
     from graphgrad.io.onnx import (ops_attention, ops_control, ops_math, ops_nn, ops_quantize,  # noqa: F401
-                                   ops_resize, ops_sequence, ops_shape, ops_signal, ops_vision)
+                                   ops_resize, ops_sequence, ops_shape, ops_signal, ops_training,
+                                   ops_vision)
 
 
 def onnx_module():
@@ -223,22 +231,44 @@ class Interpreter:
 
     def _convert(self, proto, args: list) -> list:
         domain = proto.domain if proto.domain not in ("", "ai.onnx") else ""
-        fn = CONVERTERS.get(proto.op_type) if domain == "" else None
+        fn = CONVERTERS.get(op_key(domain, proto.op_type))
         if fn is None:
             where = f" (domain {proto.domain!r})" if domain else ""
             raise OnnxImportError(f"ONNX op {proto.op_type}{where} (node {proto.name!r}) is not supported by "
                                   "graphgrad's importer")
+        bfloat16 = next((a.dtype for a in args if _is_bfloat16(a)), None) \
+            if proto.op_type not in _KEEPS_BFLOAT16 else None
+        if bfloat16 is not None:
+            args = [G.astype(a, np.float32) if _is_bfloat16(a) else a for a in args]
         node = OnnxNode(proto, self.opsets.get(domain, 1), args, self)
         fold = all(_foldable(a) for a in args) and proto.op_type not in _NEVER_FOLD
         try:
             with _evaluating_now() if fold else contextlib.nullcontext():
                 result = fn(node, *args)
+                outputs = list(result) if isinstance(result, tuple) else [result]  # a list is one sequence
+                outputs = [_as_value(out) for out in outputs]
+                if bfloat16 is not None:
+                    outputs = [G.astype(out, bfloat16) if isinstance(out, Tensor) and out.dtype == np.float32
+                               else out for out in outputs]
         except OnnxImportError:
             raise
         except GraphgradError as exc:
             raise OnnxImportError(f"ONNX {proto.op_type} node {node.name!r}: {exc}") from exc
-        outputs = list(result) if isinstance(result, tuple) else [result]  # a list is one sequence value
-        return [_as_value(out) for out in outputs]
+        return outputs
+
+
+def _is_bfloat16(value) -> bool:
+    return isinstance(value, Tensor) and value.dtype.name == "bfloat16"
+
+
+#: bfloat16 (from ml_dtypes, which onnx installs) has few NumPy loops and no weak Python scalars, so
+#: other ops compute it in float32 and round each result back to bfloat16, as bfloat16 hardware does;
+#: these ops see their bfloat16 inputs as they are (they choose their output dtype themselves, or
+#: only route values: control flow and sequences)
+_KEEPS_BFLOAT16 = frozenset({"Cast", "CastLike", "BitCast", "EyeLike", "RandomNormalLike", "RandomUniformLike",
+                             "Bernoulli", "Multinomial", "QuantizeLinear", "DequantizeLinear",
+                             "DynamicQuantizeLinear", "If", "Loop", "Scan", "SequenceMap", "Identity",
+                             "Shape", "Size"})
 
 
 #: ops that must not be evaluated at import time even with constant inputs: random numbers, and
@@ -453,6 +483,6 @@ def to_module(path_or_proto, trainable: bool = True):
     return OnnxModule(as_model(path_or_proto), trainable=trainable)
 
 
-__all__ = ["CONVERTERS", "converter", "load_converters", "OnnxNode", "OnnxImportError", "Interpreter", "OnnxGraph", "load", "to_module",
+__all__ = ["CONVERTERS", "converter", "op_key", "load_converters", "OnnxNode", "OnnxImportError", "Interpreter", "OnnxGraph", "load", "to_module",
            "np_dtype", "onnx_type", "as_model", "graph_inputs", "value_info_spec", "value_kind", "make_input",
            "structure_of", "flatten", "unflatten"]

@@ -84,13 +84,7 @@ def matmul_integer(node, a, b, a_zero=None, b_zero=None):
 
 @converter("Einsum")
 def einsum(node, *operands):
-    equation = node.attr("equation").replace(" ", "")
-    dtype = operands[0].dtype if operands else None
-    if dtype is not None and np.dtype(dtype).name == "bfloat16":
-        # NumPy's einsum has no bfloat16 loop: compute in float32 and round the result back
-        result = G.einsum(equation, *[G.astype(x, np.float32) for x in operands])
-        return G.astype(result, dtype)
-    return G.einsum(equation, *operands)
+    return G.einsum(node.attr("equation").replace(" ", ""), *operands)
 
 
 # ---- convolution geometry -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 from graphgrad.backend import np
 from graphgrad.io.onnx.importer import (CONVERTERS, as_model, graph_inputs, initializer_arrays, load_converters,
-                                        opsets_of, value_info_spec)
+                                        np_dtype, op_key, opsets_of, value_info_spec, value_kind)
 
 
 def _shape_text(shape) -> str:
@@ -22,10 +22,9 @@ def info(path_or_proto) -> dict:
     load_converters()
     model = as_model(path_or_proto)
     inits = initializer_arrays(model.graph)
-    ops = collections.Counter(n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
-                              for n in model.graph.node)
+    ops = collections.Counter(op_key(n.domain, n.op_type) for n in model.graph.node)
     return {
-        "inputs": [(i.name, *value_info_spec(i)) for i in graph_inputs(model)],
+        "inputs": [(i.name, *_maybe_spec(i)) for i in graph_inputs(model)],
         "outputs": [(o.name, *_maybe_spec(o)) for o in model.graph.output],
         "ops": dict(sorted(ops.items())),
         "parameters": int(sum(math.prod(a.shape) for a in inits.values())),
@@ -37,10 +36,25 @@ def info(path_or_proto) -> dict:
 
 
 def _maybe_spec(info_proto) -> tuple:
+    """(shape, dtype) of a tensor; (None, "sequence<float32>") for a sequence or an optional."""
+    kind = value_kind(info_proto.type)
+    if kind in ("sequence", "optional"):
+        return None, _type_text(info_proto.type)
     try:
         return value_info_spec(info_proto)
     except Exception:  # outputs may carry no type (a node-test model): not an error for info
         return None, None
+
+
+def _type_text(type_proto) -> str:
+    kind = value_kind(type_proto)
+    if kind == "sequence":
+        return f"sequence<{_type_text(type_proto.sequence_type.elem_type)}>"
+    if kind == "optional":
+        return f"optional<{_type_text(type_proto.optional_type.elem_type)}>"
+    if kind == "tensor":
+        return str(np_dtype(type_proto.tensor_type.elem_type))
+    return kind
 
 
 def format_info(report: dict) -> str:
