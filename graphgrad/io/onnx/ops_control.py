@@ -147,7 +147,7 @@ def _axes(node, name: str, count: int, ranks: list) -> list:
 @converter("Scan")
 def _scan(node, *args):
     if node.opset < 9:
-        raise node.unsupported("Scan before opset 9 (with a batch axis and sequence_lens)")
+        return _scan8(node, *args)
     body = node.attr("body")
     n_scan_in = int(node.attr("num_scan_inputs"))
     n_state = len(args) - n_scan_in
@@ -201,5 +201,46 @@ def _scan(node, *args):
         elif axis:
             stacked = G.moveaxis(stacked, 0, axis)
         results.append(stacked)
+    results = results[:node.num_outputs]
+    return tuple(results) if len(results) != 1 else results[0]
+
+
+def _scan8(node, sequence_lens, *args):
+    """Scan-8: every state and scan input has a leading batch axis, the scan axis is axis 1, and
+    ``sequence_lens`` (known at import) may stop a batch entry early (its scan outputs are zero-padded)."""
+    body = node.attr("body")
+    n_scan_in = int(node.attr("num_scan_inputs"))
+    n_state = len(args) - n_scan_in
+    states, scan_inputs = list(args[:n_state]), list(args[n_state:])
+    if n_state < 0 or len(body.input) != len(args) or not scan_inputs:
+        raise node.error("the body's inputs do not match the node's states and scan inputs")
+    n_scan_out = len(body.output) - n_state
+    batch, length = (scan_inputs[0].shape[0], scan_inputs[0].shape[1])
+    if batch is None or length is None:
+        raise node.error(f"the batch and scan axes of shape {scan_inputs[0].shape} must have static sizes")
+    lens = node.const(0)
+    lens = [length] * batch if lens is None else [int(n) for n in np.asarray(lens).reshape(-1)]
+    directions = node.attr("directions") or [0] * n_scan_in
+    names = [i.name for i in body.input]
+    final_states, scan_outputs = [[] for _ in range(n_state)], [[] for _ in range(n_scan_out)]
+    for b in range(batch):
+        entry_states = [s[b] for s in states]
+        steps = [[] for _ in range(n_scan_out)]
+        for t in range(lens[b]):
+            inputs = dict(zip(names[:n_state], entry_states))
+            for name, x, direction in zip(names[n_state:], scan_inputs, directions):
+                inputs[name] = x[b, lens[b] - 1 - t if direction else t]
+            outputs, _ = run_subgraph(node, body, inputs)
+            entry_states = outputs[:n_state]
+            for k, out in enumerate(outputs[n_state:]):
+                steps[k].append(out)
+        for k, state in enumerate(entry_states):
+            final_states[k].append(state)
+        for k, items in enumerate(steps):
+            if not items:
+                raise node.error(f"batch entry {b} runs zero steps, so its scan outputs have no shape")
+            padding = [G.zeros_like(items[0])] * (length - len(items))
+            scan_outputs[k].append(G.stack(items + padding, axis=0))
+    results = [G.stack(items, axis=0) for items in final_states + scan_outputs]
     results = results[:node.num_outputs]
     return tuple(results) if len(results) != 1 else results[0]

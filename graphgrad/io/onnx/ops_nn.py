@@ -82,6 +82,11 @@ def matmul_integer(node, a, b, a_zero=None, b_zero=None):
     return G.matmul(a, b)
 
 
+@converter("Det")
+def det(node, x):
+    return G.det(x)
+
+
 @converter("Einsum")
 def einsum(node, *operands):
     return G.einsum(node.attr("equation").replace(" ", ""), *operands)
