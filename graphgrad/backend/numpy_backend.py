@@ -34,6 +34,13 @@ def _erfc_continued_fraction(x):
     return np.exp(-x * x) / (math.sqrt(math.pi) * f)
 
 
+def _float_like(out, x):
+    """``out`` in the float dtype NumPy's own ufuncs give for ``x`` (SciPy has no float16 kernels and
+    computes those in float64)."""
+    want = np.result_type(np.asarray(x).dtype, np.float16)
+    return out if out.dtype == want else out.astype(want, copy=False)
+
+
 def _scipy_erf():
     try:
         from scipy.special import erf as scipy_erf  # optional: faster, and exact to the last bit
@@ -48,7 +55,7 @@ _SCIPY_ERF = _scipy_erf()
 def erf(x):
     """Error function, accurate to float64 rounding; uses SciPy's kernel when SciPy is installed."""
     if _SCIPY_ERF is not None:
-        return _SCIPY_ERF(x)
+        return _float_like(_SCIPY_ERF(x), x)
     return erf_fallback(x)
 
 
@@ -80,7 +87,7 @@ def sigmoid(x):
     """The logistic function, without overflow: SciPy's ``expit`` when installed, else
     ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below, with ``e = exp(-|x|)`` <= 1."""
     if _SCIPY_EXPIT is not None:
-        return _SCIPY_EXPIT(x)
+        return _float_like(_SCIPY_EXPIT(x), x)
     return sigmoid_fallback(x)
 
 

@@ -38,3 +38,14 @@ def test_sigmoid_fallback_is_accurate_and_keeps_dtype():
     expected = np.exp(-np.logaddexp(0, -x))
     np.testing.assert_allclose(numpy_backend.sigmoid_fallback(x), expected, rtol=1e-14, atol=0)
     assert numpy_backend.sigmoid_fallback(x.astype(np.float32)).dtype == np.float32
+
+
+def test_erf_and_sigmoid_keep_float16_like_numpy_ufuncs():
+    # SciPy's kernels have no float16 loop and answer in float64; the backend casts back
+    x = np.array([-2.0, -0.5, 0.0, 0.5, 2.0], np.float16)
+    for name in ("erf", "sigmoid"):
+        out = numpy_backend.KERNELS[name](x)
+        assert out.dtype == np.float16, name
+    assert gg.sigmoid(gg.tensor(x)).dtype == np.float16
+    assert gg.erf(gg.tensor(x)).dtype == np.float16
+    np.testing.assert_allclose(numpy_backend.sigmoid(x), 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-3)
