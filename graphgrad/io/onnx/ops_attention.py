@@ -209,14 +209,6 @@ def _compute_dtype(dtype):
     return np.dtype(np.float32) if np.dtype(dtype).itemsize < 4 else np.dtype(dtype)
 
 
-def _sigmoid(x):
-    """``G.sigmoid`` that keeps ``x``'s dtype: the backend's kernel has no half-precision loop (it
-    returns float64 for float16), so half inputs go through float32."""
-    if x.dtype.itemsize >= 4:
-        return G.sigmoid(x)
-    return G.astype(G.sigmoid(G.astype(x, np.float32)), x.dtype)
-
-
 # ---- FlexAttention ---------------------------------------------------------------------------------------
 def _run_modifier(node, name: str, x):
     """Apply the ``score_mod``/``prob_mod`` subgraph ``name`` (one rank-4 input, one output) to ``x``."""
@@ -320,7 +312,7 @@ def swiglu(node, a, b):
         raise node.error(f"A and B must have the same shape and dtype, got {tuple(a.shape)} {a.dtype} and "
                          f"{tuple(b.shape)} {b.dtype}")
     alpha = float(node.attr("alpha", 1.0))
-    gate = _sigmoid(a * _const(alpha, a.dtype) if alpha != 1.0 else a)
+    gate = G.sigmoid(a * _const(alpha, a.dtype) if alpha != 1.0 else a)
     return a * gate * b
 
 

@@ -307,22 +307,81 @@ def identity(node, x):
 # ---- casts ---------------------------------------------------------------------------------------------------
 _CASTABLE = frozenset(np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
                                             "uint32", "uint64", "float16", "float32", "float64"))
+_NATIVE_FLOATS = frozenset(np.dtype(t) for t in ("float16", "float32", "float64"))
+
+#: the largest finite value of each float8 type but e8m0: saturating casts clip to it
+_FLOAT8_MAX = {"float8_e4m3fn": 448.0, "float8_e4m3fnuz": 240.0, "float8_e5m2": 57344.0, "float8_e5m2fnuz": 57344.0}
+
+#: the range of each integer type narrower than a byte (NumPy stores them one per byte)
+_NARROW_INT_RANGE = {"int4": (-8, 7), "uint4": (0, 15), "int2": (-2, 1), "uint2": (0, 3)}
+
+#: dtypes NumPy has through ml_dtypes (which onnx installs), by name
+_ML_DTYPES = frozenset({"bfloat16", "float8_e8m0fnu", "float4_e2m1fn", *_FLOAT8_MAX, *_NARROW_INT_RANGE})
+
+#: float8_e8m0fnu holds the powers of two 2**-127 .. 2**127 (and NaN)
+_E8M0_MIN, _E8M0_MAX = 2.0 ** -127, 2.0 ** 127
+_E8M0_ROUND_MODES = ("up", "down", "nearest")
 
 
 def _castable(dtype) -> bool:
-    """The common dtypes, and bfloat16 (NumPy has it through ml_dtypes, which onnx installs)."""
-    return np.dtype(dtype) in _CASTABLE or np.dtype(dtype).name == "bfloat16"
+    """The common dtypes, and bfloat16, float8, float4 and the 4- and 2-bit integers (through ml_dtypes)."""
+    return np.dtype(dtype) in _CASTABLE or np.dtype(dtype).name in _ML_DTYPES
+
+
+def _is_integer(dtype) -> bool:
+    """Signed and unsigned integers, the 4- and 2-bit ones included (ml_dtypes gives those NumPy kind 'V')."""
+    return np.dtype(dtype).kind in "iu" or np.dtype(dtype).name in _NARROW_INT_RANGE
+
+
+def _onnx_cast(x, dtype, saturate: bool = True, round_mode: str = "up"):
+    """``x`` as ``dtype`` by ONNX's rules: to a float8 type with ``saturate``, values beyond its largest
+    finite value (infinities included) become that value and NaN stays NaN; to float8_e8m0fnu, a power of
+    two chosen by ``round_mode``; to any other dtype, NumPy's conversion."""
+    name = np.dtype(dtype).name
+    if name == "float8_e8m0fnu":
+        return _to_e8m0(x, dtype, saturate, round_mode)
+    if saturate and name in _FLOAT8_MAX:
+        if x.dtype not in _NATIVE_FLOATS:
+            x = G.astype(x, np.float32)
+        x = G.clip(x, -_FLOAT8_MAX[name], _FLOAT8_MAX[name])
+    return G.astype(x, dtype)
+
+
+def _to_e8m0(x, e8m0, saturate: bool, round_mode: str):
+    """``x`` as ``e8m0`` (the float8_e8m0fnu dtype), a power of two: the one at or below ``x`` (``down``), at
+    or above it (``up``), or the nearer one, ties up (``nearest``: compare with 1.5 times the lower one). With
+    ``saturate`` the result is clipped to the e8m0 range, else values outside it become NaN. ONNX leaves
+    negative inputs unspecified."""
+    # rounded to float32 first, as ONNX specifies; in float64, floor(log2) is exact for every float32
+    x = G.astype(G.astype(x, np.float32), np.float64)
+    x = G.maximum(x, 2.0 ** -149)  # the smallest float32: keeps log2 finite at zero (NaN stays NaN)
+    lower = G.pow(G.full_like(x, 2.0), G.floor(G.log2(x)))
+    if round_mode == "up":
+        out = G.where(G.equal(lower, x), lower, lower * 2.0)
+    elif round_mode == "nearest":
+        out = G.where(G.greater_equal(x, lower * 1.5), lower * 2.0, lower)
+    else:
+        out = lower
+    if saturate:
+        out = G.clip(out, _E8M0_MIN, _E8M0_MAX)
+    else:
+        out = G.where(G.logical_or(G.less(out, _E8M0_MIN), G.greater(out, _E8M0_MAX)), math.nan, out)
+    return G.astype(out, e8m0)
 
 
 def _cast(node, x, dtype):
     for d in (x.dtype, dtype):
         if not _castable(d):
             raise node.unsupported(f"casting {x.dtype} to {dtype}")
-    return G.astype(x, dtype)
+    round_mode = node.attr("round_mode", "up")
+    if round_mode not in _E8M0_ROUND_MODES:
+        raise node.unsupported(f"round_mode {round_mode!r} (expected one of {_E8M0_ROUND_MODES})")
+    return _onnx_cast(x, dtype, bool(node.attr("saturate", 1)), round_mode)
 
 
 @converter("Cast")
 def cast(node, x):
+    """Casts between numeric dtypes; to float8, ``saturate`` (default 1) clips out-of-range values."""
     return _cast(node, x, np_dtype(node.attr("to")))
 
 
