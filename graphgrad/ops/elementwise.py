@@ -291,6 +291,34 @@ class Cast(Op):
         return (g.astype(inputs[0].dtype),)
 
 
+class BitCast(Op):
+    """The bits of each element read as ``dtype``, of the same item size (``Tensor.view(dtype)`` in
+    PyTorch); not differentiable."""
+    onnx = "BitCast"
+
+    def onnx_attributes(self, opset):
+        if opset < 26:
+            raise ValueError("BitCast needs opset 26 or later")
+        return {"to": self.dtype}
+
+    props = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = as_dtype(dtype)
+
+    def infer(self, x):
+        if x.dtype.itemsize != self.dtype.itemsize:
+            raise DTypeError(f"{self.name}: {x.dtype} and {self.dtype} differ in size "
+                             f"({x.dtype.itemsize} and {self.dtype.itemsize} bytes)")
+        return TensorSpec(x.shape, self.dtype)
+
+    def forward(self, xp, x):
+        return xp.asarray(x, order="C").view(self.dtype)  # a view needs C order; keeps 0-d
+
+    def backward(self, inputs, out, g):
+        return (None,)
+
+
 # ---- public functions ---------------------------------------------------------------------------
 _ADD, _SUB, _MUL, _DIV = Add(), Sub(), Mul(), Div()
 _WHERE = Where()
@@ -434,6 +462,12 @@ def clip(x, min=None, max=None) -> Tensor:
 
 
 clamp = clip
+
+
+def bitcast(x, dtype) -> Tensor:
+    """The bits of ``x`` reinterpreted as ``dtype``, which must have the same item size
+    (``float32`` <-> ``int32``...). Not differentiable. Shapes: (...) -> (...)."""
+    return BitCast(dtype).apply(x)
 
 
 def astype(x, dtype) -> Tensor:

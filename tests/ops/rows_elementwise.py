@@ -27,6 +27,14 @@ def _softplus(x, beta=1.0, threshold=20.0):
 
 SELU_A, SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
+def _same_size_int(x):
+    return {4: "int32", 8: "int64"}[x.dtype.itemsize]
+
+
+def _sign_bit(x):
+    return np.array(np.iinfo(_same_size_int(x)).min, _same_size_int(x))
+
+
 ROWS = [
     # arithmetic, with broadcasting and Python scalars
     OpSpec("add", gg.add, np.add, [F(S), F(S)]),
@@ -97,6 +105,11 @@ ROWS = [
     OpSpec("round", gg.round, np.round, [F(S, -3, 3, kinks=(-2.5, -1.5, -0.5, 0.5, 1.5, 2.5))], order=1),
     OpSpec("round[decimals]", lambda x: gg.round(x, 1), lambda x: np.round(x, 1), [F(S)], grad=False),
     OpSpec("astype", lambda x: gg.astype(gg.astype(x, "float64") * 2, x.dtype), lambda x: x * 2, [F(S)]),
+    # a float's bits as the same-size integer and back, and the sign bit flipped through the integer
+    OpSpec("bitcast", lambda x: gg.bitcast(gg.bitcast(x, _same_size_int(x)), x.dtype) * 2, lambda x: x * 2, [F(S)],
+           grad=False),
+    OpSpec("bitcast[sign]", lambda x: gg.bitcast(gg.bitcast(x, _same_size_int(x)) ^ _sign_bit(x), x.dtype),
+           lambda x: -x, [F(S)], grad=False),
     # predicates: boolean outputs, no gradient
     OpSpec("isnan", gg.isnan, np.isnan, [A([1.0, np.nan, np.inf, -np.inf])], grad=False),
     OpSpec("isinf", gg.isinf, np.isinf, [A([1.0, np.nan, np.inf, -np.inf])], grad=False),

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import graphgrad.ops as G
 from graphgrad.backend import np
-from graphgrad.core.op import Op
-from graphgrad.core.spec import TensorSpec
 from graphgrad.io.onnx.importer import converter, np_dtype
 from graphgrad.io.onnx.ops_math import _FLOAT8_MAX, _NARROW_INT_RANGE, _castable, _is_integer, _onnx_cast
 from graphgrad.io.onnx.ops_nn import conv_integer, matmul_integer
@@ -174,21 +172,6 @@ def qlinear_conv(node, x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_sca
 
 
 # ---- BitCast ------------------------------------------------------------------------------------------------
-class BitCast(Op):
-    """The bytes of each element read as ``dtype``, which has the same item size (not differentiable)."""
-
-    props = ("dtype",)
-
-    def __init__(self, dtype):
-        self.dtype = np.dtype(dtype)
-
-    def infer(self, x):
-        return TensorSpec(x.shape, self.dtype)
-
-    def forward(self, xp, x):
-        return x.view(self.dtype)
-
-
 @converter("BitCast")
 def bit_cast(node, x):
     """Reinterpret the bits of ``x`` as the type ``to`` of the same width."""
@@ -199,4 +182,4 @@ def bit_cast(node, x):
             raise node.unsupported(f"bit-casting {x.dtype} to {dtype}")
     if x.dtype.itemsize != dtype.itemsize:
         raise node.error(f"BitCast needs types of the same width, got {x.dtype} and {dtype}")
-    return BitCast(dtype).apply(x)
+    return G.bitcast(x, dtype)
