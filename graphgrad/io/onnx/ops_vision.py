@@ -53,12 +53,12 @@ def _pixel(i, size: int, padding: str, align_corners: bool) -> tuple:
 
 def _cubic_weights(t) -> list:
     """Keys' cubic weights of the taps at -1, 0, 1, 2 for a position ``t`` in [0, 1) past tap 0."""
-    a, s, u = _CUBIC_A, t + 1.0, 1.0 - t
-    v = 2.0 - t
-    return [((a * s - 5 * a) * s + 8 * a) * s - 4 * a,
+    a = _CUBIC_A
+    to_prev, to_next, to_far = t + 1.0, 1.0 - t, 2.0 - t  # distances to the taps at -1, 1 and 2
+    return [((a * to_prev - 5 * a) * to_prev + 8 * a) * to_prev - 4 * a,
             ((a + 2) * t - (a + 3)) * t * t + 1.0,
-            ((a + 2) * u - (a + 3)) * u * u + 1.0,
-            ((a * v - 5 * a) * v + 8 * a) * v - 4 * a]
+            ((a + 2) * to_next - (a + 3)) * to_next * to_next + 1.0,
+            ((a * to_far - 5 * a) * to_far + 8 * a) * to_far - 4 * a]
 
 
 def _axis_taps(pos, size: int, mode: str, padding: str, align_corners: bool) -> tuple:
@@ -146,8 +146,9 @@ def grid_sample(node, x, grid):
         elif padding == "reflection":
             pos = _reflect(pos, low, high)
         coords.append(pos)
-    values, weights = _sample(x, coords, mode, padding, align_corners)
-    return G.sum(values * weights, axis=-1)
+    image = x if x.dtype.kind == "f" else x.astype(grid.dtype)  # integer images: interpolated in the grid's dtype
+    values, weights = _sample(image, coords, mode, padding, align_corners)
+    return G.sum(values * weights, axis=-1).astype(x.dtype)
 
 
 @converter("AffineGrid")
@@ -221,7 +222,7 @@ def _roi_align(x, rois, batch_indices, counts, mode, half_pixel, scale, bins):
     coords, valid = [], None
     for a, (start, extent, n_bins, count, size) in enumerate(zip(starts, extents, bins, counts, (height, width))):
         # sample j of bin b at start + (b + (j + 0.5) / count) * bin_size
-        steps = (np.arange(n_bins)[:, None] + (np.arange(count)[None, :] + 0.5) / count)
+        steps = np.arange(n_bins)[:, None] + (np.arange(count)[None, :] + 0.5) / count
         bin_size = (extent / float(n_bins)).reshape((-1, 1, 1))
         pos = start.reshape((-1, 1, 1)) + bin_size * _const(steps, rois.dtype)
         pos = pos[:, :, :, None, None] if a == 0 else pos[:, None, None, :, :]  # (R, bins_y, count_y, bins_x, count_x)
@@ -309,6 +310,8 @@ def max_unpool(node, x, indices, output_shape=None):
     pads = node.attr("pads", None) or [0] * (2 * nd)
     full = shape[:2] + tuple((n - 1) * s - (pads[a] + pads[a + nd]) + k
                              for a, (n, s, k) in enumerate(zip(shape[2:], strides, kernel)))
+    # indices point into the unpooled shape, which is then zero-padded to output_shape (as ONNX's reference and
+    # backend tests; onnxruntime reads them in output_shape's layout instead)
     flat_index = indices.astype(np.int64).reshape(-1)
     zeros = _const(np.zeros(math.prod(full)), x.dtype)
     sums = G.scatter_add(zeros, 0, flat_index, x.reshape(-1))
