@@ -8,15 +8,21 @@ dimension is known, the helpers below fall back to the static ops (``broadcast_t
 ``reshape``), so eager mode and fully known graphs are unchanged. ``Flatten`` (merge axes) and
 ``SplitLike`` (cut a tensor into pieces as long as others, the gradient of ``concatenate``) read
 their sizes when they run too; ``flatten`` and ``concatenate`` use them only when a size is unknown.
+``RandomLike`` draws a fresh uniform or normal sample of ``x``'s shape on every run (an impure op:
+the graph optimizer never folds or merges it, since its props name a ``generator``).
 """
 from __future__ import annotations
 
 import math
-from graphgrad.core.op import Op
+from typing import Optional
+
+from graphgrad.core.op import Op, as_tensor_args
+from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.spec import TensorSpec, broadcast_shapes, normalize_axes
 from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import ShapeError
+from graphgrad.ops.elementwise import astype, less
 from graphgrad.ops.reduce import sum_to
 from graphgrad.ops.shape import broadcast_to, reshape
 
@@ -62,6 +68,35 @@ class FullLike(Op):
 
     def forward(self, xp, x):
         return xp.full(x.shape, self.value, dtype=x.dtype if self.dtype is None else self.dtype)
+
+    def backward(self, inputs, out, g):
+        return (None,)
+
+
+class RandomLike(Op):
+    """Random samples of ``x``'s shape: ``uniform`` in ``[a, b)`` or ``normal`` with mean ``a`` and
+    standard deviation ``b``, in ``dtype`` (default ``x``'s), drawn from ``generator`` (the default
+    generator when ``None``) on every run; no gradient."""
+
+    props = ("distribution", "a", "b", "dtype", "generator")
+
+    def __init__(self, distribution: str, a: float, b: float, dtype=None, generator: Optional[Generator] = None):
+        if distribution not in ("uniform", "normal"):
+            raise ValueError(f"RandomLike: distribution must be 'uniform' or 'normal', got {distribution!r}")
+        self.distribution, self.a, self.b = distribution, float(a), float(b)
+        self.dtype = None if dtype is None else as_dtype(dtype)
+        self.generator = generator
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype if self.dtype is None else self.dtype)
+
+    def forward(self, xp, x):
+        rng = rng_of(self.generator)
+        if self.distribution == "uniform":
+            sample = self.a + (self.b - self.a) * rng.random(x.shape)
+        else:
+            sample = rng.normal(self.a, self.b, x.shape)
+        return xp.asarray(sample.astype(x.dtype if self.dtype is None else self.dtype))
 
     def backward(self, inputs, out, g):
         return (None,)
@@ -229,6 +264,30 @@ def zeros_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
 def ones_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
     """Ones with ``x``'s shape and (by default) dtype; works on graph tensors too."""
     return full_like(x, 1, dtype, requires_grad)
+
+
+def rand_like(x, low: float = 0.0, high: float = 1.0, dtype=None, generator: Optional[Generator] = None) -> Tensor:
+    """Uniform samples in ``[low, high)`` with ``x``'s shape (known when it runs) and (by default)
+    dtype, drawn anew on every run of a graph. Shapes: (...) -> (...)."""
+    return RandomLike("uniform", low, high, dtype, generator).apply(x)
+
+
+def randn_like(x, mean: float = 0.0, std: float = 1.0, dtype=None, generator: Optional[Generator] = None) -> Tensor:
+    """Normal samples with ``x``'s shape (known when it runs) and (by default) dtype, drawn anew on
+    every run of a graph. Shapes: (...) -> (...)."""
+    return RandomLike("normal", mean, std, dtype, generator).apply(x)
+
+
+def bernoulli(p, dtype=None, generator: Optional[Generator] = None) -> Tensor:
+    """1 with probability ``p`` (elementwise), else 0, in ``dtype`` (default ``p``'s); no gradient.
+    Shapes: (...) -> (...).
+
+    Example:
+        >>> gg.bernoulli(gg.full((2, 3), 0.5), generator=gg.Generator(0))
+    """
+    (p,) = as_tensor_args(p)
+    draw = RandomLike("uniform", 0.0, 1.0, "float64", generator).apply(p)
+    return astype(less(draw, p), p.dtype if dtype is None else dtype)
 
 
 def broadcast_like(x, like: Tensor) -> Tensor:

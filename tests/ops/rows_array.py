@@ -11,6 +11,12 @@ from tests.ops.op_table import F, OpSpec
 
 S = (3, 4)
 
+
+def _draws(seed, kind, shape, a=0.0, b=1.0):
+    rng = np.random.default_rng(seed)
+    return a + (b - a) * rng.random(shape) if kind == "uniform" else rng.normal(a, b, shape)
+
+
 ROWS = [
     OpSpec("identity", gg.identity, lambda x: x, [F(S)]),
     OpSpec("stop_gradient", lambda x: gg.stop_gradient(x) * x, lambda x: x * x, [F(S)], grad=False),  # by design
@@ -18,6 +24,13 @@ ROWS = [
     OpSpec("zeros_like", lambda x: gg.zeros_like(x) + x, lambda x: x, [F(S)]),
     OpSpec("ones_like", lambda x: gg.ones_like(x, dtype="int32"), lambda x: np.ones(x.shape, np.int32), [F(S)],
            grad=False),
+    # random fills: a fresh generator per call draws the same sample, so each row is a fixed function
+    OpSpec("rand_like", lambda x: gg.rand_like(x, -1.0, 3.0, generator=gg.Generator(3)) * x,
+           lambda x: _draws(3, "uniform", x.shape, -1.0, 3.0) * x, [F(S)]),
+    OpSpec("randn_like", lambda x: gg.randn_like(x, 1.0, 2.0, generator=gg.Generator(4)) * x,
+           lambda x: _draws(4, "normal", x.shape, 1.0, 2.0) * x, [F(S)]),
+    OpSpec("bernoulli", lambda p: gg.bernoulli(p, generator=gg.Generator(5)),
+           lambda p: (_draws(5, "uniform", p.shape) < p).astype(p.dtype), [F(S, 0.0, 1.0, diff=False)], grad=False),
     OpSpec("broadcast_like", lambda x, y: gg.broadcast_like(x, y) * y, lambda x, y: x * y, [F((1, 4)), F(S)]),
     OpSpec("broadcast_like[op]", lambda x, y: BroadcastLike().apply(x, y) * y, lambda x, y: x * y,
            [F((4,)), F(S)]),

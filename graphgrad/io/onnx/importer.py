@@ -63,9 +63,9 @@ def op_key(domain: str, op_type: str) -> str:
 
 def load_converters() -> None:
     """Register every converter family (they import this module, so they are loaded on first use)."""
-    from graphgrad.io.onnx import (ops_attention, ops_control, ops_math, ops_nn, ops_quantize,  # noqa: F401
-                                   ops_resize, ops_sequence, ops_shape, ops_signal, ops_training,
-                                   ops_vision)
+    from graphgrad.io.onnx import (ops_attention, ops_control, ops_math, ops_ml, ops_nn, ops_quantize,  # noqa: F401
+                                   ops_random, ops_resize, ops_sequence, ops_shape, ops_signal,
+                                   ops_training, ops_vision)
 
 
 def onnx_module():
@@ -238,12 +238,12 @@ class Interpreter:
                                   "graphgrad's importer")
         bfloat16 = next((a.dtype for a in args if _is_bfloat16(a)), None) \
             if proto.op_type not in _KEEPS_BFLOAT16 else None
-        if bfloat16 is not None:
-            args = [G.astype(a, np.float32) if _is_bfloat16(a) else a for a in args]
         node = OnnxNode(proto, self.opsets.get(domain, 1), args, self)
         fold = all(_foldable(a) for a in args) and proto.op_type not in _NEVER_FOLD
         try:
             with _evaluating_now() if fold else contextlib.nullcontext():
+                if bfloat16 is not None:
+                    args = node.inputs = [G.astype(a, np.float32) if _is_bfloat16(a) else a for a in args]
                 result = fn(node, *args)
                 outputs = list(result) if isinstance(result, tuple) else [result]  # a list is one sequence
                 outputs = [_as_value(out) for out in outputs]
@@ -455,7 +455,8 @@ def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = N
             else:
                 initializers[name] = array
     reads = [(initializers[name], var) for name, var in variables.items()]
-    values = Interpreter(model.graph, opsets_of(model), reads).run(inputs, initializers)
+    with graph.as_default():  # so that ops on constants alone that must run each time (random) are nodes
+        values = Interpreter(model.graph, opsets_of(model), reads).run(inputs, initializers)
 
     def graph_tensor(out, name):  # an import-time constant output becomes a constant node
         if isinstance(out, list):

@@ -195,6 +195,30 @@ def test_optional_inputs_may_be_empty():
     assert load(model).run({"o": np.zeros(2, np.float32)})[0]
 
 
+def test_random_ops_draw_anew_on_every_run():
+    nodes = [helper.make_node("RandomNormalLike", ["x"], ["noise"], mean=2.0, scale=0.5),
+             helper.make_node("Bernoulli", ["p"], ["coin"], seed=3.0),
+             helper.make_node("RandomUniform", [], ["u"], shape=[1000], low=-1.0, high=1.0)]
+    graph = helper.make_graph(
+        nodes, "random",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1000]),
+         helper.make_tensor_value_info("p", TensorProto.FLOAT, [1000])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1000]) for n in ("noise", "coin", "u")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    feeds = {"x": np.zeros(1000, np.float32), "p": np.full(1000, 0.25, np.float32)}
+    imported = load(model)
+    noise, coin, u = imported.run(feeds)
+    assert noise.dtype == coin.dtype == u.dtype == np.float32
+    assert abs(noise.mean() - 2.0) < 0.1 and abs(noise.std() - 0.5) < 0.1
+    assert set(np.unique(coin)) <= {0.0, 1.0} and 0.15 < coin.mean() < 0.35
+    assert u.min() >= -1.0 and u.max() < 1.0 and abs(u.mean()) < 0.1
+    again = imported.run(feeds)
+    assert not np.array_equal(noise, again[0]) and not np.array_equal(u, again[2])
+    # a seeded node repeats its numbers in every fresh import
+    np.testing.assert_array_equal(load(model).run(feeds)[1], load(model).run(feeds)[1])
+
+
 def test_cli_info_and_run(tmp_path, capsys):
     from graphgrad.cli import main
 
