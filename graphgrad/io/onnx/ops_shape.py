@@ -458,3 +458,70 @@ def reverse_sequence(node, x, sequence_lens):
     shape = [1] * x.ndim
     shape[batch_axis], shape[time_axis] = len(lens), steps
     return G.take_along_axis(x, _const(index.reshape(shape)), time_axis)
+
+
+# ---- unique --------------------------------------------------------------------------------------------------
+@converter("Unique")
+def unique(node, x):
+    """Y, indices, inverse_indices, counts of ``x`` (flattened, or its slices along ``axis``); the
+    number of unique values is known only at run time (boolean-mask indexing)."""
+    axis = node.attr("axis")
+    if axis is None:
+        flat = G.reshape(x, (-1,))
+        indices, inverse, counts = _unique_1d(flat, bool(node.attr("sorted", 1)))
+        return G.take(flat, indices, 0), indices, inverse, counts
+    axis = _axis(node, axis, x.ndim)
+    keys = _lexicographic_keys(node, x, axis)
+    indices, inverse, counts = _unique_1d(keys, bool(node.attr("sorted", 1)))
+    return G.take(x, indices, axis), indices, inverse, counts
+
+
+def _unique_1d(values, in_sorted_order: bool) -> tuple:
+    """(indices, inverse_indices, counts) of a 1-D tensor ``values`` (length n, possibly known only
+    at run time): ``indices`` (k,) the first position of each of the k unique values, in sorted order
+    or, if not ``in_sorted_order``, in order of first occurrence; ``inverse_indices`` (n,) the unique
+    value of every element; ``counts`` (k,). All int64."""
+    order = G.argsort(values, 0)  # stable: equal values keep their positions' order
+    ranked = G.take(values, order, 0)
+    positions = G.cumsum(G.ones_like(values, dtype="int64"), 0) - 1  # arange(n) without knowing n
+    last = G.sum(G.ones_like(values, dtype="int64")) - 1
+    # shifting by one with a repeated end element keeps the length right, even for n = 0
+    previous = G.concatenate([ranked[:1], ranked[:-1]], 0)
+    following = G.concatenate([ranked[1:], ranked[-1:]], 0)
+    starts = (positions == 0) | _differs(ranked, previous)
+    ends = (positions == last) | _differs(ranked, following)
+    first = order[starts]  # stable sort: the first of a run is its value's first occurrence
+    counts = positions[ends] - positions[starts] + 1
+    group = G.cumsum(G.astype(starts, "int64"), 0) - 1  # the unique value of each ranked element
+    inverse = G.take(group, G.argsort(order, 0), 0)  # argsort of a permutation inverts it
+    if in_sorted_order:
+        return first, inverse, counts
+    by_occurrence = G.argsort(first, 0)
+    new_place = G.argsort(by_occurrence, 0)
+    return G.take(first, by_occurrence, 0), G.take(new_place, inverse, 0), G.take(counts, by_occurrence, 0)
+
+
+def _differs(a, b):
+    """Elementwise ``a != b``, with NaNs equal to each other (as NumPy's unique counts them)."""
+    if a.dtype.kind != "f":
+        return a != b
+    return (a != b) & ((a == a) | (b == b))
+
+
+def _less(a, b):
+    """Elementwise ``a < b``, with NaN above every number (where NumPy's sort puts it)."""
+    if a.dtype.kind != "f":
+        return a < b
+    return (a < b) | ((b != b) & (a == a))
+
+
+def _lexicographic_keys(node, x, axis: int):
+    """int64 (m,) keys of the m slices of ``x`` along ``axis``: equal slices get equal keys, and
+    keys increase with the slices' lexicographic order (a key counts the slices smaller than it)."""
+    m = _known_shape(node, x, "Unique with axis")[axis]
+    rows = G.reshape(G.moveaxis(x, axis, 0), (m, -1))
+    a, b = G.expand_dims(rows, 1), G.expand_dims(rows, 0)  # (m, 1, r) against (1, m, r)
+    unequal = _differs(a, b)
+    first_difference = unequal & (G.cumsum(G.astype(unequal, "int64"), 2) == 1)
+    smaller = G.any(first_difference & _less(a, b), 2)  # (m, m): slice i < slice j
+    return G.sum(G.astype(smaller, "int64"), 0)
