@@ -26,7 +26,7 @@ from typing import Optional
 import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.io.onnx.importer import converter
-from graphgrad.io.onnx.ops_shape import _const, _known_shape
+from graphgrad.io.onnx.ops_shape import _const
 
 ML = "ai.onnx.ml"
 
@@ -46,7 +46,9 @@ def array_feature_extractor(node, x, indices):
 
 
 # ---- LabelEncoder ---------------------------------------------------------------------------------------------
-_DEFAULTS = {"f": -0.0, "i": -1, "u": 0, "O": "_Unused"}  # per kind of the values, as ONNX specifies
+# the default of each kind of values (float, integer, string): its attribute, and ONNX's default for it
+_DEFAULT_ATTRS = {"f": "default_float", "i": "default_int64", "O": "default_string"}
+_DEFAULTS = {"f": -0.0, "i": -1, "O": "_Unused"}
 
 
 @converter("LabelEncoder", domain=ML)
@@ -69,14 +71,15 @@ def _label_map(node, x) -> tuple:
                                 ("values_int64s", "int64"), ("values_strings", object)))
     if keys is None or values is None or len(keys) != len(values):
         raise node.error("needs one keys_* and one values_* attribute of the same length")
-    default = {"f": "default_float", "i": "default_int64", "O": "default_string"}.get(values.dtype.kind)
+    kind = values.dtype.kind
+    if kind not in _DEFAULTS:
+        raise node.unsupported(f"values of dtype {values.dtype}")
     if node.has("default_tensor"):
         default = node.attr("default_tensor")
-    elif default is not None and node.has(default):
-        default = node.attr(default)
     else:
-        default = _DEFAULTS[values.dtype.kind]
-    return keys, values, np.asarray(np.asarray(default).reshape(-1)[0], dtype=values.dtype)
+        default = node.attr(_DEFAULT_ATTRS[kind], _DEFAULTS[kind])
+    default = np.asarray(default).reshape(-1).tolist()[0]  # a Python value: a str, not a NumPy str_
+    return keys, values, np.asarray(default, dtype=values.dtype)
 
 
 def _first_attr(node, choices) -> Optional[np.ndarray]:
@@ -128,8 +131,13 @@ def tfidf_vectorizer(node, x):
         raise node.error("needs pool_int64s or pool_strings")
     columns = node.attr("ngram_indexes")
     width = max(columns) + 1
+    if x.ndim > 2:
+        raise node.error(f"expects an input of shape (C,) or (N, C), got {x.shape}")
     rows = G.reshape(x, (1, -1)) if x.ndim < 2 else x
-    length = _known_shape(node, rows, "TfIdfVectorizer")[1]
+    length = rows.shape[1]
+    if length is None:
+        raise node.error("needs the length of the input's rows when the model is imported; give the model's "
+                         "inputs static shapes (load(..., input_shapes=...))")
     counts, spread = [], []
     for n, first, grams in _pool_ngrams(node, pool):
         if not node.attr("min_gram_length") <= n <= node.attr("max_gram_length"):
@@ -236,10 +244,12 @@ def _aggregated_leaves(node, rows: int, targets: int, entries: tuple, aggregate:
     if aggregate in ("SUM", "AVERAGE"):
         table = np.zeros((rows, targets), dtype)
         np.add.at(table, (row, target), weight)
-    elif aggregate in ("MIN", "MAX"):
-        largest = aggregate == "MIN"
-        table = np.full((rows, targets), np.finfo(dtype).max if largest else np.finfo(dtype).min, dtype)
-        (np.minimum if largest else np.maximum).at(table, (row, target), weight)
+    elif aggregate == "MIN":
+        table = np.full((rows, targets), np.finfo(dtype).max, dtype)
+        np.minimum.at(table, (row, target), weight)
+    elif aggregate == "MAX":
+        table = np.full((rows, targets), np.finfo(dtype).min, dtype)
+        np.maximum.at(table, (row, target), weight)
     else:
         raise node.unsupported(f"aggregate_function {aggregate!r}")
     return table
@@ -265,8 +275,8 @@ def _depth(node, forest: Forest) -> int:
 def _leaf_rows(node, x, forest: Forest):
     """int64 (N, T): the leaf row each of the N samples of ``x`` (N, F) reaches in each of T trees."""
     modes = sorted(set(forest.mode[~_is_leaf(forest)].tolist()))
-    table = {name: _const(getattr(forest, name)) for name in ("feature", "split", "mode", "true_next",
-                                                               "false_next", "missing_true")}
+    columns = ("feature", "split", "mode", "true_next", "false_next", "missing_true")
+    table = {name: _const(getattr(forest, name)) for name in columns}
     at = G.zeros_like(x[:, :1], dtype="int64") + _const(forest.roots)  # (N, T), N maybe known only at run time
     for _ in range(_depth(node, forest)):
         value = G.take_along_axis(x, G.take(table["feature"], at), 1)
@@ -412,7 +422,8 @@ def tree_ensemble_classifier(node, x):
     post_transform = node.attr("post_transform", "NONE")
     class_ids = set(node.attr("class_ids"))
     if len(class_ids) == 1:  # binary: the trees score one class, the other is its complement
-        positive = scores[:, class_ids.pop():][:, :1]
+        scored = class_ids.pop()
+        positive = scores[:, scored:scored + 1]
         negative = 1 - positive if post_transform in ("NONE", "PROBIT") else -positive
         scores = G.concatenate([negative, positive, scores[:, 2:]], 1)
     scores = _post_transform(node, scores, post_transform)
@@ -446,7 +457,7 @@ def _forest_legacy(node, x_dtype, n_targets: int, prefix: str, ids: str, aggrega
         roots.setdefault(t, row)
     missing = node.attr("nodes_missing_value_tracks_true") or [0] * len(modes)
     return Forest(feature=np.asarray(node.attr("nodes_featureids"), "int64"), split=splits,
-                  mode=np.asarray([_MODE_CODES.get(m, LEQ) for m in modes], "int64"),
+                  mode=np.asarray([_MODE_CODES.get(m, LEQ) for m in modes], "int64"),  # a leaf's is unused
                   true_next=np.where(leaf, rows, children("nodes_truenodeids")),
                   false_next=np.where(leaf, rows, children("nodes_falsenodeids")),
                   missing_true=np.asarray(missing, bool), members=None,

@@ -471,7 +471,7 @@ def unique(node, x):
         indices, inverse, counts = _unique_1d(flat, bool(node.attr("sorted", 1)))
         return G.take(flat, indices, 0), indices, inverse, counts
     axis = _axis(node, axis, x.ndim)
-    keys = _lexicographic_keys(node, x, axis)
+    keys = _lexicographic_keys(x, axis)
     indices, inverse, counts = _unique_1d(keys, bool(node.attr("sorted", 1)))
     return G.take(x, indices, axis), indices, inverse, counts
 
@@ -515,11 +515,12 @@ def _less(a, b):
     return (a < b) | ((b != b) & (a == a))
 
 
-def _lexicographic_keys(node, x, axis: int):
-    """int64 (m,) keys of the m slices of ``x`` along ``axis``: equal slices get equal keys, and
-    keys increase with the slices' lexicographic order (a key counts the slices smaller than it)."""
-    m = _known_shape(node, x, "Unique with axis")[axis]
-    rows = G.reshape(G.moveaxis(x, axis, 0), (m, -1))
+def _lexicographic_keys(x, axis: int):
+    """int64 (m,) keys of the m slices of ``x`` along ``axis``: equal slices get equal keys, and keys
+    increase with the slices' lexicographic order (a key counts the slices smaller than it; memory
+    grows as m * m * slice size)."""
+    rows = G.moveaxis(x, axis, 0)
+    rows = G.flatten(rows, 1, -1) if rows.ndim > 1 else G.expand_dims(rows, 1)  # (m, r)
     a, b = G.expand_dims(rows, 1), G.expand_dims(rows, 0)  # (m, 1, r) against (1, m, r)
     unequal = _differs(a, b)
     first_difference = unequal & (G.cumsum(G.astype(unequal, "int64"), 2) == 1)

@@ -74,6 +74,15 @@ _REASONS = [
     (r"not a tensor \(sequences", "sequence/optional/map values are not supported"),
 ]
 RANDOM_TESTS = re.compile(r"^test_(training_dropout(_default)?(_mask)?|bernoulli.*|random.*)$")
+#: failures whose error text does not say why (found by looking at the case)
+KNOWN_REASONS = {
+    "test_loop16_seq_none": "graphgrad's output equals the expected one, but onnx 1.23's runner cannot compare a "
+                            "sequence holding a 0-d tensor (it recurses into the array)",
+    "test_dft_inverse": "the expected data carries NumPy's float32 FFT rounding (1.9e-7 where the exact value is "
+                        "0), beyond the test's atol 1e-7",
+    "test_dft_inverse_opset19": "the expected data carries NumPy's float32 FFT rounding (1.9e-7 where the exact "
+                                "value is 0), beyond the test's atol 1e-7",
+}
 
 
 def write_xfail(res: dict, path: str) -> int:
@@ -81,7 +90,8 @@ def write_xfail(res: dict, path: str) -> int:
              "# Regenerate: python -m tests.io.onnx.node_suite --write-xfail (then review the diff)."]
     failing = sorted(name for name, err in res.items() if err is not None)
     for name in failing:
-        why = "needs ONNX's own random numbers" if RANDOM_TESTS.match(name) else reason(res[name])
+        why = "needs ONNX's own random numbers" if RANDOM_TESTS.match(name) else \
+            KNOWN_REASONS.get(name) or reason(res[name])
         lines.append(f"{name}  # {why}")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
