@@ -426,3 +426,15 @@ def _resample(ctx, node):
         last = i == len(op.axes) - 1
         y = ctx.add("MatMul", [y, ctx.const(a.T)] if last else [ctx.const(a), y])
     return y
+
+
+@exports(G.RandomLike)
+def _random_like(ctx, node):
+    """RandomUniformLike/RandomNormalLike; a seeded ``gg.Generator`` passes its seed on (onnxruntime
+    draws its own numbers from it, not graphgrad's)."""
+    op = node.op
+    seed = getattr(op.generator, "initial_seed", None)
+    attrs = {"dtype": node.out.dtype, "seed": None if seed is None else float(seed)}
+    if op.distribution == "uniform":
+        return ctx.add("RandomUniformLike", [ctx.value(node.inputs[0])], low=op.a, high=op.b, **attrs)
+    return ctx.add("RandomNormalLike", [ctx.value(node.inputs[0])], mean=op.a, scale=op.b, **attrs)

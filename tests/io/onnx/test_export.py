@@ -256,7 +256,28 @@ def _exportable(node) -> bool:
 # rows whose graphs are exportable but that onnxruntime runs differently, and why
 ORT_DIFFERENCES = {
     "dropout": "training-mode dropout draws its mask from onnxruntime's generator, not graphgrad's",
+    "rand_like": "onnxruntime draws its own random numbers (see test_random_ops_export)",
+    "randn_like": "onnxruntime draws its own random numbers (see test_random_ops_export)",
+    "bernoulli": "onnxruntime draws its own random numbers (see test_random_ops_export)",
 }
+
+
+def test_random_ops_export():
+    graph = gg.Graph()
+    with graph.as_default():
+        x = gg.placeholder("float32", (None, 1000))
+        outs = [gg.rand_like(x, -1.0, 1.0), gg.randn_like(x, 2.0, 0.5, generator=gg.Generator(3)),
+                gg.bernoulli(gg.full_like(x, 0.25))]
+    model = gg.onnx.export(outs, None, {x: np.zeros((2, 1000), np.float32)})
+    ops = [n.op_type for n in model.graph.node]
+    assert "RandomUniformLike" in ops and "RandomNormalLike" in ops
+    seeds = [a.f for n in model.graph.node for a in n.attribute if a.name == "seed"]
+    assert seeds == [3.0]
+    u, normal, coin = run_onnx(model, [np.zeros((4, 1000), np.float32)])
+    assert u.shape == normal.shape == coin.shape == (4, 1000) and u.dtype == normal.dtype == coin.dtype == np.float32
+    assert u.min() >= -1.0 and u.max() < 1.0 and abs(u.mean()) < 0.05
+    assert abs(normal.mean() - 2.0) < 0.05 and abs(normal.std() - 0.5) < 0.05
+    assert set(np.unique(coin)) == {0.0, 1.0} and abs(coin.mean() - 0.25) < 0.05
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
