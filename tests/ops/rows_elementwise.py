@@ -27,6 +27,7 @@ def _softplus(x, beta=1.0, threshold=20.0):
 
 SELU_A, SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
+
 def _same_size_int(x):
     return {4: "int32", 8: "int64"}[x.dtype.itemsize]
 

@@ -484,6 +484,6 @@ def to_module(path_or_proto, trainable: bool = True):
     return OnnxModule(as_model(path_or_proto), trainable=trainable)
 
 
-__all__ = ["CONVERTERS", "converter", "op_key", "load_converters", "OnnxNode", "OnnxImportError", "Interpreter", "OnnxGraph", "load", "to_module",
-           "np_dtype", "onnx_type", "as_model", "graph_inputs", "value_info_spec", "value_kind", "make_input",
-           "structure_of", "flatten", "unflatten"]
+__all__ = ["CONVERTERS", "converter", "op_key", "load_converters", "OnnxNode", "OnnxImportError", "Interpreter",
+           "OnnxGraph", "load", "to_module", "np_dtype", "onnx_type", "as_model", "graph_inputs", "value_info_spec",
+           "value_kind", "make_input", "structure_of", "flatten", "unflatten"]

@@ -4,9 +4,9 @@
 
 prints PASS/FAIL per node test whose name matches (``test_relu``, ``test_reduce_sum.*``), with the
 first line of each failure; ``--summary`` prints only the counts; ``--write-xfail`` rewrites
-``conformance_xfail.txt`` with every failing test and a short reason (run it on the whole suite). ``results(pattern)`` returns
-{test name: None (passed) or the error text}. Comparisons follow onnx's own runner (shape, dtype,
-``assert_allclose`` with the case's rtol/atol).
+``conformance_xfail.txt`` with every failing test and a short reason (run it on the whole suite).
+``results(pattern)`` returns {test name: None (passed) or the error text}. Comparisons follow onnx's
+own runner (shape, dtype, ``assert_allclose`` with the case's rtol/atol).
 """
 from __future__ import annotations
 
