@@ -94,6 +94,13 @@ def onnx_type(dtype) -> int:
     return onnx_module().helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
+def const_tensor(value, dtype=None) -> Tensor:
+    """An import-time constant: ``value`` as a concrete tensor, of ``dtype`` when given (tables and
+    attribute floats are float64: giving the input's dtype keeps them from promoting it), else of
+    ``value``'s own dtype exactly."""
+    return Tensor(np.asarray(value, dtype=dtype))
+
+
 # ---- the node seen by a converter ------------------------------------------------------------------------
 class OnnxNode:
     """An ONNX node as its converter sees it: attributes with defaults, the opset, constant inputs.
@@ -182,7 +189,7 @@ def _as_value(out):
         return out
     if isinstance(out, list):
         return [_as_value(item) for item in out]
-    return Tensor(np.asarray(out))
+    return const_tensor(out)
 
 
 class Interpreter:
@@ -207,7 +214,7 @@ class Interpreter:
     def run(self, inputs: dict, initializers: dict) -> dict:
         """Interpret the graph with ``inputs`` and ``initializers`` (name -> Tensor or array);
         returns every value by name (outputs included)."""
-        values: dict = {name: value if isinstance(value, Tensor) else Tensor(np.asarray(value))
+        values: dict = {name: value if isinstance(value, Tensor) else const_tensor(value)
                         for name, value in initializers.items()}
         values.update(inputs)
         # the values in scope so far, for control-flow converters (If, Loop, Scan) whose subgraphs
@@ -486,4 +493,4 @@ def to_module(path_or_proto, trainable: bool = True):
 
 __all__ = ["CONVERTERS", "converter", "op_key", "load_converters", "OnnxNode", "OnnxImportError", "Interpreter",
            "OnnxGraph", "load", "to_module", "np_dtype", "onnx_type", "as_model", "graph_inputs", "value_info_spec",
-           "value_kind", "make_input", "structure_of", "flatten", "unflatten"]
+           "value_kind", "make_input", "structure_of", "flatten", "unflatten", "const_tensor"]

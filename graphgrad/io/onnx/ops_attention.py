@@ -31,13 +31,8 @@ import math
 import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx.importer import converter, np_dtype
+from graphgrad.io.onnx.importer import const_tensor, converter, np_dtype
 from graphgrad.io.onnx.ops_control import run_subgraph
-
-
-def _const(array, dtype) -> Tensor:
-    """An import-time constant of ``dtype`` (attribute floats are float64: never let them promote)."""
-    return Tensor(np.asarray(array, dtype=dtype))
 
 
 def _dim(node, x, axis: int, what: str) -> int:
@@ -58,13 +53,13 @@ def _to_heads(node, x, heads, what: str):
 
 
 def _is_neginf(x):
-    return G.logical_and(G.isinf(x), G.less(x, _const(0, x.dtype)))
+    return G.logical_and(G.isinf(x), G.less(x, const_tensor(0, x.dtype)))
 
 
 def _safe_softmax(x):
     """Softmax over the last axis; a row that is all ``-inf`` gives zeros instead of NaN."""
     dtype = x.dtype
-    zero, one = _const(0, dtype), _const(1, dtype)
+    zero, one = const_tensor(0, dtype), const_tensor(1, dtype)
     x_max = G.amax(x, axis=-1, keepdims=True)
     safe_max = G.where(_is_neginf(x_max), zero, x_max)
     e = G.exp(x - safe_max)
@@ -87,20 +82,20 @@ def _position_bias(node, q_len, kv_len, dtype, offset, nonpad, causal, left, rig
             allowed &= diff <= left
         if right >= 0:
             allowed &= -diff <= right
-        return _const(np.where(allowed, 0, -np.inf), dtype)
-    offsets = G.reshape(G.astype(nonpad, np.int64), (-1, 1, 1)) - _const(q_len, np.int64)  # (B, 1, 1)
-    diff = _const(i_minus_j, np.int64) + offsets  # (B, q, kv)
+        return const_tensor(np.where(allowed, 0, -np.inf), dtype)
+    offsets = G.reshape(G.astype(nonpad, np.int64), (-1, 1, 1)) - const_tensor(q_len, np.int64)  # (B, 1, 1)
+    diff = const_tensor(i_minus_j, np.int64) + offsets  # (B, q, kv)
     conditions = []
     if causal:
-        conditions.append(G.greater_equal(diff, _const(0, np.int64)))
+        conditions.append(G.greater_equal(diff, const_tensor(0, np.int64)))
     if left >= 0:
-        conditions.append(G.less_equal(diff, _const(left, np.int64)))
+        conditions.append(G.less_equal(diff, const_tensor(left, np.int64)))
     if right >= 0:
-        conditions.append(G.less_equal(-diff, _const(right, np.int64)))
+        conditions.append(G.less_equal(-diff, const_tensor(right, np.int64)))
     allowed = conditions[0]
     for c in conditions[1:]:
         allowed = G.logical_and(allowed, c)
-    bias = G.where(allowed, _const(0, dtype), _const(-np.inf, dtype))
+    bias = G.where(allowed, const_tensor(0, dtype), const_tensor(-np.inf, dtype))
     return G.reshape(bias, (-1, 1, q_len, kv_len))
 
 
@@ -130,7 +125,7 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
     head_size = _dim(node, q, 3, "head size")
     if scale is None:
         scale = 1 / np.sqrt(head_size)
-    sqrt_scale = _const(np.sqrt(float(scale)), dtype)  # Q and K are each scaled by sqrt(scale)
+    sqrt_scale = const_tensor(np.sqrt(float(scale)), dtype)  # Q and K are each scaled by sqrt(scale)
 
     # KV cache
     if past_key is not None:
@@ -143,7 +138,7 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
 
     # The additive bias: attn_mask (padded to kv_len), causal frontier, sliding window, padding.
     bias = None
-    zero, neg_inf = _const(0, dtype), _const(-np.inf, dtype)
+    zero, neg_inf = const_tensor(0, dtype), const_tensor(-np.inf, dtype)
     if attn_mask is not None:
         mask_len = _dim(node, attn_mask, -1, "attn_mask length")
         if mask_len < kv_len:
@@ -162,7 +157,7 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
         position = _position_bias(node, q_len, kv_len, dtype, offset, per_batch, is_causal, left, right)
         bias = position if bias is None else bias + position
     if nonpad_kv_seqlen is not None:
-        keys = _const(np.arange(kv_len).reshape(1, kv_len), np.int64)
+        keys = const_tensor(np.arange(kv_len).reshape(1, kv_len), np.int64)
         valid = G.less(keys, G.reshape(G.astype(nonpad_kv_seqlen, np.int64), (-1, 1)))  # (B, kv)
         padding = G.reshape(G.where(valid, zero, neg_inf), (-1, 1, 1, kv_len))
         bias = padding if bias is None else bias + padding
@@ -177,7 +172,7 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
 
     qk = G.matmul(q * sqrt_scale, G.transpose(k * sqrt_scale, (0, 1, 3, 2)))
     if softcap > 0:
-        cap = _const(softcap, dtype)
+        cap = const_tensor(softcap, dtype)
         qk = G.tanh(qk / cap) * cap
     qk_out = qk  # modes 0 and 1 (as the reference, mode 0 gives the softcapped product)
     scores = qk if bias is None else qk + bias
@@ -189,7 +184,7 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
     probs = _safe_softmax(scores)
     if bias is not None:  # fully masked rows (decided on the bias, not the logits) give zeros
         masked_row = _is_neginf(G.amax(bias, axis=-1, keepdims=True))
-        probs = G.where(masked_row, _const(0, probs.dtype), probs)
+        probs = G.where(masked_row, const_tensor(0, probs.dtype), probs)
     if probs.dtype != dtype:
         probs = G.astype(probs, dtype)
     if mode == 3:
@@ -243,7 +238,7 @@ def flex_attention(node, q, k, v):
         k = G.repeat(k, n_q // n_kv, axis=1)
         v = G.repeat(v, n_q // n_kv, axis=1)
 
-    sqrt_scale = _const(np.sqrt(np.float32(scale)), dtype)  # Q and K are each scaled by sqrt(scale)
+    sqrt_scale = const_tensor(np.sqrt(np.float32(scale)), dtype)  # Q and K are each scaled by sqrt(scale)
     scores = G.matmul(q * sqrt_scale, G.transpose(k * sqrt_scale, (0, 1, 3, 2)))
     scores = _run_modifier(node, "score_mod", G.astype(scores, compute))
     probs = _run_modifier(node, "prob_mod", G.softmax(scores, axis=-1))
@@ -294,7 +289,7 @@ def rotary_embedding(node, x, cos_cache, sin_cache, position_ids=None):
         pair, partner, first = lanes // 2, lanes ^ 1, lanes % 2 == 0
     else:
         pair, partner, first = lanes % half, (lanes + half) % rotary, lanes < half
-    sign = _const(np.where(first, -1, 1), x.dtype)
+    sign = const_tensor(np.where(first, -1, 1), x.dtype)
     x_rot = x[..., :rotary]
     out = x_rot * G.take(cos, pair, axis=-1) + G.take(x_rot, partner, axis=-1) * (G.take(sin, pair, axis=-1) * sign)
     if rotary < head_size:
@@ -312,7 +307,7 @@ def swiglu(node, a, b):
         raise node.error(f"A and B must have the same shape and dtype, got {tuple(a.shape)} {a.dtype} and "
                          f"{tuple(b.shape)} {b.dtype}")
     alpha = float(node.attr("alpha", 1.0))
-    gate = G.sigmoid(a * _const(alpha, a.dtype) if alpha != 1.0 else a)
+    gate = G.sigmoid(a * const_tensor(alpha, a.dtype) if alpha != 1.0 else a)
     return a * gate * b
 
 
@@ -372,7 +367,7 @@ def linear_attention(node, query, key, value, past_state=None, decay=None, beta=
 
     # Query heads h = kv * group + j all read the state of KV head kv: (B, Hkv, T, group, dk).
     q = G.reshape(in_compute(query), (-1, steps, kv_heads, group, d_k))
-    q = G.transpose(q, (0, 2, 1, 3, 4)) * _const(scale, compute)
+    q = G.transpose(q, (0, 2, 1, 3, 4)) * const_tensor(scale, compute)
     k_rows = _split_heads(node, in_compute(key), kv_heads, "key")  # (B, Hkv, T, dk)
     k_cols = _split_heads(node, in_compute(key), kv_heads, "key", time_axis=3)  # (B, Hkv, dk, T)
     v = _split_heads(node, in_compute(value), kv_heads, "value")  # (B, Hkv, T, dv)

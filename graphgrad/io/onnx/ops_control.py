@@ -17,7 +17,8 @@ from __future__ import annotations
 import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx.importer import Interpreter, OnnxImportError, converter, initializer_arrays, value_info_spec
+from graphgrad.io.onnx.importer import (Interpreter, OnnxImportError, const_tensor, converter, initializer_arrays,
+                                        value_info_spec)
 
 #: the most iterations a Loop with no trip count is unrolled to before giving up
 MAX_UNROLL = 100_000
@@ -31,7 +32,7 @@ def run_subgraph(node, graph, inputs: dict) -> list:
     sub = Interpreter(graph, outer.opsets)
     sub.reads = outer.reads  # reads of variables stay usable as import-time constants
     values = dict(getattr(outer, "scope", None) or {})
-    values.update({name: Tensor(np.asarray(a)) for name, a in initializer_arrays(graph).items()})
+    values.update({name: const_tensor(a) for name, a in initializer_arrays(graph).items()})
     values.update(inputs)
     try:
         result = sub.run(values, {})
@@ -64,10 +65,6 @@ def _empty_stack(node, info, what: str) -> Tensor:
         raise node.error(f"{what} ran zero times, and the shape of its scan output {info.name!r} is not "
                          "declared in the body graph, so its empty result cannot be built")
     return Tensor(np.zeros((0,) + tuple(shape), dtype=dtype))
-
-
-def _scalar(value, dtype) -> Tensor:
-    return Tensor(np.asarray(value, dtype=dtype))
 
 
 # ---- If ---------------------------------------------------------------------------------------------------
@@ -113,7 +110,7 @@ def _loop(node, trip_count=None, cond=None, *carried):
     while keep_going and (m is None or i < m):
         if m is None and i >= MAX_UNROLL:
             raise node.error(f"the loop did not end within {MAX_UNROLL} iterations")
-        inputs = {names[0]: _scalar(i, np.int64), names[1]: _scalar(True, np.bool_)}
+        inputs = {names[0]: const_tensor(i, np.int64), names[1]: const_tensor(True, np.bool_)}
         inputs.update(zip(names[2:], state))
         outputs, sub = run_subgraph(node, body, inputs)
         state = outputs[1:1 + n_carried]

@@ -25,8 +25,7 @@ from typing import Optional
 
 import graphgrad.ops as G
 from graphgrad.backend import np
-from graphgrad.io.onnx.importer import converter
-from graphgrad.io.onnx.ops_shape import _const
+from graphgrad.io.onnx.importer import const_tensor, converter
 
 ML = "ai.onnx.ml"
 
@@ -95,16 +94,16 @@ def _lookup(x, keys: np.ndarray, values: np.ndarray, default: np.ndarray):
     key matches NaN inputs. Shapes: x (...) -> (...), in the values' dtype."""
     table = {k: v for k, v in zip(keys.tolist(), values.tolist()) if k == k}  # NaN never equals itself
     nan_keys = [v for k, v in zip(keys.tolist(), values.tolist()) if k != k]
-    out = G.where(G.zeros_like(x, dtype="bool"), _const(default), _const(default))  # default, x's shape
+    out = G.where(G.zeros_like(x, dtype="bool"), const_tensor(default), const_tensor(default))  # default, x's shape
     if table:
         ordered = sorted(table)
-        sorted_keys = _const(np.asarray(ordered, dtype=keys.dtype))
-        sorted_values = _const(np.asarray([table[k] for k in ordered], dtype=values.dtype))
+        sorted_keys = const_tensor(np.asarray(ordered, dtype=keys.dtype))
+        sorted_values = const_tensor(np.asarray([table[k] for k in ordered], dtype=values.dtype))
         at = _lower_bound(sorted_keys, len(ordered), x)
         at = G.minimum(at, len(ordered) - 1)
         out = G.where(G.take(sorted_keys, at) == x, G.take(sorted_values, at), out)
     if nan_keys:
-        out = G.where(G.isnan(x), _const(np.asarray(nan_keys[-1], dtype=values.dtype)), out)
+        out = G.where(G.isnan(x), const_tensor(np.asarray(nan_keys[-1], dtype=values.dtype)), out)
     return out
 
 
@@ -147,9 +146,9 @@ def tfidf_vectorizer(node, x):
             counts.append(count)
             spread.append(np.eye(width, dtype="float32")[columns[first:first + len(grams)]])
     if not counts:
-        y = G.zeros_like(rows[:, :1], dtype="float32") + _const(np.zeros(width, "float32"))
+        y = G.zeros_like(rows[:, :1], dtype="float32") + const_tensor(np.zeros(width, "float32"))
     else:  # scatter the n-grams' counts to their output columns
-        y = G.matmul(G.concatenate(counts, 1), _const(np.concatenate(spread, 0)))
+        y = G.matmul(G.concatenate(counts, 1), const_tensor(np.concatenate(spread, 0)))
     y = _tfidf_weighting(node, y, width)
     return G.reshape(y, (width,)) if x.ndim < 2 else y
 
@@ -183,7 +182,7 @@ def _count_ngrams(rows, length: int, grams: np.ndarray, max_skip: int):
         match = None
         for j in range(n):
             tokens = G.expand_dims(rows[:, j * gap:j * gap + starts], 1)  # (N, 1, starts)
-            equal = tokens == _const(grams[:, j].reshape(1, p, 1))
+            equal = tokens == const_tensor(grams[:, j].reshape(1, p, 1))
             match = equal if match is None else match & equal
         found = G.sum(G.astype(match, "float32"), 2)
         total = found if total is None else total + found
@@ -194,7 +193,7 @@ def _tfidf_weighting(node, counts, width: int):
     """TF: the counts; IDF: 0/1 presence times the weight of the output column; TFIDF: counts times it."""
     mode = node.attr("mode")
     weights = node.attr("weights")
-    weights = _const(np.asarray(weights if weights else np.ones(width), dtype="float32"))
+    weights = const_tensor(np.asarray(weights if weights else np.ones(width), dtype="float32"))
     if mode == "TF":
         return counts
     if mode == "IDF":
@@ -276,15 +275,15 @@ def _leaf_rows(node, x, forest: Forest):
     """int64 (N, T): the leaf row each of the N samples of ``x`` (N, F) reaches in each of T trees."""
     modes = sorted(set(forest.mode[~_is_leaf(forest)].tolist()))
     columns = ("feature", "split", "mode", "true_next", "false_next", "missing_true")
-    table = {name: _const(getattr(forest, name)) for name in columns}
-    at = G.zeros_like(x[:, :1], dtype="int64") + _const(forest.roots)  # (N, T), N maybe known only at run time
+    table = {name: const_tensor(getattr(forest, name)) for name in columns}
+    at = G.zeros_like(x[:, :1], dtype="int64") + const_tensor(forest.roots)  # (N, T), N maybe known only at run time
     for _ in range(_depth(node, forest)):
         value = G.take_along_axis(x, G.take(table["feature"], at), 1)
         mode = G.take(table["mode"], at) if len(modes) > 1 else None
         taken = None
         for code in modes:
             if code == MEMBER:
-                hit = G.any(G.expand_dims(value, -1) == G.take(_const(forest.members), at, 0), -1)
+                hit = G.any(G.expand_dims(value, -1) == G.take(const_tensor(forest.members), at, 0), -1)
             else:
                 hit = _COMPARE[code](value, G.take(table["split"], at))
             taken = hit if taken is None else G.where(mode == code, hit, taken)
@@ -302,7 +301,7 @@ def _forest_scores(node, x, forest: Forest, aggregate: str):
     """(N, K) scores: the leaves' values aggregated over the trees (in the leaf table's dtype)."""
     if x.ndim != 2:
         raise node.error(f"expects a 2-D input (samples, features), got shape {x.shape}")
-    leaves = G.take(_const(forest.leaf_values), _leaf_rows(node, x, forest), 0)  # (N, T, K)
+    leaves = G.take(const_tensor(forest.leaf_values), _leaf_rows(node, x, forest), 0)  # (N, T, K)
     if aggregate == "SUM":
         return G.sum(leaves, 1)
     if aggregate == "AVERAGE":
@@ -427,7 +426,7 @@ def tree_ensemble_classifier(node, x):
         negative = 1 - positive if post_transform in ("NONE", "PROBIT") else -positive
         scores = G.concatenate([negative, positive, scores[:, 2:]], 1)
     scores = _post_transform(node, scores, post_transform)
-    return G.take(_const(labels), G.argmax(scores, 1), 0), scores
+    return G.take(const_tensor(labels), G.argmax(scores, 1), 0), scores
 
 
 def _forest_legacy(node, x_dtype, n_targets: int, prefix: str, ids: str, aggregate: str) -> Forest:
@@ -478,4 +477,4 @@ def _plus_base_values(node, scores):
     """float32 scores plus ``base_values`` (or ``base_values_as_tensor``), when given."""
     if not (node.has("base_values") or node.has("base_values_as_tensor")):
         return scores
-    return scores + _const(_float_attr(node, "base_values", 0).astype("float32"))
+    return scores + const_tensor(_float_attr(node, "base_values", 0).astype("float32"))

@@ -12,16 +12,10 @@ import math
 
 import graphgrad.ops as G
 from graphgrad.backend import np
-from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx.importer import OnnxImportError, converter
+from graphgrad.io.onnx.importer import OnnxImportError, const_tensor, converter
 
 
 # ---- small helpers ------------------------------------------------------------------------------------
-def _const(array, dtype) -> Tensor:
-    """An import-time constant of ``dtype`` (attribute floats are float64: never let them promote)."""
-    return Tensor(np.asarray(array, dtype=dtype))
-
-
 def _known(node, index: int):
     """Input ``index`` as a NumPy array if it is known at import time, else None."""
     try:
@@ -293,7 +287,7 @@ def _sum_pool_padded(x, kernel, strides, dilations):
     handles dilations); 3-D sums are separable (over (H, W), then over depth)."""
     nd = len(kernel)
     shape = tuple(x.shape)
-    ones = _const(np.ones((1, 1) + tuple(kernel[-2:] if nd == 3 else kernel)), x.dtype)
+    ones = const_tensor(np.ones((1, 1) + tuple(kernel[-2:] if nd == 3 else kernel)), x.dtype)
     if nd == 1:
         y = G.Conv1d(strides, ((0, 0),), dilations, 1).apply(x.reshape((-1, 1, shape[2])), ones)
         return y.reshape(shape[:2] + tuple(y.shape[2:]))
@@ -302,7 +296,7 @@ def _sum_pool_padded(x, kernel, strides, dilations):
         return y.reshape(shape[:2] + tuple(y.shape[2:]))
     plane = G.Conv2d(strides[1:], ((0, 0),) * 2, dilations[1:], 1).apply(x.reshape((-1, 1) + shape[3:]), ones)
     h, w = plane.shape[2:]
-    depth_ones = _const(np.ones((1, 1, kernel[0], 1)), x.dtype)
+    depth_ones = const_tensor(np.ones((1, 1, kernel[0], 1)), x.dtype)
     cols = G.Conv2d((strides[0], 1), ((0, 0),) * 2, (dilations[0], 1), 1).apply(
         plane.reshape((-1, 1, shape[2], h * w)), depth_ones)
     return cols.reshape(shape[:2] + (cols.shape[2], h, w))
@@ -353,7 +347,7 @@ def _max_pool_indices(node, x, padded, kernel, strides, dilations, pads):
     col = G.mod(index, wp) - pads[1][0]
     plane = row * w + col if not node.attr("storage_order", 0) else col * h + row
     base = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
-    return plane + _const(base, np.int64)
+    return plane + const_tensor(base, np.int64)
 
 
 @converter("AveragePool")
@@ -362,7 +356,7 @@ def average_pool(node, x):
     padded = _pad_to_windows(x, sizes, kernel, strides, dilations, pads, out, 0.0)
     total = _sum_pool_padded(padded, kernel, strides, dilations)
     divisor = _avg_divisor(sizes, kernel, strides, dilations, pads, out, bool(node.attr("count_include_pad", 0)))
-    return total / _const(divisor, x.dtype)
+    return total / const_tensor(divisor, x.dtype)
 
 
 @converter("GlobalAveragePool")
@@ -557,8 +551,8 @@ def _reverse_within_lengths(x, lens):
     """``x`` (T, B, ...) with each batch column's first ``lens[b]`` steps reversed (the rest zero): a
     permutation matrix built from the lengths, so it works when they are only known at run time."""
     steps = int(x.shape[0])
-    t = _const(np.arange(steps).reshape(1, steps, 1), np.int64)
-    s = _const(np.arange(steps).reshape(1, 1, steps), np.int64)
+    t = const_tensor(np.arange(steps).reshape(1, steps, 1), np.int64)
+    s = const_tensor(np.arange(steps).reshape(1, 1, steps), np.int64)
     n = lens.astype(np.int64).reshape((-1, 1, 1))
     perm = G.logical_and(G.equal(s, n - 1 - t), G.less(t, n)).astype(x.dtype)  # (B, T, T)
     return G.einsum("bts,sb...->tb...", perm, x)
@@ -594,7 +588,7 @@ class _Recurrence:
     def initial(self, state, d):
         if state is None:
             batch = int(self.x.shape[1])
-            return _const(np.zeros((batch, self.hidden)), self.x.dtype)
+            return const_tensor(np.zeros((batch, self.hidden)), self.x.dtype)
         return state[d]
 
     def clipped(self, t):

@@ -12,13 +12,7 @@ import math
 
 import graphgrad.ops as G
 from graphgrad.backend import np
-from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx.importer import converter
-
-
-def _const(array, dtype) -> Tensor:
-    """An import-time constant of the input's dtype (the tables are float64: never let them promote)."""
-    return Tensor(np.asarray(array, dtype=dtype))
+from graphgrad.io.onnx.importer import const_tensor, converter
 
 
 def _static(node, x) -> tuple:
@@ -148,9 +142,9 @@ def _resize(node, x, roi, scales, sizes, axes):
             continue  # identity along this axis
         matrix, outside = _resize_matrix(node, shape[a], out[a], scale[a], axis_roi)
         moved = G.moveaxis(y, a, -1)
-        moved = G.matmul(moved, _const(matrix.T, x.dtype))
+        moved = G.matmul(moved, const_tensor(matrix.T, x.dtype))
         if outside.any():  # tf_crop_and_resize samples outside the input: the extrapolation value
-            moved = moved + _const(outside * extrapolation, x.dtype)
+            moved = moved + const_tensor(outside * extrapolation, x.dtype)
         y = G.moveaxis(moved, -1, a)
     return y
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import graphgrad.ops as G
 from graphgrad.backend import np
-from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx.importer import converter
+from graphgrad.io.onnx.importer import const_tensor, converter
 from graphgrad.io.onnx.ops_control import run_subgraph
 
 
@@ -45,7 +44,7 @@ def sequence_construct(node, *tensors):
 
 @converter("SequenceLength")
 def sequence_length(node, seq):
-    return Tensor(np.asarray(len(_sequence(node, seq)), dtype=np.int64))
+    return const_tensor(len(_sequence(node, seq)), np.int64)
 
 
 @converter("SequenceAt")
@@ -134,7 +133,7 @@ def optional(node, value=None):
 
 @converter("OptionalHasElement")
 def optional_has_element(node, value=None):
-    return Tensor(np.asarray(value is not None))
+    return const_tensor(value is not None)
 
 
 @converter("OptionalGetElement")

@@ -12,7 +12,7 @@ import math
 import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx.importer import OnnxImportError, converter, np_dtype
+from graphgrad.io.onnx.importer import OnnxImportError, const_tensor, converter, np_dtype
 
 
 # ---- helpers --------------------------------------------------------------------------------------------
@@ -24,11 +24,6 @@ def _ints(value) -> list:
 def _int(value) -> int:
     """A one-element constant as a Python int (ONNX passes scalars as shape () or (1,))."""
     return _ints(value)[0]
-
-
-def _const(value) -> Tensor:
-    """A NumPy value as a concrete tensor, keeping its dtype exactly."""
-    return Tensor(np.asarray(value))
 
 
 def _axis(node, axis: int, ndim: int) -> int:
@@ -82,7 +77,7 @@ def constant(node):
             value = np.asarray(node.attr(name), dtype=dtype)
             if value.dtype.kind not in "biuf":
                 raise node.unsupported(f"a Constant of dtype {value.dtype}")
-            return _const(value)
+            return const_tensor(value)
     raise node.unsupported("a Constant without value, value_float(s) or value_int(s) (sparse or string)")
 
 
@@ -90,7 +85,7 @@ def constant(node):
 def constant_of_shape(node, shape):
     value = node.attr("value")
     value = np.zeros(1, "float32") if value is None else np.asarray(value)
-    return _const(np.full(_ints(node.const(0)), value.reshape(-1)[0], dtype=value.dtype))
+    return const_tensor(np.full(_ints(node.const(0)), value.reshape(-1)[0], dtype=value.dtype))
 
 
 @converter("Shape")
@@ -100,26 +95,26 @@ def shape(node, x):
     if None in dims:
         raise node.error(f"the shape {x.shape} has dimensions known only at run time; give the model's "
                          "inputs static shapes (load(..., input_shapes=...))")
-    return _const(np.asarray(dims, dtype="int64"))
+    return const_tensor(np.asarray(dims, dtype="int64"))
 
 
 @converter("Size")
 def size(node, x):
-    return _const(np.asarray(math.prod(_known_shape(node, x, "Size")), dtype="int64"))
+    return const_tensor(np.asarray(math.prod(_known_shape(node, x, "Size")), dtype="int64"))
 
 
 @converter("Range")
 def range_(node, start, limit, delta):
     first, last, step = (node.const(i) for i in range(3))
     dtype = np.asarray(first).dtype
-    return _const(np.arange(first.item(), last.item(), step.item()).astype(dtype))
+    return const_tensor(np.arange(first.item(), last.item(), step.item()).astype(dtype))
 
 
 @converter("EyeLike")
 def eye_like(node, x):
     rows, cols = _known_shape(node, x, "EyeLike")
     dtype = np_dtype(node.attr("dtype")) if node.has("dtype") else x.dtype
-    return _const(np.eye(rows, cols, node.attr("k", 0), dtype=dtype))
+    return const_tensor(np.eye(rows, cols, node.attr("k", 0), dtype=dtype))
 
 
 # ---- reshaping ----------------------------------------------------------------------------------------------
@@ -167,7 +162,7 @@ def unsqueeze(node, x, axes=None):
 def expand(node, x, shape):
     target = tuple(_ints(node.const(1)))
     if None in x.shape:  # broadcasting against zeros keeps the run-time dimensions
-        return x + _const(np.zeros(target, dtype=x.dtype))
+        return x + const_tensor(np.zeros(target, dtype=x.dtype))
     return G.broadcast_to(x, np.broadcast_shapes(tuple(x.shape), target))
 
 
@@ -274,7 +269,7 @@ def gather_nd(node, x, indices):
     n = math.prod(batch_shape)
     flat_x = G.reshape(x, (n,) + tuple(x.shape[b:]))
     flat_columns = tuple(G.reshape(c, (n,) + tuple(c.shape[b:])) for c in columns)
-    batch = _const(np.arange(n).reshape((n,) + (1,) * (indices.ndim - b - 1)))
+    batch = const_tensor(np.arange(n).reshape((n,) + (1,) * (indices.ndim - b - 1)))
     out = flat_x[(batch,) + flat_columns]
     return G.reshape(out, batch_shape + tuple(out.shape[1:]))
 
@@ -295,7 +290,7 @@ def nonzero(node, x):
     # The output length is known only at run time: a boolean-mask index, one per coordinate.
     mask = x != 0
     grid = np.indices(_known_shape(node, x, "NonZero"), dtype="int64")
-    return G.stack([_const(g)[mask] for g in grid], 0)
+    return G.stack([const_tensor(g)[mask] for g in grid], 0)
 
 
 # ---- scattering -----------------------------------------------------------------------------------------------
@@ -327,9 +322,9 @@ def _scatter_reduce(node, x, axis: int, indices, updates, reduction: str):
     indices = G.astype(indices, "int64")
     indices = G.where(indices < 0, indices + n, indices)
     positions = np.arange(n).reshape([n if d == axis else 1 for d in range(x.ndim + 1)])
-    lands = G.expand_dims(indices, axis) == _const(positions)  # (..., n, indices along axis, ...)
+    lands = G.expand_dims(indices, axis) == const_tensor(positions)  # (..., n, indices along axis, ...)
     neutral = 1 if reduction == "mul" else _extreme(x.dtype, largest=reduction == "min")
-    spread = G.where(lands, G.expand_dims(updates, axis), _const(np.asarray(neutral, dtype=x.dtype)))
+    spread = G.where(lands, G.expand_dims(updates, axis), const_tensor(np.asarray(neutral, dtype=x.dtype)))
     reduce = {"mul": G.prod, "max": G.max, "min": G.min}[reduction]
     reduced = reduce(spread, axis=axis + 1)
     pads = [(0, m - k) for m, k in zip(x.shape, reduced.shape)]  # indices may cover less than x
@@ -364,9 +359,9 @@ def tensor_scatter(node, cache, update, write_indices=None):
     axis = _axis(node, node.attr("axis", -2), cache.ndim)
     shape = _known_shape(node, update, "TensorScatter")
     batch = (shape[0],) + (1,) * (cache.ndim - 1)
-    starts = _const(np.zeros(batch, "int64")) if write_indices is None else \
+    starts = const_tensor(np.zeros(batch, "int64")) if write_indices is None else \
         G.reshape(G.astype(write_indices, "int64"), batch)
-    steps = _const(np.arange(shape[axis]).reshape([-1 if d == axis else 1 for d in range(cache.ndim)]))
+    steps = const_tensor(np.arange(shape[axis]).reshape([-1 if d == axis else 1 for d in range(cache.ndim)]))
     index = starts + steps
     if node.attr("mode", "linear") == "circular":
         index = G.remainder(index, _known_shape(node, cache, "TensorScatter")[axis])
@@ -457,7 +452,7 @@ def reverse_sequence(node, x, sequence_lens):
         index = index.T
     shape = [1] * x.ndim
     shape[batch_axis], shape[time_axis] = len(lens), steps
-    return G.take_along_axis(x, _const(index.reshape(shape)), time_axis)
+    return G.take_along_axis(x, const_tensor(index.reshape(shape)), time_axis)
 
 
 # ---- unique --------------------------------------------------------------------------------------------------

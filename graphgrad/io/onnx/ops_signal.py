@@ -14,8 +14,8 @@ from __future__ import annotations
 import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx.importer import converter, np_dtype
-from graphgrad.io.onnx.ops_shape import _axis, _const, _int
+from graphgrad.io.onnx.importer import const_tensor, converter, np_dtype
+from graphgrad.io.onnx.ops_shape import _axis, _int
 
 
 # ---- the transform on the last axis ----------------------------------------------------------------------
@@ -61,8 +61,8 @@ def _dft_last(re, im, n: int, inverse: bool, onesided: bool):
     scale = np.full((rows, 1), 1.0 / n if inverse else 1.0)
     if inverse and onesided:
         scale = scale * _conjugate_symmetric_counts(rows, n).reshape(-1, 1)
-    cos = _const((scale * np.cos(angles)).astype(re.dtype))
-    sin = _const((scale * sign * np.sin(angles)).astype(re.dtype))
+    cos = const_tensor((scale * np.cos(angles)).astype(re.dtype))
+    sin = const_tensor((scale * sign * np.sin(angles)).astype(re.dtype))
 
     # (a + ib)(cos + i*sin) = (a cos - b sin) + i(b cos + a sin)
     real = G.matmul(re, cos)
@@ -149,7 +149,7 @@ def stft(node, signal, frame_step, window=None, frame_length=None):
 
     frames = (length - size) // step + 1
     sample_of = np.arange(frames).reshape(-1, 1) * step + np.arange(size)  # (frames, size)
-    framed = G.take(signal, _const(sample_of), axis=1)  # (batch, frames, size, 1 or 2)
+    framed = G.take(signal, const_tensor(sample_of), axis=1)  # (batch, frames, size, 1 or 2)
     if window is not None:
         framed = framed * G.reshape(window, (size, 1))
     re, im = _split_complex(node, framed)
@@ -166,10 +166,10 @@ def _cosine_window(node, coefficients) -> Tensor:
     dtype = np_dtype(node.attr("output_datatype", 1))
     period = size if node.attr("periodic", 1) else size - 1
     if period < 1:  # a symmetric window of one sample: 1, as in NumPy and torch
-        return _const(np.ones(size, dtype=dtype))
+        return const_tensor(np.ones(size, dtype=dtype))
     t = np.arange(size)
     w = sum((-1) ** m * a * np.cos(2 * np.pi * m * t / period) for m, a in enumerate(coefficients))
-    return _const(np.asarray(w).astype(dtype))
+    return const_tensor(np.asarray(w).astype(dtype))
 
 
 @converter("HannWindow")
@@ -222,4 +222,4 @@ def mel_weight_matrix(node, num_mel_bins, dft_length, sample_rate, lower_edge_he
                        np.where((spectrum_bin >= left) & (spectrum_bin <= center), rising, 0.0))
     # a band whose left edge is its center has a rising edge of one bin: 1 at the center
     weights = np.where((spectrum_bin == center) & (center == left), 1.0, weights)
-    return _const(weights.astype(np_dtype(node.attr("output_datatype", 1))))
+    return const_tensor(weights.astype(np_dtype(node.attr("output_datatype", 1))))

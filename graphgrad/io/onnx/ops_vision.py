@@ -15,8 +15,8 @@ import math
 
 import graphgrad.ops as G
 from graphgrad.backend import np
-from graphgrad.io.onnx.importer import converter
-from graphgrad.io.onnx.ops_nn import (_const, _known, _pad_to_windows, _pool_setup, _static, _sum_pool_padded,
+from graphgrad.io.onnx.importer import const_tensor, converter
+from graphgrad.io.onnx.ops_nn import (_known, _pad_to_windows, _pool_setup, _static, _sum_pool_padded,
                                       _window_attrs)
 from graphgrad.io.onnx.ops_shape import _ints, _known_shape
 
@@ -101,7 +101,7 @@ def _sample(x, coords: list, mode: str, padding: str, align_corners: bool) -> tu
     channels = x.shape[1]
     flat = x.reshape((-1, channels, math.prod(sizes)))
     # the same indices for every channel, broadcast by an addition so that the batch may be unknown until run time
-    index = index.reshape((-1, 1, math.prod(grid) * taps)) + _const(np.zeros((1, channels, 1)), np.int64)
+    index = index.reshape((-1, 1, math.prod(grid) * taps)) + const_tensor(np.zeros((1, channels, 1)), np.int64)
     values = G.gather(flat, 2, index)
     weight = weight.astype(x.dtype).reshape((-1, 1) + grid + (taps,))
     return values.reshape((-1, channels) + grid + (taps,)), weight
@@ -166,7 +166,7 @@ def affine_grid(node, theta, size):
     mesh = np.meshgrid(*axes, indexing="ij")
     # homogeneous coordinates, the last spatial axis first: (x, y[, z], 1) per pixel
     base = np.stack([m.reshape(-1) for m in mesh[::-1]] + [np.ones(math.prod(sizes))], axis=-1)
-    grid = G.matmul(_const(base, theta.dtype), G.swapaxes(theta, 1, 2))
+    grid = G.matmul(const_tensor(base, theta.dtype), G.swapaxes(theta, 1, 2))
     return grid.reshape((-1,) + tuple(sizes) + (len(sizes),))
 
 
@@ -198,7 +198,7 @@ def roi_align(node, x, rois, batch_indices):
         extent = (y2 - y1, x2 - x1) if half_pixel else (max(y2 - y1, 1.0), max(x2 - x1, 1.0))
         counts = tuple(math.ceil(e / n) for e, n in zip(extent, bins))
         if min(counts) <= 0:  # an empty roi has no samples: zeros
-            per_roi.append(_const(np.zeros((1, x.shape[1]) + bins), x.dtype))
+            per_roi.append(const_tensor(np.zeros((1, x.shape[1]) + bins), x.dtype))
         else:
             per_roi.append(_roi_align(x, rois[r:r + 1], batch_indices[r:r + 1], counts, mode, half_pixel, scale, bins))
     return G.concatenate(per_roi, axis=0)
@@ -224,7 +224,7 @@ def _roi_align(x, rois, batch_indices, counts, mode, half_pixel, scale, bins):
         # sample j of bin b at start + (b + (j + 0.5) / count) * bin_size
         steps = np.arange(n_bins)[:, None] + (np.arange(count)[None, :] + 0.5) / count
         bin_size = (extent / float(n_bins)).reshape((-1, 1, 1))
-        pos = start.reshape((-1, 1, 1)) + bin_size * _const(steps, rois.dtype)
+        pos = start.reshape((-1, 1, 1)) + bin_size * const_tensor(steps, rois.dtype)
         pos = pos[:, :, :, None, None] if a == 0 else pos[:, None, None, :, :]  # (R, bins_y, count_y, bins_x, count_x)
         inside = G.logical_and(pos >= -1.0, pos <= float(size))  # samples beyond a pixel off the image read 0
         valid = inside if valid is None else G.logical_and(valid, inside)
@@ -260,7 +260,7 @@ def deform_conv(node, x, w, offset, b=None, mask=None):
         shape = (kernel[0], 1, out[0], 1) if a == 0 else (1, kernel[1], 1, out[1])
         grid = np.broadcast_to((tap[:, None] + at[None, :]).reshape(shape), kernel + tuple(out))
         grid = grid.reshape(taps, pixels)
-        coords.append((offset[:, :, :, a] + _const(grid, offset.dtype)).reshape((-1, taps, pixels)))
+        coords.append((offset[:, :, :, a] + const_tensor(grid, offset.dtype)).reshape((-1, taps, pixels)))
     per_group = x.reshape((-1, n_channels // offset_group, height, width))  # (N * offset_group, C / og, H, W)
     values, weights = _sample(per_group, coords, "linear", "zeros", True)
     sampled = G.sum(values * weights, axis=-1).reshape((-1, offset_group, n_channels // offset_group, taps, pixels))
@@ -313,7 +313,7 @@ def max_unpool(node, x, indices, output_shape=None):
     # indices point into the unpooled shape, which is then zero-padded to output_shape (as ONNX's reference and
     # backend tests; onnxruntime reads them in output_shape's layout instead)
     flat_index = indices.astype(np.int64).reshape(-1)
-    zeros = _const(np.zeros(math.prod(full)), x.dtype)
+    zeros = const_tensor(np.zeros(math.prod(full)), x.dtype)
     sums = G.scatter_add(zeros, 0, flat_index, x.reshape(-1))
     # overlapping windows may pick the same element twice: those entries add up equal values
     counts = G.scatter_add(zeros, 0, flat_index, G.ones_like(x).reshape(-1))
@@ -364,5 +364,5 @@ def col2im(node, x, image_shape, block_shape):
     sources = _col2im_sources(image, block, counts, strides, dilations, pads)
     channels = n_cols // kernels
     columns = G.pad(x.reshape((-1, channels, kernels * blocks)), ((0, 0), (0, 0), (0, 1)))  # + a zero column
-    picked = G.take(columns, _const(sources, np.int64), axis=2).reshape((-1, channels, math.prod(image), kernels))
+    picked = G.take(columns, const_tensor(sources, np.int64), axis=2).reshape((-1, channels, math.prod(image), kernels))
     return G.sum(picked, axis=-1).reshape((-1, channels) + image)
