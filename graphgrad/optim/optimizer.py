@@ -236,7 +236,16 @@ class Optimizer:
                 view["step"] = assigns["step"] = state["step"] + 1
             new = self._update(p, grad, view, group=hyper)
             made = [k for k, v in view.items() if k not in state and isinstance(v, Tensor)]
-            if made:
+            if made and self._zero_state_is_exact(group):
+                # the later-step formula from zero state gives the first update exactly: use only it
+                for name in made:
+                    state[name] = StateVariable(namespace_of(p.data).zeros(p.shape, dtype=view[name].dtype),
+                                                name=name)
+                view = dict(state)
+                if "step" in state:
+                    view["step"] = assigns["step"]
+                new = self._update(p, grad, view, group=hyper)
+            elif made:
                 # state the rule creates at its first update (SGD's velocity starts at the gradient):
                 # zero Variables, the rule's usual update too, and a flag choosing between the two
                 started = StateVariable(namespace_of(p.data).asarray(False), name="started")
@@ -359,6 +368,12 @@ class Optimizer:
         lr = group.get("lr")
         if isinstance(lr, (int, float)) and lr < 0.0:
             raise ValueError(f"{type(self).__name__}: invalid learning rate {lr}: it must be >= 0")
+
+    def _zero_state_is_exact(self, group: dict) -> bool:
+        """Whether state the rule creates at its first update (``_init_state`` leaves it out) may start
+        at zeros instead, with the later-step formula giving the first update exactly. A compiled step
+        then computes one formula, not both and a choice between them."""
+        return False
 
     def _switches(self, group: dict) -> dict:
         """The hyperparameters of a group that switch optional state on (see ``rules.STATE``)."""

@@ -47,6 +47,10 @@ class SGD(Optimizer):
     def _init_state(self, param: Tensor, group: dict) -> dict:
         return {}  # the velocity starts at the first gradient (PyTorch), so it is made then
 
+    def _zero_state_is_exact(self, group: dict) -> bool:
+        # v' = momentum * 0 + g is exactly g, the first velocity, unless dampening scales g
+        return not rules._is_on(group["dampening"])
+
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
         if not group["momentum"]:
             return rules.sgd(param, grad, group["lr"], group["weight_decay"])
