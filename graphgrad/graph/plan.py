@@ -28,7 +28,7 @@ from graphgrad.backend import np
 from graphgrad.graph.variables import Assign, Const, Placeholder, ReadVariable
 from graphgrad.ops import elementwise as E
 from graphgrad.ops import unary as U
-from graphgrad.ops.linalg import MatMul
+from graphgrad.ops.linalg import Linear, MatMul
 
 _FRESH_CACHE: dict = {}
 
@@ -38,7 +38,7 @@ def _fresh_classes() -> tuple:
     if not _FRESH_CACHE:
         from graphgrad.graph.rewrite.fuse import FusedElementwise
 
-        classes = {FusedElementwise, MatMul, E.Add, E.Sub, E.Mul, E.Div, E.Maximum, E.Minimum, E.Where, E.Cast,
+        classes = {FusedElementwise, MatMul, Linear, E.Add, E.Sub, E.Mul, E.Div, E.Maximum, E.Minimum, E.Where, E.Cast,
                    U.Neg, U.Exp, U.Log, U.Tanh, U.TanhGrad, U.Sqrt, U.Relu, U.Abs, U.Sin, U.Cos}
         _FRESH_CACHE["fresh"] = frozenset(classes)
         from graphgrad.ops import reduce as R

@@ -21,6 +21,7 @@ from graphgrad.ops.composite import elu, gelu, hardtanh, leaky_relu, mish, selu,
 from graphgrad.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from graphgrad.ops.elementwise import maximum
 from graphgrad.ops.linalg import einsum, matmul
+from graphgrad.ops.linalg import linear as _linear
 from graphgrad.ops.losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
                                   hinge_embedding_loss, huber_loss, kl_div, l1_loss, mse_loss, multi_margin_loss,
                                   nll_loss, smooth_l1_loss)
@@ -66,6 +67,9 @@ def linear(input, weight, bias=None) -> Tensor:
     if input.ndim == 0 or (input.shape[-1] is not None and input.shape[-1] != weight.shape[1]):
         raise ShapeError(f"linear: input of shape {tuple(input.shape)} does not end in in_features = "
                          f"{weight.shape[1]} (weight shape {tuple(weight.shape)})")
+    same = input.dtype == weight.dtype and input.dtype.kind == "f" and input.ndim >= 1
+    if same and (bias is None or (bias.dtype == input.dtype and bias.ndim == 1)):
+        return _linear(input, weight, bias)  # one op: its weight gradient needs no transpose copy
     y = matmul(input, transpose(weight))
     return y if bias is None else y + bias
 

@@ -137,6 +137,63 @@ def outer(a, b) -> Tensor:
     return mul(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
+# ---- linear ---------------------------------------------------------------------------------------
+class Linear(Op):
+    """``x @ w^T + b`` (PyTorch's ``linear``) as one op: the weight is stored (out, in), and its
+    gradient ``g^T @ x`` is computed in that layout, so it is a fresh contiguous array rather than a
+    transposed view of ``x^T @ g`` that the leaf would have to copy, as ``matmul(x, transpose(w))``
+    gives. Gradients: ``g @ w``, ``g^T @ x`` over all leading dims, and ``g`` summed to ``b``."""
+    saves_output = False
+
+    def infer(self, x, w, b=None):
+        sx, sw = tuple(x.shape), tuple(w.shape)
+        if len(sw) != 2 or not sx or not _dims_match(sx[-1], sw[1]):
+            raise ShapeError(f"linear: input {_fmt(sx)} and weight {_fmt(sw)}: the weight must be "
+                             "(out_features, in_features) and the input must end in in_features")
+        if b is not None and tuple(b.shape) not in ((sw[0],), (None,)):
+            raise ShapeError(f"linear: bias {_fmt(b.shape)} must be ({sw[0]},)")
+        specs = (x, w) if b is None else (x, w, b)
+        return TensorSpec(sx[:-1] + sw[:1], _result_dtype(self, *specs))
+
+    def forward(self, xp, x, w, b=None):
+        y = xp.matmul(x, w.T)
+        if b is not None:
+            if b.dtype == y.dtype:
+                y += b  # (y is fresh: adding in place saves an array)
+            else:
+                y = y + b
+        return y
+
+    def backward(self, inputs, out, g):
+        x, w = inputs[0], inputs[1]
+        gx = matmul(g, w) if needs_grad(x) else None
+        gw = None
+        if needs_grad(w):
+            out_features, in_features = w.shape
+            g2 = g if g.ndim == 2 else reshape(g, (-1, out_features))
+            x2 = x if x.ndim == 2 else reshape(x, (-1, in_features))
+            gw = matmul(_mT(g2), x2)
+        if len(inputs) == 2:
+            return gx, gw
+        return gx, gw, (g if needs_grad(inputs[2]) else None)  # autograd sums g to b's shape
+
+
+_LINEAR = Linear()
+
+
+def linear(x, w, b=None) -> Tensor:
+    """``x @ w^T + b``, PyTorch's ``F.linear``.
+
+    Shapes: x (*, in); w (out, in); b (out,) or None -> (*, out).
+
+    Example:
+        >>> gg.ops.linalg.linear(gg.ones((8, 4)), gg.ones((3, 4)), gg.zeros(3)).shape
+        (8, 3)
+    """
+    x, w, b = as_tensor_args(x, w, b)
+    return _LINEAR.apply(x, w) if b is None else _LINEAR.apply(x, w, b)
+
+
 # ---- einsum ---------------------------------------------------------------------------------------
 def _parse_einsum(subscripts: str, n_operands: int) -> tuple:
     """Split ``subscripts`` into (input terms, output term), making an implicit output explicit."""
@@ -438,4 +495,4 @@ def solve(a, b) -> Tensor:
     return _SOLVE.apply(*as_tensor_args(a, b))
 
 
-__all__ = ["MatMul", "Einsum", "Inv", "Det", "Solve", "matmul", "dot", "outer", "einsum", "inv", "det", "solve"]
+__all__ = ["MatMul", "Linear", "linear", "Einsum", "Inv", "Det", "Solve", "matmul", "dot", "outer", "einsum", "inv", "det", "solve"]

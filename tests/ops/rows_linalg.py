@@ -31,6 +31,15 @@ ROWS = [
     OpSpec("matmul[vec@vec]", gg.matmul, np.matmul, [F((4,)), F((4,))]),
     OpSpec("matmul[operator]", lambda a, b: a @ b, lambda a, b: a @ b, [F((3, 4)), F((4, 2))]),
     OpSpec("matmul[method]", lambda a, b: a.matmul(b), np.matmul, [F((3, 4)), F((4, 2))]),
+    # linear (x @ w^T + b as one op; the leading dims of x are batch dims, the weight's are not)
+    OpSpec("linear", lambda x, w, b: gg.nn.functional.linear(x, w, b), lambda x, w, b: x @ w.T + b,
+           [F((5, 4)), F((3, 4)), F((3,))], batch=False),
+    OpSpec("linear[3d]", lambda x, w, b: gg.nn.functional.linear(x, w, b), lambda x, w, b: x @ w.T + b,
+           [F((2, 5, 4)), F((3, 4)), F((3,))], batch=False),
+    OpSpec("linear[vector]", lambda x, w, b: gg.nn.functional.linear(x, w, b), lambda x, w, b: x @ w.T + b,
+           [F((4,)), F((3, 4)), F((3,))], batch=False),
+    OpSpec("linear[no bias]", lambda x, w: gg.nn.functional.linear(x, w), lambda x, w: x @ w.T,
+           [F((5, 4)), F((3, 4))], batch=False),
     # dot, outer
     OpSpec("dot", gg.dot, np.dot, [F((5,)), F((5,))]),
     OpSpec("dot[2d]", gg.dot, np.dot, [F((3, 4)), F((4, 2))]),

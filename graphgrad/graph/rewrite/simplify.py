@@ -49,6 +49,7 @@ from graphgrad.graph.rewrite.engine import rewrite
 from graphgrad.graph.variables import Const
 from graphgrad.ops.array import FullLike
 from graphgrad.ops.elementwise import Add, Cast, Div, Mul, Pow, Sub
+from graphgrad.ops.linalg import Linear, MatMul
 from graphgrad.ops.nn import LogSoftmax, Softmax
 from graphgrad.ops.reduce import Sum
 from graphgrad.ops.shape import BroadcastTo, Reshape, Transpose
@@ -196,6 +197,17 @@ def _nonnegative(ctx, x) -> bool:
 
 
 # ---- identities: x*1, 1*x, x+0, 0+x, x-0, x/1, x**1 ---------------------------------------------
+@rewrite("simplify", tracks=[Linear])
+def linear_as_matmul(node, ctx):
+    """``linear(x, w, b)`` with a 2-D ``x`` -> ``x @ transpose(w) + b``: the fuse phase then runs the
+    matmul, the bias and what follows (relu...) as one kernel, reading ``w`` transposed in place."""
+    x, w = node.inputs[0], node.inputs[1]
+    if x.ndim != 2 or x.dtype != w.dtype or (len(node.inputs) == 3 and node.inputs[2].dtype != x.dtype):
+        return None
+    y = ctx.make(MatMul(), x, ctx.make(Transpose((1, 0)), w))
+    return ctx.make(Add(), y, node.inputs[2]) if len(node.inputs) == 3 else y
+
+
 @rewrite("simplify", tracks=[Mul])
 def drop_multiply_by_one(node, ctx):
     """``x * 1`` and ``1 * x`` -> ``x`` (not where the 1 broadcasts ``x`` or changes its dtype)."""

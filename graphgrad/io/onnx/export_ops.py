@@ -71,6 +71,17 @@ def _tanh_grad(ctx, node):
     return ctx.add("Mul", [g, ctx.add("Sub", [ctx.const(1, dtype), ctx.add("Mul", [y, y])])])
 
 
+@exports(G.Linear)
+def _linear(ctx, node):
+    dtype = node.out.dtype
+    x, w = (ctx.value(v, dtype) for v in node.inputs[:2])
+    bias = [ctx.value(node.inputs[2], dtype)] if len(node.inputs) == 3 else []
+    if node.inputs[0].ndim == 2:
+        return ctx.add("Gemm", [x, w] + bias, transB=1)
+    y = ctx.add("MatMul", [x, ctx.add("Transpose", [w], perm=[1, 0])])
+    return ctx.add("Add", [y] + bias) if bias else y
+
+
 def _binary_operands(ctx, node):
     dtype = np.result_type(*[x.dtype if hasattr(x, "dtype") else x for x in node.inputs])
     return [ctx.value(x, dtype) for x in node.inputs], dtype
