@@ -56,13 +56,12 @@ def _safe_readers() -> frozenset:
 
 def _is_view_op(op) -> bool:
     """Ops whose output may share memory with their first input (counted as that input's storage)."""
-    from graphgrad.graph.rewrite.fuse import Unpack
     from graphgrad.ops import array as A
     from graphgrad.ops import shape as S
     from graphgrad.ops.indexing import GetItem
     from graphgrad.graph.variables import PlaceholderWithDefault
 
-    return isinstance(op, (S.Reshape, S.Transpose, S.ExpandDims, S.Squeeze, S.BroadcastTo, Unpack, GetItem,
+    return isinstance(op, (S.Reshape, S.Transpose, S.ExpandDims, S.Squeeze, S.BroadcastTo, GetItem,
                            A.Identity, A.ReshapeLike, A.BroadcastLike, A.Flatten, PlaceholderWithDefault))
 
 
@@ -101,16 +100,22 @@ def plan_buffers(steps: list, fetch_slots) -> dict:
         return all(u == step_index or type(steps[u][3].op) in readers for u in users.get(slot, ()))
 
     shared: dict = {}
+    updated = _in_place_updates(steps, fetched, producer, users)
     for i, step in enumerate(steps):
         op = step[3].op
         donatable = getattr(op, "donatable", ())
-        if donatable:
+        if i in updated:
+            n_outputs = op.kernel.spec.shape[0] if getattr(op, "multiple_outputs", False) else 0
+            step[1] = _into_outputs(op.forward_into, updated[i], n_outputs)
+        elif donatable:
             for pos in donatable:
                 slot = step[2][pos]
                 if private(slot, i):
                     step[1] = _into(op.forward_into, pos)
                     shared[step[0]] = slot
                     break
+        elif type(op) is Assign and step[2][0] in updated.get("assigns", ()):
+            step[1] = _steal(op.variable)  # the value is the variable's own array, updated in place
         elif type(op) is Assign:
             slot = step[2][0]
             node = steps[producer[slot]][3] if slot in producer else None
@@ -120,6 +125,123 @@ def plan_buffers(steps: list, fetch_slots) -> dict:
                 step[1] = _steal(var)
                 shared[step[0]] = slot
     return shared
+
+
+def _in_place_updates(steps: list, fetched: set, producer: dict, users: dict) -> dict:
+    """Fused kernels that may write a variable's new value into the variable's own array.
+
+    A kernel computing ``assign(v, f(read(v), ...))`` (an optimizer update) normally makes a new
+    array that the assign then keeps. It may write into the array of ``read(v)`` instead when: the
+    kernel reads ``v`` element by element before writing that output (``donors``); every other use
+    of the value read from ``v`` (and of views of it) comes before the kernel, and no other read of
+    ``v`` sees it between the kernel and the assign; nothing fetches the old or the new value (a
+    caller would see it change on the next run); and ``v`` is assigned once in the run.
+
+    Returns {kernel step: {output index: input position}} and, under ``"assigns"``, the slots whose
+    assign then only records the (same) array."""
+    index_of_slot = {step[0]: i for i, step in enumerate(steps)}
+    reads: dict = {}    # id(variable) -> steps reading it
+    assigns: dict = {}  # id(variable) -> steps assigning it
+    for i, step in enumerate(steps):
+        op = step[3].op
+        if type(op) is ReadVariable:
+            reads.setdefault(id(op.variable), []).append(i)
+        elif type(op) is Assign:
+            assigns.setdefault(id(op.variable), []).append(i)
+
+    def aliases(slot) -> list:
+        found, stack = [], [slot]
+        while stack:
+            s = stack.pop()
+            found.append(s)
+            stack.extend(steps[u][0] for u in users.get(s, ()) if _is_view_op(steps[u][3].op))
+        return found
+
+    result: dict = {}
+    assigned_slots: list = []
+    for i, step in enumerate(steps):
+        op = step[3].op
+        donors = getattr(op, "donors", None)
+        if not donors:
+            continue
+        multiple = getattr(op, "multiple_outputs", False)
+        outputs = {}  # output index -> slot holding that output
+        if multiple:
+            for u in users.get(step[0], ()):
+                if type(steps[u][3].op).__name__ == "Unpack":
+                    outputs[steps[u][3].op.index] = steps[u][0]
+        else:
+            outputs[0] = step[0]
+        chosen = {}
+        for k, out_slot in outputs.items():
+            if out_slot in fetched or step[0] in fetched:
+                continue
+            targets = [u for u in users.get(out_slot, ()) if type(steps[u][3].op) is Assign]
+            if len(targets) != 1:
+                continue
+            a = targets[0]
+            var = steps[a][3].op.variable
+            if len(assigns.get(id(var), ())) != 1 or tuple(var.shape) != tuple(steps[a][3].out.spec.shape):
+                continue
+            for pos in donors.get(k, ()):
+                slot = step[2][pos]
+                p = producer.get(slot)
+                if p is None or type(steps[p][3].op) is not ReadVariable or steps[p][3].op.variable is not var:
+                    continue
+                if step[2].count(slot) != 1 or pos in chosen.values():
+                    continue
+                alias = aliases(slot)
+                if any(s in fetched for s in alias):
+                    continue
+                if any(u > i for s in alias for u in users.get(s, ())):
+                    continue
+                if any(s != slot and u == i for s in alias for u in users.get(s, ())):
+                    continue
+                if any(i < r < a for r in reads.get(id(var), ())):
+                    continue
+                chosen[k] = pos
+                assigned_slots.append(out_slot)
+                break
+        if chosen:
+            result[i] = chosen
+    result["assigns"] = set(assigned_slots)
+    return result
+
+
+def variable_storage_slots(steps: list) -> set:
+    """Slots whose value may be a variable's own array: reads, assigns, and views of those."""
+    found = set()
+    for slot, _, args, node, _ in steps:
+        op = node.op
+        if type(op) in (ReadVariable, Assign) or (_is_view_op(op) and args and args[0] in found):
+            found.add(slot)
+    return found
+
+
+def _into_outputs(forward_into, chosen: dict, n_outputs: int):
+    """A kernel's forward writing output ``k`` into the array at input position ``chosen[k]`` (a
+    variable's value; skipped for a read-only array). ``n_outputs`` is 0 for a single-output kernel."""
+    if not n_outputs:
+        (pos,) = chosen.values()
+
+        def forward(xp, *arrays):
+            target = arrays[pos]
+            return forward_into(xp, target if _writable(target) else None, *arrays)
+
+        return forward
+    def forward_many(xp, *arrays):
+        outs = [None] * n_outputs
+        for k, pos in chosen.items():
+            if _writable(arrays[pos]):
+                outs[k] = arrays[pos]
+        return forward_into(xp, tuple(outs), *arrays)
+
+    return forward_many
+
+
+def _writable(array) -> bool:
+    flags = getattr(array, "flags", None)
+    return flags is None or getattr(flags, "writeable", True)
 
 
 def _into(forward_into, pos: int):

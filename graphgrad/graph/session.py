@@ -15,7 +15,7 @@ from graphgrad.core.autograd import check_finite
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import FeedError, GraphError, GraphgradError
 from graphgrad.graph.graph import Graph, GraphNode, get_default_graph, topo_order
-from graphgrad.graph.plan import reads_first, schedule, straight_line
+from graphgrad.graph.plan import reads_first, schedule, straight_line, variable_storage_slots
 from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, _shape_text, compatible
 
 _ndarray = np.ndarray
@@ -29,7 +29,8 @@ class _Plan:
     planning). ``program`` is the optimized copy the steps come from (``None`` without optimization).
     """
 
-    __slots__ = ("steps", "template", "feed_slots", "fetch_slots", "program", "memory", "runner", "variables")
+    __slots__ = ("steps", "template", "feed_slots", "fetch_slots", "program", "memory", "runner", "variables",
+                 "copied")
 
     def __init__(self, steps, template, feed_slots, fetch_slots, program, memory=None):
         self.steps = steps
@@ -43,6 +44,9 @@ class _Plan:
         # arrays (with the feeds) decide the array namespace of a run
         self.runner = straight_line(steps, len(template), [f for f in fetch_slots if f is not None])
         self.variables = [s[3].op.variable for s in steps if isinstance(s[3].op, ReadVariable)]
+        # fetched values that are a variable's own array (or a view of it) are returned as copies:
+        # later runs (and eager optimizers) update variables in place
+        self.copied = variable_storage_slots(steps) & {f for f in fetch_slots if f is not None}
 
     @property
     def peak_bytes(self) -> int:
@@ -115,7 +119,9 @@ class Session:
         if plan is None:
             plan = self._plans[plan_key] = self._make_plan(fetch_nodes, feeds)
         values = self._execute(plan, feeds)
-        results = [None if slot is None else _fetched(values[slot]) for slot in plan.fetch_slots]
+        copied = plan.copied
+        results = [None if slot is None else _fetched(values[slot].copy() if slot in copied else values[slot])
+                   for slot in plan.fetch_slots]
         return _unflatten(structure, iter(results))
 
     def _node_of(self, key: Any, what: str) -> GraphNode:

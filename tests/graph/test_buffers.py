@@ -196,3 +196,73 @@ def test_reads_see_the_value_before_the_runs_assignments_at_every_level():
         sess = gg.Session(graph, optimize=level)
         got = sess.run([write, doubled, after])
         assert [float(g) for g in got] == [5.0, 2.0, 10.0], (level, got)
+
+
+def _momentum_step(level):
+    """A momentum-SGD update of two variables as a graph: ``v = 0.9 v + g; p = p - lr v``."""
+    rng = np.random.default_rng(3)
+    graph = gg.Graph()
+    with graph.as_default():
+        p = gg.Variable(rng.standard_normal((6, 5)).astype(np.float32))
+        v = gg.Variable(np.zeros((6, 5), np.float32))
+        g = gg.placeholder(gg.float32, (6, 5), name="g")
+        new_v = v.value() * 0.9 + g
+        train = gg.group(v.assign(new_v), p.assign(p.value() - new_v * 0.1))
+    return gg.Session(graph, optimize=level), p, v, g, train
+
+
+def test_fused_update_writes_into_the_variables_arrays():
+    sess, p, v, g, train = _momentum_step(2)
+    ref, rp, rv, rg, rtrain = _momentum_step(0)
+    grads = np.random.default_rng(4).standard_normal((3, 6, 5)).astype(np.float32)
+    sess.run(train, {g: grads[0]})
+    p_array, v_array = p.data, v.data
+    for k in (1, 2):
+        sess.run(train, {g: grads[k]})
+        assert p.data is p_array and v.data is v_array  # updated in place: no new arrays per run
+    for k in range(3):
+        ref.run(rtrain, {rg: grads[k]})
+    np.testing.assert_allclose(p.numpy(), rp.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(v.numpy(), rv.numpy(), rtol=1e-6)
+    assert _plan(sess).steps[-1][3].op.name in ("Assign", "NoOp")
+
+
+def test_fused_update_not_in_place_when_the_old_value_is_read_later_or_fetched():
+    rng = np.random.default_rng(5)
+    graph = gg.Graph()
+    with graph.as_default():
+        w = gg.Variable(rng.standard_normal((4, 4)).astype(np.float32))
+        g = gg.placeholder(gg.float32, (4, 4), name="g")
+        old = w.value()
+        update = w.assign(old * 0.5 - g * 2.0)
+        with gg.control_dependencies([update]):
+            after = old @ old  # the value read before the update, used after it
+    sess = gg.Session(graph, optimize=2)
+    w0, g0 = w.numpy().copy(), rng.standard_normal((4, 4)).astype(np.float32)
+    got_old, got_after, _ = sess.run([old, after, update], {g: g0})
+    np.testing.assert_array_equal(got_old, w0)
+    np.testing.assert_allclose(got_after, w0 @ w0, rtol=1e-5)
+    np.testing.assert_allclose(w.numpy(), w0 * 0.5 - g0 * 2, rtol=1e-6)
+    held = got_old.copy()
+    sess.run(update, {g: g0})  # an in-place update later must not change what was handed out
+    np.testing.assert_array_equal(got_old, held)
+
+
+def test_compiled_training_step_updates_parameters_in_place():
+    model = gg.nn.Sequential(gg.nn.Linear(6, 8), gg.nn.ReLU(), gg.nn.Linear(8, 3))
+    opt = gg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = gg.randn(5, 6), gg.tensor([0, 1, 2, 1, 0])
+
+    @gg.function
+    def step(x, y):
+        opt.zero_grad()
+        loss = gg.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    step(x, y)
+    step(x, y)
+    arrays = [p.data for p in model.parameters()]
+    step(x, y)
+    assert all(p.data is a for p, a in zip(model.parameters(), arrays))

@@ -11,8 +11,8 @@ The kernel is Python source generated per group structure, compiled once (``exec
 every shape is known it writes each instruction with ``out=`` into the output buffer or a few
 temporaries, reusing a buffer as soon as its value is dead (register allocation); otherwise it
 evaluates the same ufuncs without ``out=``. A group whose interior values are needed outside (at most
-``MAX_EXTRA_OUTPUTS`` of them, same dtype) packs its outputs into one array of shape ``(k, *shape)``
-and :class:`Unpack` nodes give views of each.
+``MAX_EXTRA_OUTPUTS`` of them, same dtype) returns a tuple of its outputs, one array each, and
+:class:`Unpack` nodes hand them out (its spec says ``(k, *shape)``: the bytes it makes).
 
 Semantics are those of the unfused ops: each value has its node's dtype (the graph's specs), Python
 scalars stay weak (they are converted to the dtype of the array they meet), and ops whose rule is
@@ -38,7 +38,7 @@ from graphgrad.ops.linalg import MatMul
 from graphgrad.ops.shape import Transpose
 from graphgrad.ops.losses import SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, SoftmaxCrossEntropyWithGrad
 
-#: Most values a group may hand out besides its root (they are packed into one array).
+#: Most values a group may hand out besides its root (the kernel returns them as a tuple).
 MAX_EXTRA_OUTPUTS = 4
 #: Scalars meeting arrays of at most this many elements are stored as full arrays (array-array
 #: ufunc calls are about twice as fast as array-scalar ones on tiny arrays).
@@ -61,8 +61,8 @@ FUSIBLE = tuple(_BINARY) + tuple(_COMPARE) + tuple(_UNARY) + (U.Relu, U.TanhGrad
 
 
 class Unpack(Op):
-    """Output ``index`` of a packed multi-output fused kernel (a view of the packed array), or of an op
-    with ``multiple_outputs`` (an item of the tuple its forward returns)."""
+    """Output ``index`` of an op with ``multiple_outputs`` (an item of the tuple its forward returns:
+    a fused kernel with extra outputs, or a merged softmax cross-entropy)."""
 
     props = ("index",)
 
@@ -73,7 +73,7 @@ class Unpack(Op):
         return TensorSpec(None if packed.shape is None else packed.shape[1:], packed.dtype)
 
     def forward(self, xp, packed):
-        return packed[self.index]  # a view of a packed array, or an item of a multi-output op's tuple
+        return packed[self.index]
 
     def backward(self, inputs, out, g):
         raise GradError("fused ops are only produced after differentiation")
@@ -95,6 +95,9 @@ class FusedElementwise(Op):
         self.source = kernel.source
         self.ops = kernel.ops
         self.donatable = kernel.donatable
+        self.donors = kernel.donors
+        # a kernel with extra outputs returns a tuple of arrays, read by ``Unpack`` nodes
+        self.multiple_outputs = kernel.key[3] != ()
         self._fn = kernel.fn
 
     def __repr__(self) -> str:
@@ -108,7 +111,8 @@ class FusedElementwise(Op):
         return self._fn(xp, None, *arrays)
 
     def forward_into(self, xp, out, *arrays):
-        """Run with ``out`` as the output buffer (an input position listed in ``donatable``)."""
+        """Run with ``out`` as the output buffer (an input position listed in ``donatable``), or for a
+        kernel with several outputs a tuple of buffers (or None) per output (see ``donors``)."""
         return self._fn(xp, out, *arrays)
 
     def backward(self, inputs, out, g):
@@ -310,7 +314,7 @@ def _acyclic(order, users, group_of) -> bool:
 
 # ---- code generation --------------------------------------------------------------------------------
 class _Kernel:
-    __slots__ = ("key", "source", "fn", "spec", "ops", "donatable")
+    __slots__ = ("key", "source", "fn", "spec", "ops", "donatable", "donors")
 
 
 _CACHE: dict = {}
@@ -488,19 +492,23 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kerne
     out_spec_dtype = dtypes[root_j]
     if fast:
         if packed:
+            # one buffer per output, each given by the caller (``out``: a tuple with a buffer or None
+            # per output; buffer planning passes a variable's own array for an in-place update) or new
             k = len(extras) + 1
-            head.append(f"    pack = xp.empty({(k,) + tuple(shape)!r}, _out_dtype)")
-            head.extend(f"    o{i} = pack[{i}, ...]" for i in range(k))
+            names = ", ".join(f"o{i}" for i in range(k))
+            head.append(f"    {names}, = (None,) * {k} if out is None else out")
+            for i in range(k):
+                head.append(f"    if o{i} is None: o{i} = xp.empty({tuple(shape)!r}, _out_dtype)")
         else:
             head.append("    if out is None:")
             head.append(f"        out = xp.empty({tuple(shape)!r}, _out_dtype)")
         for name, dtype in temps:
             head.append(f"    {name} = xp.empty({tuple(shape)!r}, _d_{dtype.str[1:]})")
-        tail = ["    return pack" if packed else "    return out"]
+        tail = [f"    return ({names},)" if packed else "    return out"]
     else:
         if packed:
             names = ", ".join(f"v{j}" for j in [root_j] + [members.index(x) for x in extras])
-            tail = [f"    return xp.stack([{names}])"]
+            tail = [f"    return ({names},)"]
         else:
             tail = [f"    return v{root_j}"]
     namespace = {"_out_dtype": out_spec_dtype, "np": np}
@@ -534,16 +542,19 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kerne
     kernel.spec = TensorSpec(((len(extras) + 1,) + tuple(shape)) if packed else shape, out_spec_dtype)
     # inputs the kernel may overwrite as its output: read for the last time before ``out`` is first
     # written, or by that very instruction when it is a plain ufunc (elementwise in place is safe)
-    donatable = []
-    if fast and not packed and first_out_write is not None:
-        plain = instrs[first_out_write][1] not in (MatMul, E.Where, U.TanhGrad)
-        for i, t in enumerate(inputs):
-            j = last.get(("a", i))
-            if j is None or t.shape != tuple(shape) or t.dtype != out_spec_dtype:
-                continue
-            if j < first_out_write or (j == first_out_write and plain):
-                donatable.append(i)
-    kernel.donatable = tuple(donatable)
+    # per output, the inputs whose array it may be written into (for each, the instruction that first
+    # writes the output); ``donatable`` is output 0's list for a single-output kernel
+    first_writes = {0: first_out_write} if not packed else {k: j for j, k in extra_slots.items()}
+    donors = {}
+    for k, first in first_writes.items():
+        if not fast or first is None:
+            continue
+        plain = instrs[first][1] not in (MatMul, E.Where, U.TanhGrad)
+        donors[k] = tuple(i for i, t in enumerate(inputs)
+                          if t.shape == tuple(shape) and t.dtype == out_spec_dtype and last.get(("a", i)) is not None
+                          and (last[("a", i)] < first or (last[("a", i)] == first and plain)))
+    kernel.donors = donors
+    kernel.donatable = () if packed else donors.get(0, ())
     return kernel
 
 
