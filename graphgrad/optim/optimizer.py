@@ -29,11 +29,16 @@ from typing import Any, Callable, Iterable, Optional
 from graphgrad.backend import namespace_of
 from graphgrad.core.autograd import enable_grad, no_grad
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import ShapeError
+from graphgrad.errors import GraphError, ShapeError
 from graphgrad.graph.graph import building_graph, graph_of
 from graphgrad.graph.variables import Variable
 from graphgrad.ops import astype, neg, where, zeros_like
 from graphgrad.optim import rules
+
+
+#: How many parameter sets / hyperparameter values a fused ``step()`` compiles before it gives up
+#: (a schedule changing a hyperparameter other than the learning rate every step).
+MAX_FUSED_TRACES = 4
 
 
 class StateVariable(Variable):
@@ -81,11 +86,17 @@ class Optimizer:
     """
 
     rule = ""
+    #: Whether ``step()`` runs as one compiled update (the rule traced once per parameter set and
+    #: hyperparameters with ``gg.function``: fused kernels that write the parameters and the state in
+    #: place) instead of op by op. Same results; set ``opt.fused = False`` to step op by op.
+    fused: bool = True
 
     def __init__(self, params: Iterable, defaults: dict) -> None:
         self.defaults = dict(defaults)
         self.state: dict = {}
         self.param_groups: list = []
+        self._compiled_step = None
+        self._fused_keys: set = set()
         if isinstance(params, Tensor):
             raise TypeError(f"{type(self).__name__}: params must be an iterable of Parameters or dicts, got a "
                             "single Tensor; pass [tensor]")
@@ -174,6 +185,8 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        if self.fused and not building_graph() and self._fused_step():
+            return loss
         with no_grad():
             for group in self.param_groups:
                 lr = None
@@ -208,18 +221,59 @@ class Optimizer:
                             state[name] = value
         return loss
 
+    # ---- the compiled eager step ----------------------------------------------------------------------
+    def _fused_step(self) -> bool:
+        """Run the update of every parameter with a gradient as one compiled function; False when this
+        step cannot be compiled (a gradient is a graph tensor, or the rule branches on tensor values)."""
+        key, grads = [], []
+        for group in self.param_groups:
+            live = [p for p in group["params"] if p.grad is not None]
+            if any(_is_symbolic(p.grad) for p in live):
+                return False
+            grads.extend(p.grad for p in live)
+            hyper = tuple((k, _hashable(v)) for k, v in sorted(group.items()) if k not in ("params", "lr"))
+            key.append((tuple(id(p) for p in live), tuple((p.grad.dtype.str, tuple(p.grad.shape)) for p in live),
+                        hyper, isinstance(group["lr"], Tensor)))
+        if self._compiled_step is None:
+            from graphgrad.graph.trace import function  # (a layer below: imported when first needed)
+
+            self._compiled_step = function(self._traced_step)
+        elif self._compiled_step.trace_count >= MAX_FUSED_TRACES and tuple(key) not in self._fused_keys:
+            self.fused = False  # hyperparameters change every step (a momentum schedule): op by op is cheaper
+            return False
+        self._fused_keys.add(tuple(key))
+        try:
+            self._compiled_step(tuple(key), grads)
+        except GraphError:
+            self.fused = False  # a rule that needs tensor values in Python: step op by op from now on
+            return False
+        return True
+
+    def _traced_step(self, key: tuple, grads: list) -> None:
+        """The update of every parameter with a gradient, traced by ``_fused_step``: ``grads`` are the
+        placeholders standing for the gradients (``key`` only makes ``gg.function`` trace anew when
+        the parameter set or the hyperparameters change)."""
+        placeholders = iter(grads)
+        for group in self.param_groups:
+            lr = None
+            for p in group["params"]:
+                if p.grad is not None:
+                    lr = self._step_in_graph(p, group, lr, grad=next(placeholders))
+
     # ---- the step inside a graph (gg.function) -------------------------------------------------------
-    def _step_in_graph(self, p: Tensor, group: dict, lr: Any) -> Any:
+    def _step_in_graph(self, p: Tensor, group: dict, lr: Any, grad: Optional[Tensor] = None) -> Any:
         """Build the update of ``p`` in the graph being traced: the rule runs on graph tensors, the new
         parameter and state are ``assign`` nodes. The state lives in Variables (:class:`StateVariable`,
         made here from the eager state, kept for later eager steps too), so each run of the compiled
-        step continues from the last. Returns the group's learning rate as the graph sees it."""
-        graph = graph_of([p.grad])
+        step continues from the last. Returns the group's learning rate as the graph sees it.
+        ``grad`` stands for ``p.grad`` when given (a placeholder of the compiled eager step)."""
+        grad = p.grad if grad is None else grad
+        graph = graph_of([grad])
         with graph.as_default():
             if lr is None:
                 lr = self._graph_hyperparameter(group, "lr")
             hyper = dict(group, lr=lr)
-            grad = self._grad_of(p, group, detach=False)
+            grad = self._grad_of(p, group, detach=False, grad=grad)
             state = self.state.get(p)
             if state is None:
                 state = self.state[p] = self._init_state(p, group)
@@ -389,10 +443,10 @@ class Optimizer:
             state[name] = Tensor._wrap(xp.full(param.shape, initial, dtype=param.dtype))
         return state
 
-    def _grad_of(self, param: Tensor, group: dict, detach: bool = True) -> Tensor:
-        """The gradient the rule sees: ``param.grad`` (detached, in the parameter's dtype), negated
-        with ``maximize``."""
-        grad = param.grad
+    def _grad_of(self, param: Tensor, group: dict, detach: bool = True, grad: Optional[Tensor] = None) -> Tensor:
+        """The gradient the rule sees: ``param.grad`` (or ``grad``; detached, in the parameter's dtype),
+        negated with ``maximize``."""
+        grad = param.grad if grad is None else grad
         if tuple(grad.shape) != tuple(param.shape):
             raise ShapeError(f"{type(self).__name__}.step: a parameter of shape {tuple(param.shape)} has a gradient "
                              f"of shape {tuple(grad.shape)}")
@@ -405,6 +459,14 @@ class Optimizer:
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
         """The new value of ``param``; updates ``state`` in the dict."""
         raise NotImplementedError
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return value
 
 
 def _check_nonnegative(owner: str, group: dict, *names: str) -> None:

@@ -160,8 +160,8 @@ def test_float32_stays_float32(name, hyper, data):
     ref = reference(name, hyper, inits, noise)
     for p in params:
         assert p.dtype == gg.float32
-        for v in opt.state[p].values():
-            assert not isinstance(v, gg.Tensor) or v.dtype == gg.float32
+        for name, v in opt.state[p].items():
+            assert name == "step" or not isinstance(v, gg.Tensor) or v.dtype == gg.float32
     for x, y in zip(got[-1], ref[-1]):
         np.testing.assert_allclose(x, y, rtol=2e-4, atol=2e-4)
 
@@ -369,3 +369,78 @@ def test_state_table_of_new_rules():
     assert rules.state_for("adagrad", initial_accumulator_value=0.1) == {"state_sum": 0.1}
     assert rules.state_for("adadelta") == {"square_avg": 0.0, "acc_delta": 0.0}
     assert "adagrad" in rules.NEEDS_STEP
+
+
+# ---- the compiled (fused) eager step ------------------------------------------------------------------
+@pytest.mark.parametrize("name,hyper", CASES, ids=IDS)
+def test_fused_step_equals_op_by_op_and_updates_in_place(name, hyper, data):
+    inits, noise = data
+    runs = []
+    for fused in (True, False):
+        params = [gg.nn.Parameter(gg.tensor(p)) for p in inits]
+        opt = getattr(gg.optim, name)(params, **hyper)
+        opt.fused = fused
+        arrays = [p.data for p in params]
+        hist = []
+        for t in range(1, STEPS + 1):
+            set_grads(params, t, noise)
+            opt.step()
+            hist.append([p.numpy().copy() for p in params])
+        assert all(p.data is a for p, a in zip(params, arrays))  # the parameters' arrays keep their identity
+        runs.append((hist, opt))
+    (fused_hist, fused_opt), (plain_hist, _) = runs
+    for a, b in zip(fused_hist, plain_hist):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
+    assert fused_opt.fused and fused_opt._compiled_step.trace_count == 1
+
+
+def test_fused_step_follows_a_learning_rate_schedule_without_retracing(data):
+    inits, noise = data
+    runs = []
+    for fused in (True, False):
+        params = [gg.nn.Parameter(gg.tensor(p)) for p in inits]
+        opt = gg.optim.SGD(params, lr=0.1, momentum=0.9)
+        opt.fused = fused
+        sched = gg.optim.StepLR(opt, step_size=2, gamma=0.5)
+        for t in range(1, STEPS + 1):
+            set_grads(params, t, noise)
+            opt.step()
+            sched.step()
+        runs.append([p.numpy() for p in params])
+        if fused:
+            assert opt._compiled_step.trace_count == 1
+    for x, y in zip(*runs):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+
+
+def test_fused_step_gives_up_when_hyperparameters_change_every_step(data):
+    inits, noise = data
+    params = [gg.nn.Parameter(gg.tensor(p)) for p in inits]
+    opt = gg.optim.SGD(params, lr=0.1, momentum=0.9)
+    ref_params = [gg.nn.Parameter(gg.tensor(p)) for p in inits]
+    ref = gg.optim.SGD(ref_params, lr=0.1, momentum=0.9)
+    ref.fused = False
+    for t in range(1, STEPS + 1):
+        for o in (opt, ref):
+            o.param_groups[0]["momentum"] = 0.5 + 0.04 * t
+        set_grads(params, t, noise)
+        set_grads(ref_params, t, noise)
+        opt.step()
+        ref.step()
+    assert not opt.fused  # fell back to op-by-op steps after a few compiles
+    for p, r in zip(params, ref_params):
+        np.testing.assert_allclose(p.numpy(), r.numpy(), rtol=1e-12)
+
+
+def test_fused_step_skips_parameters_without_gradients(data):
+    inits, noise = data
+    params = [gg.nn.Parameter(gg.tensor(p)) for p in inits]
+    opt = gg.optim.Adam(params, lr=0.05)
+    frozen = params[0].numpy().copy()
+    for t in range(1, 4):
+        set_grads(params, t, noise)
+        params[0].grad = None
+        opt.step()
+    np.testing.assert_array_equal(params[0].numpy(), frozen)
+    assert params[0] not in opt.state and int(opt.state_dict()["state"][1]["step"]) == 3

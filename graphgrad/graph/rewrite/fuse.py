@@ -31,6 +31,7 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError
 from graphgrad.graph.graph import topo_order
 from graphgrad.graph.rewrite.engine import Program, program_pass
+from graphgrad.graph.variables import Assign, ReadVariable
 from graphgrad.ops import elementwise as E
 from graphgrad.ops import unary as U
 from graphgrad.ops.array import FullLike
@@ -356,9 +357,10 @@ def _is_plain_transpose(x) -> bool:
             and isinstance(node.inputs[0], Tensor) and node.inputs[0].ndim == 2)
 
 
-def build_kernel(members, root, extras, inputs) -> _Kernel:
+def build_kernel(members, root, extras, inputs, in_place: bool = False) -> _Kernel:
     """Generate (or fetch from the cache) the kernel of a group. ``inputs`` lists the group's external
-    tensor inputs in argument order."""
+    tensor inputs in argument order. ``in_place``: keep the output buffer for the root's own write (no
+    scratch use before), so that an input read until then may be given as the output."""
     pos = {id(t._node): i for i, t in enumerate(inputs)}
     slot = {m: j for j, m in enumerate(members)}
     shape = root.out.shape
@@ -379,14 +381,14 @@ def build_kernel(members, root, extras, inputs) -> _Kernel:
         instrs.append((opkey, type(m.op), tuple(args), m.out.spec.dtype.str))
     in_specs = tuple((t.shape, t.dtype.str) for t in inputs)
     outs = tuple(slot[x] for x in extras)
-    key = (tuple((i[0], i[2], i[3]) for i in instrs), in_specs, shape, outs)
+    key = (tuple((i[0], i[2], i[3]) for i in instrs), in_specs, shape, outs, in_place)
     kernel = _CACHE.get(key)
     if kernel is None:
-        kernel = _CACHE[key] = _generate(key, instrs, inputs, members, root, extras, shape, fast)
+        kernel = _CACHE[key] = _generate(key, instrs, inputs, members, root, extras, shape, fast, in_place)
     return kernel
 
 
-def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kernel:
+def _generate(key, instrs, inputs, members, root, extras, shape, fast, in_place=False) -> _Kernel:
     n = len(instrs)
     dtypes = [np.dtype(d) for _, _, _, d in instrs]
     in_dtypes = [t.dtype for t in inputs]
@@ -447,7 +449,7 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast) -> _Kerne
 
     if fast:
         out_dtype = dtypes[root_j]
-        if not packed:
+        if not packed and not in_place:
             free[out_dtype.str] = ["out"]
     for j, (opkey, cls, args, dstr) in enumerate(instrs):
         dtype = dtypes[j]
@@ -611,6 +613,7 @@ def fuse_program(program: Program) -> int:
     groups = find_groups(program)
     graph = program.graph
     replaced: dict = {}  # old node -> new tensor
+    assigned_from = _assigned_variables(program)
     for members, root, extras in reversed(groups):  # roots in execution order
         member_set = set(members)
         inputs, seen = [], set()
@@ -619,7 +622,11 @@ def fuse_program(program: Program) -> int:
                 if isinstance(x, Tensor) and x._node not in member_set and x._node not in seen:
                     seen.add(x._node)
                     inputs.append(x)
-        kernel = build_kernel(members, root, extras, inputs)
+        # an update of a variable read here (assign(v, f(read(v)))) may run in place: then the
+        # output buffer must not serve as scratch before the kernel's last read of that input
+        updated = {id(v) for n in [root] + extras for v in assigned_from.get(n, ())}
+        in_place = any(type(x._node.op) is ReadVariable and id(x._node.op.variable) in updated for x in inputs)
+        kernel = build_kernel(members, root, extras, inputs, in_place)
         op = FusedElementwise(kernel)
         name = "Fused" + "".join(kernel.ops[:3]) if len(kernel.ops) <= 3 else f"Fused{len(kernel.ops)}"
         fused = graph.add_node(op, tuple(inputs), kernel.spec, name=name)
@@ -633,6 +640,15 @@ def fuse_program(program: Program) -> int:
     if replaced:
         _redirect(program, replaced)
     return len(groups)
+
+
+def _assigned_variables(program: Program) -> dict:
+    """{node: the variables assigned its value}."""
+    found: dict = {}
+    for node in program.nodes():
+        if type(node.op) is Assign and isinstance(node.inputs[0], Tensor):
+            found.setdefault(node.inputs[0]._node, []).append(node.op.variable)
+    return found
 
 
 def _redirect(program: Program, replaced: dict) -> None:
