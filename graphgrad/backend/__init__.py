@@ -11,6 +11,9 @@ from typing import Any, Callable
 import numpy as np
 
 from graphgrad.backend import numpy_backend
+from graphgrad.backend.allocator import malloc_tuned, tune_at_import, tune_malloc
+
+tune_at_import()
 
 ndarray = np.ndarray
 
