@@ -554,6 +554,14 @@ C("matmul[noncontig]", [F((4, 3), layout="T"), F((3, 2), layout="step")], lambda
   lambda g, a, b: a @ b)
 C("matmul[zero_rows]", [F((0, 3)), F((3, 4))], lambda t, a, b: a @ b, lambda g, a, b: a @ b)
 C("matmul[zero_inner]", [F((3, 0)), F((0, 4))], lambda t, a, b: a @ b, lambda g, a, b: a @ b)
+C("linear", [F((5, 4)), F((3, 4)), F((3,))], lambda t, x, w, b: nnf(t).linear(x, w, b),
+  lambda g, x, w, b: g.nn.functional.linear(x, w, b))
+C("linear[3d_f32]", [F((2, 5, 4)), F((3, 4)), F((3,))], lambda t, x, w, b: nnf(t).linear(x, w, b),
+  lambda g, x, w, b: g.nn.functional.linear(x, w, b), **F32)
+C("linear[vector_nobias]", [F((4,)), F((3, 4))], lambda t, x, w: nnf(t).linear(x, w),
+  lambda g, x, w: g.nn.functional.linear(x, w))
+C("linear[noncontig]", [F((4, 5), layout="T"), F((3, 5), layout="T")], lambda t, x, w: nnf(t).linear(x, w),
+  lambda g, x, w: g.nn.functional.linear(x, w))
 C("dot", [F((5,)), F((5,))], lambda t, a, b: t.dot(a, b), lambda g, a, b: g.dot(a, b))
 C("outer", [F((3,)), F((4,))], lambda t, a, b: t.outer(a, b), lambda g, a, b: g.outer(a, b))
 C("einsum[matmul]", [F((3, 4)), F((4, 5))], lambda t, a, b: t.einsum("ij,jk->ik", a, b),
