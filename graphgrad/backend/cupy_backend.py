@@ -17,3 +17,14 @@ def register(register_kernel) -> None:
 
     register_kernel("cupy", "erf", erf)
     register_kernel("cupy", "sigmoid", expit)
+    register_kernel("cupy", "scatter_add_rows", _scatter_add_rows)
+
+
+def _scatter_add_rows(index, rows, num: int):
+    """See ``numpy_backend.scatter_add_rows``: CuPy's atomic scatter-add."""
+    import cupy
+    import cupyx
+
+    out = cupy.zeros((num,) + rows.shape[1:], dtype=rows.dtype)
+    cupyx.scatter_add(out, index, rows)
+    return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
+from graphgrad.backend import kernel
 from graphgrad.core.op import Op, as_tensor_args, needs_grad
 from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.spec import TensorSpec, normalize_axis
@@ -331,8 +332,7 @@ class EmbeddingBackward(Op):
         return TensorSpec((self.num, g.shape[-1]), g.dtype)
 
     def forward(self, xp, g, idx):
-        out = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
-        xp.add.at(out, idx.reshape(-1), g.reshape(-1, g.shape[-1]))
+        out = kernel(xp, "scatter_add_rows")(idx.reshape(-1), g.reshape(-1, g.shape[-1]), self.num)
         if self.padding_idx is not None:
             out[self.padding_idx] = 0
         return out

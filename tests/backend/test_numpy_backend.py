@@ -49,3 +49,17 @@ def test_erf_and_sigmoid_keep_float16_like_numpy_ufuncs():
     assert gg.sigmoid(gg.tensor(x)).dtype == np.float16
     assert gg.erf(gg.tensor(x)).dtype == np.float16
     np.testing.assert_allclose(numpy_backend.sigmoid(x), 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-3)
+
+
+def test_scatter_add_rows_matches_add_at():
+    from graphgrad.backend.numpy_backend import scatter_add_rows
+
+    rng = np.random.default_rng(0)
+    for num, n, tail in ((5, 0, (3,)), (1, 7, (2,)), (65, 1024, (16,)), (10, 40, (2, 3)), (1000, 30, (4,))):
+        index = rng.integers(0, num, n)
+        rows = rng.standard_normal((n,) + tail)
+        expected = np.zeros((num,) + tail)
+        np.add.at(expected, index, rows)
+        got = scatter_add_rows(index, rows, num)
+        assert got.shape == expected.shape and got.dtype == rows.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
