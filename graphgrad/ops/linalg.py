@@ -156,7 +156,10 @@ class Linear(Op):
         return TensorSpec(sx[:-1] + sw[:1], _result_dtype(self, *specs))
 
     def forward(self, xp, x, w, b=None):
-        y = xp.matmul(x, w.T)
+        if x.ndim > 2:  # one GEMM over all leading dims, not a batch of small ones
+            y = xp.matmul(x.reshape(-1, x.shape[-1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
+        else:
+            y = xp.matmul(x, w.T)
         if b is not None:
             if b.dtype == y.dtype:
                 y += b  # (y is fresh: adding in place saves an array)
@@ -166,11 +169,14 @@ class Linear(Op):
 
     def backward(self, inputs, out, g):
         x, w = inputs[0], inputs[1]
-        gx = matmul(g, w) if needs_grad(x) else None
+        out_features, in_features = w.shape
+        g2 = g if g.ndim <= 2 else reshape(g, (-1, out_features))  # one GEMM over all leading dims
+        gx = None
+        if needs_grad(x):
+            gx = matmul(g2, w) if g.ndim <= 2 else reshape_like(matmul(g2, w), x)
         gw = None
         if needs_grad(w):
-            out_features, in_features = w.shape
-            g2 = g if g.ndim == 2 else reshape(g, (-1, out_features))
+            g2 = g2 if g2.ndim == 2 else reshape(g2, (1, out_features))
             x2 = x if x.ndim == 2 else reshape(x, (-1, in_features))
             gw = matmul(_mT(g2), x2)
         if len(inputs) == 2:
