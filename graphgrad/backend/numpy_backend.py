@@ -72,22 +72,25 @@ def erf_fallback(x):
     return out.astype(np.result_type(x.dtype, np.float16), copy=False)
 
 
+_SCIPY_EXPIT: list = []  # [expit or None], filled at the first call: importing SciPy takes ~0.2 s
+
+
 def _scipy_expit():
-    try:
-        from scipy.special import expit
-    except ImportError:
-        return None
-    return expit
-
-
-_SCIPY_EXPIT = _scipy_expit()
+    if not _SCIPY_EXPIT:
+        try:
+            from scipy.special import expit
+        except ImportError:
+            expit = None
+        _SCIPY_EXPIT.append(expit)
+    return _SCIPY_EXPIT[0]
 
 
 def sigmoid(x):
     """The logistic function, without overflow: SciPy's ``expit`` when installed, else
     ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below, with ``e = exp(-|x|)`` <= 1."""
-    if _SCIPY_EXPIT is not None:
-        return _float_like(_SCIPY_EXPIT(x), x)
+    expit = _scipy_expit()
+    if expit is not None:
+        return _float_like(expit(x), x)
     return sigmoid_fallback(x)
 
 
