@@ -1,11 +1,38 @@
-"""An imported ONNX model as a ``gg.nn.Module`` (see :func:`graphgrad.io.onnx.to_module`)."""
+"""An imported ONNX model as a ``gg.nn.Module`` (see :func:`graphgrad.io.onnx.to_module`).
+
+The ONNX graph is converted once per input signature (the shapes and dtypes of the tensors a call
+is given), not on every call: the interpreter runs on placeholders of those exact shapes inside a
+graph of its own, so import-time constants (shape computations, folded initializers) are computed
+once, and every call only runs the graphgrad ops that depend on the inputs or the parameters:
+
+* with gradients wanted (grad mode on, and an input or a parameter requiring grad), the recorded
+  nodes are applied again eagerly, op by op, on the call's tensors and the Parameters themselves,
+  so autograd records them as it would for hand-written code (fine-tuning works);
+* otherwise a ``Session`` runs the same graph's compiled plan (fused elementwise kernels, buffer
+  reuse), reading the Parameters' current values.
+
+A model that cannot be converted that way (a shape read from the input data, an output whose size
+depends on the data) is interpreted on each call's tensors, as is a call made inside a graph or a
+``gg.function`` trace (which converts it once anyway).
+"""
 from __future__ import annotations
 
+from typing import Any
+
+from graphgrad.backend import np
+from graphgrad.core.autograd import GRAD_MODE
 from graphgrad.core.tensor import Tensor
+from graphgrad.errors import GraphgradError
+from graphgrad.graph.graph import Graph, building_graph, topo_order
+from graphgrad.graph.session import Session
+from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, placeholder
 from graphgrad.io.onnx.importer import (Interpreter, OnnxImportError, flatten, graph_inputs, initializer_arrays,
                                         make_input, opsets_of, structure_of)
 from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Parameter
+
+#: input signatures whose conversion a module keeps (the oldest is dropped beyond this)
+MAX_SIGNATURES = 16
 
 
 class OnnxModule(Module):
@@ -16,6 +43,10 @@ class OnnxModule(Module):
     module. ``forward(*inputs)`` takes the model's inputs in order (arrays or tensors; a list of them
     for a sequence input, None for an empty optional) and returns one value for a one-output model,
     else a tuple (a sequence output is a list of tensors).
+
+    Attributes:
+        conversions: how many times the ONNX graph was converted (once per new input signature, and
+            on every call of a model that must be interpreted per call).
     """
 
     def __init__(self, model, trainable: bool = True):
@@ -34,32 +65,187 @@ class OnnxModule(Module):
             else:
                 self._constants[name] = array
         self._interpreter = Interpreter(model.graph, opsets_of(model))
+        self._programs: dict = {}
+        self.conversions = 0
 
     def forward(self, *inputs):
         if len(inputs) != len(self.input_names):
             raise OnnxImportError(f"this ONNX model takes {len(self.input_names)} input(s) "
                                   f"{self.input_names}, got {len(inputs)}")
-        feeds = {}
+        leaves, structures = [], []
         for name, type_proto, x in zip(self.input_names, self.input_types, inputs):
-            given = iter(flatten(x))
+            structure = structure_of(x)
+            value = make_input(type_proto, name, _checked_input(iter(flatten(x))), structure)
+            leaves.extend(flatten(value))
+            structures.append(structure)
+        if building_graph() or any(t.data is None for t in leaves):
+            outputs = self._interpret(leaves, structures)  # inside a graph or a trace: it converts once anyway
+        else:
+            outputs = self._run(leaves, structures)
+        outputs = tuple(outputs)
+        return outputs[0] if len(outputs) == 1 else outputs
 
-            def check(tensor_name, shape, dtype):
-                item = next(given)
-                t = item if isinstance(item, Tensor) else Tensor(item)
-                if t.dtype != dtype:
-                    raise OnnxImportError(f"input {tensor_name!r} must be {dtype}, got {t.dtype}")
-                return t
+    # ---- per-call interpretation ----------------------------------------------------------------
+    def _interpret(self, leaves: list, structures: list) -> list:
+        """Interpret the ONNX graph on ``leaves`` (the inputs' tensors) now."""
+        self.conversions += 1
+        given = iter(leaves)
+        feeds = {name: make_input(type_proto, name, lambda *_: next(given), structure)
+                 for name, type_proto, structure in zip(self.input_names, self.input_types, structures)}
+        values = self._interpreter.run(feeds, self._initializers())
+        return [values[name] for name in self.output_names]
 
-            feeds[name] = make_input(type_proto, name, check, structure_of(x))
+    def _initializers(self) -> dict:
         initializers = dict(self._constants)
         initializers.update({name: getattr(self, key) for name, key in self._param_names.items()})
-        values = self._interpreter.run(feeds, initializers)
-        outputs = tuple(values[name] for name in self.output_names)
-        return outputs[0] if len(outputs) == 1 else outputs
+        return initializers
+
+    # ---- converted once per signature ---------------------------------------------------------------
+    def _run(self, leaves: list, structures: list) -> list:
+        key = (tuple((tuple(t.shape), t.dtype.str) for t in leaves), repr(structures))
+        program = self._programs.get(key)
+        if program is not None and not program.current():
+            program = None  # a parameter it took as a constant has changed: convert again
+        if program is None:
+            if len(self._programs) >= MAX_SIGNATURES:
+                self._programs.pop(next(iter(self._programs)))
+            program = self._programs[key] = self._convert(leaves, structures)
+        if program.graph is None:
+            return self._interpret(leaves, structures)
+        wants_grad = GRAD_MODE.enabled and (any(t.requires_grad for t in leaves) or program.any_trained())
+        return program.replay(leaves) if wants_grad else program.run(leaves)
+
+    def _convert(self, leaves: list, structures: list) -> "_Program":
+        """Interpret the model once on placeholders shaped like ``leaves``, in a graph of its own."""
+        self.conversions += 1
+        graph = Graph()
+        placeholders = []
+        with graph.as_default():
+            def make_placeholder(name, shape, dtype):
+                placeholders.append(placeholder(dtype, shape, name="input"))
+                return placeholders[-1]
+
+            feeds = {name: make_input(type_proto, name, make_placeholder, structure)
+                     for name, type_proto, structure in zip(self.input_names, self.input_types, structures)}
+            initializers = dict(self._constants)
+            reads = []
+            for name, key in self._param_names.items():
+                initializers[name] = graph.read_variable(getattr(self, key))
+                reads.append((initializers[name], getattr(self, key)))
+            interpreter = _RecordingInterpreter(self.model.graph, opsets_of(self.model), reads)
+            try:
+                values = interpreter.run(feeds, initializers)
+            except GraphgradError:
+                return _Program(None, [], [], [])  # needs the data itself: interpret on every call
+        outputs = [values[name] for name in self.output_names]
+        return _Program(graph, placeholders, outputs, interpreter.constant_reads)
 
     def extra_repr(self) -> str:
         ops = sorted({n.op_type for n in self.model.graph.node})
         return f"inputs={self.input_names}, outputs={self.output_names}, ops={ops}"
+
+
+def _checked_input(given):
+    """``make_input``'s callback for a call's arguments: each one as a Tensor of the declared dtype."""
+
+    def check(tensor_name, shape, dtype):
+        item = next(given)
+        t = item if isinstance(item, Tensor) else Tensor(item)
+        if t.dtype != dtype:
+            raise OnnxImportError(f"input {tensor_name!r} must be {dtype}, got {t.dtype}")
+        return t
+
+    return check
+
+
+class _RecordingInterpreter(Interpreter):
+    """An interpreter that remembers the variables whose value a converter took as a constant."""
+
+    def __init__(self, graph_proto, opsets: dict, reads) -> None:
+        super().__init__(graph_proto, opsets, reads)
+        self.constant_reads: list = []
+
+    def known_value(self, t: Tensor):
+        value = super().known_value(t)
+        variable = self.reads.get(id(t))
+        if variable is not None and value is not None:
+            self.constant_reads.append((variable, np.array(value, copy=True)))
+        return value
+
+
+class _Program:
+    """The model converted for one input signature: a graph whose placeholders are the call's
+    tensors and whose variable reads are the module's Parameters.
+
+    ``replay(leaves)`` applies its nodes eagerly, op by op (autograd records them); ``run(leaves)``
+    runs its compiled plan in a Session. ``graph`` is None when the model has to be interpreted on
+    every call."""
+
+    def __init__(self, graph, placeholders: list, outputs: list, constant_reads: list):
+        self.graph = graph
+        self.constant_reads = constant_reads
+        if graph is None:
+            return
+        self.outputs = outputs
+        self.fetches = [t for t in _leaves_of(outputs) if t.data is None]
+        slot_of = {p._node: i for i, p in enumerate(placeholders)}
+        self.n_inputs = len(placeholders)
+        roots = [t._node for t in self.fetches]
+        self.steps, self.template, self.variables = [], [None] * len(placeholders), []
+        for node in topo_order(roots, stop=slot_of):
+            if node in slot_of or type(node.op) is NoOp:
+                continue
+            slot_of[node] = len(self.template)
+            if type(node.op) is ReadVariable:
+                self.template.append(node.op.variable)
+                self.variables.append(node.op.variable)
+            elif type(node.op) is Const:
+                self.template.append(Tensor._wrap(node.op.value))
+            elif type(node.op) is Placeholder:
+                raise OnnxImportError("an ONNX graph converted for a module reads an unknown placeholder")
+            else:
+                self.template.append(None)
+                args = tuple((True, slot_of[x._node]) if isinstance(x, Tensor) else (False, x) for x in node.inputs)
+                self.steps.append((slot_of[node], node.op.apply, args))
+        self.slot_of = slot_of
+        self.session = Session(graph)
+        self.feed_nodes = placeholders
+
+    def current(self) -> bool:
+        """Whether the parameters taken as constants when converting still have those values."""
+        return all(np.array_equal(variable.data, value) for variable, value in self.constant_reads)
+
+    def any_trained(self) -> bool:
+        return any(v.requires_grad for v in self.variables)
+
+    def replay(self, leaves: list) -> list:
+        values = list(self.template)
+        values[:self.n_inputs] = leaves
+        for slot, apply, args in self.steps:
+            values[slot] = apply(*[values[a] if is_slot else a for is_slot, a in args])
+        return self._outputs(lambda t: values[self.slot_of[t._node]])
+
+    def run(self, leaves: list) -> list:
+        feeds = {p: t.data for p, t in zip(self.feed_nodes, leaves)}
+        results = self.session.run(self.fetches, feeds) if self.fetches else []
+        by_node = {t._node: Tensor._wrap(np.asarray(r)) for t, r in zip(self.fetches, results)}
+        return self._outputs(lambda t: by_node[t._node])
+
+    def _outputs(self, computed) -> list:
+        def rebuild(value):
+            if isinstance(value, list):
+                return [rebuild(item) for item in value]
+            if value is None:
+                return None
+            if value.data is not None:  # an import-time constant output
+                return Tensor(np.array(value.data, copy=True))
+            return computed(value)
+
+        return [rebuild(out) for out in self.outputs]
+
+
+def _leaves_of(values: list) -> list:
+    return [leaf for value in values for leaf in flatten(value)]
 
 
 def _attribute_name(name: str, taken) -> str:
