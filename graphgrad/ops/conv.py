@@ -72,8 +72,8 @@ def _padded(xp, x, pads: tuple, sizes: Optional[tuple] = None, value=0):
     lead = x.shape[:x.ndim - nd]
     if sizes is None:
         sizes = tuple(x.shape[x.ndim - nd + i] + lo + hi for i, (lo, hi) in enumerate(pads))
-        if all(lo == 0 and hi == 0 for lo, hi in pads):
-            return x
+    if all(lo == 0 for lo, _ in pads) and tuple(sizes) == x.shape[x.ndim - nd:]:
+        return x
     out = xp.full(lead + tuple(sizes), value, dtype=x.dtype)
     inner = tuple(slice(lo, lo + x.shape[x.ndim - nd + i]) for i, (lo, _) in enumerate(pads))
     out[(Ellipsis,) + inner] = x
@@ -114,30 +114,47 @@ def _checked(op: Op, *inputs) -> Tensor:
 
 
 # ---- kernels (backend arrays) ----------------------------------------------------------------------
-# Layout: "cols" is (groups, C_in/groups * prod(kernel), N * prod(out)), built from the strided
-# window view by one copy whose inner axis is the input's own rows (cache friendly); products are
-# 2-D matmuls per group (BLAS handles them well, stacked matmuls with transposed operands do not).
-def _matmul_groups(xp, a, b):
-    """``a[g] @ b[g]`` for every group ``g`` (2-D products)."""
-    if a.shape[0] == 1:
-        return (a[0] @ b[0])[None]
-    return xp.stack([a[i] @ b[i] for i in range(a.shape[0])])
-
-
+# Layout: an input (N, C, *S) is read as (N, G, C/G, *S). Its windows are copied once into "cols" of
+# shape (N, G, C/G * prod(kernel), prod(out)), whose rows run along output positions (contiguous
+# reads and writes). Products are matmuls stacked over (N, G): NumPy hands each 2-D product to BLAS
+# from one C loop (no Python loop over groups), and results come out in (N, C, *S) order with no
+# transposing copy. Depthwise convolutions (one input channel per group) skip the matmuls: a
+# shift-and-add over kernel offsets on whole planes (see _depthwise_*).
 def _im2col(xp, x, out, kernel, stride, padding, dilation, groups):
+    """(N, G, C/G * prod(kernel), prod(out)): every window of the padded input, copied once."""
     nd = len(kernel)
     n, c = x.shape[:2]
     win = _windows(xp, _padded(xp, x, padding), out, kernel, stride, dilation)  # (n, c, *out, *k)
-    win = win.reshape((n, groups, c // groups) + tuple(out) + tuple(kernel))
-    axes = (1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + (0,) + tuple(range(3, 3 + nd))
-    return win.transpose(axes).reshape(groups, (c // groups) * math.prod(kernel), n * math.prod(out))
+    axes = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
+    return win.transpose(axes).reshape(n, groups, (c // groups) * math.prod(kernel), math.prod(out))
 
 
-def _channels_first(xp, y, groups):
-    """(N, G*C, *S) -> (G, C, N * prod(S)), a copy."""
-    n, c = y.shape[:2]
-    return xp.ascontiguousarray(y.reshape((n, groups, c // groups, -1)).transpose(1, 2, 0, 3)) \
-        .reshape(groups, c // groups, -1)
+def _scatter_range(size_in: int, size_out: int, k: int, s: int, d: int, lo: int):
+    """(source slice, destination slice) along one axis for kernel offset ``k``: input position ``i``
+    lands on output position ``i * s + k * d - lo`` when that is inside ``[0, size_out)``; ``None``
+    when no position does."""
+    shift = k * d - lo
+    first = max(0, -(shift // s))  # ceil(-shift / s)
+    last = min(size_in - 1, (size_out - 1 - shift) // s)
+    if last < first:
+        return None
+    return slice(first, last + 1), slice(first * s + shift, last * s + shift + 1, s)
+
+
+def _col2im(xp, cols, out_size: tuple, stride, padding, dilation):
+    """The adjoint of im2col: ``cols`` of shape (N, C, *kernel, *size_in) summed into a zero
+    (N, C, *out_size) array, offset by offset (a loop over the kernel, never over pixels)."""
+    nd = len(out_size)
+    kernel, size_in = cols.shape[2:2 + nd], cols.shape[2 + nd:]
+    out = xp.zeros(cols.shape[:2] + tuple(out_size), dtype=cols.dtype)
+    for offset in _offsets(kernel):
+        ranges = [_scatter_range(size_in[i], out_size[i], offset[i], stride[i], dilation[i], padding[i][0])
+                  for i in range(nd)]
+        if None in ranges:
+            continue
+        out[(Ellipsis,) + tuple(dst for _, dst in ranges)] += cols[(slice(None),) * 2 + offset
+                                                                   + tuple(src for src, _ in ranges)]
+    return out
 
 
 def _conv_forward(xp, x, w, stride, padding, dilation, groups):
@@ -146,16 +163,22 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
     co = w.shape[0]
     kernel = tuple(w.shape[2:])
     out = tuple(_conv_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], *padding[i]) for i in range(nd))
+    if w.shape[1] == 1 and groups > 1:
+        return _depthwise_forward(xp, x, w, out, stride, padding, dilation)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups)
-    y = _matmul_groups(xp, w.reshape(groups, co // groups, -1), cols)  # (g, cog, n*p)
-    return xp.ascontiguousarray(y.reshape(co, n, -1).transpose(1, 0, 2)).reshape((n, co) + out)
+    y = xp.matmul(w.reshape(groups, co // groups, -1), cols)  # (n, g, co/g, p)
+    return y.reshape((n, co) + out)
 
 
 def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
-    c, co = x.shape[1], gy.shape[1]
+    n, c = x.shape[:2]
+    co = gy.shape[1]
+    if c == groups > 1:
+        return _depthwise_weight_grad(xp, x, gy, kernel, stride, padding, dilation)
     cols = _im2col(xp, x, tuple(gy.shape[2:]), kernel, stride, padding, dilation, groups)
-    gw = _matmul_groups(xp, _channels_first(xp, gy, groups), cols.transpose(0, 2, 1))  # (g, cog, cg*kk)
-    return gw.reshape((co, c // groups) + tuple(kernel))
+    gyg = gy.reshape(n, groups, co // groups, -1)
+    gw = xp.matmul(cols, gyg.swapaxes(-1, -2)).sum(axis=0)  # (g, c/g * kk, co/g)
+    return gw.swapaxes(-1, -2).reshape((co, c // groups) + tuple(kernel))
 
 
 def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation, groups):
@@ -164,19 +187,70 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
     cg = w.shape[1]
     kernel = tuple(w.shape[2:])
     size_in = tuple(x.shape[2:])
-    full = tuple((size_in[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
-                 for i in range(nd))
-    wm = w.reshape(groups, ci // groups, -1).transpose(0, 2, 1)  # (g, cg*kk, cig)
-    cols = _matmul_groups(xp, wm, _channels_first(xp, x, groups))  # (g, cg*kk, n*p)
-    cols = cols.reshape((groups, cg) + kernel + (n,) + size_in)
-    buf = xp.zeros((groups, cg, n) + full, dtype=cols.dtype)
-    for offset in _offsets(kernel):
-        buf[(slice(None),) * 3 + _offset_slices(offset, size_in, stride, dilation)] += \
-            cols[(slice(None),) * 2 + offset]
-    crop = tuple(slice(lo, full[i] - hi) for i, (lo, hi) in enumerate(padding))
-    out = buf[(Ellipsis,) + crop]
-    out = xp.ascontiguousarray(out.reshape((groups * cg,) + out.shape[2:]).swapaxes(0, 1))
-    return out
+    out = tuple((size_in[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
+                - padding[i][0] - padding[i][1] for i in range(nd))
+    if ci == groups > 1:
+        return _depthwise_transpose(xp, x, w, out, stride, padding, dilation)
+    wm = w.reshape(groups, ci // groups, -1).swapaxes(1, 2)  # (g, cg*kk, ci/g)
+    cols = xp.matmul(wm, x.reshape(n, groups, ci // groups, -1))  # (n, g, cg*kk, p_in)
+    return _col2im(xp, cols.reshape((n, groups * cg) + kernel + size_in), out, stride, padding, dilation)
+
+
+# Depthwise: x (N, C, *S) with C groups of one channel, each with M = C_out / C filters. Written as
+# a sum over kernel offsets of whole-plane multiply-adds.
+def _depthwise_forward(xp, x, w, out, stride, padding, dilation):
+    """y (N, C*M, *out) from x (N, C, *S) and w (C*M, 1, *kernel)."""
+    nd = len(out)
+    n, c = x.shape[:2]
+    m = w.shape[0] // c
+    kernel = tuple(w.shape[2:])
+    padded = _padded(xp, x, padding)
+    coef = w.reshape(c, m, -1)
+    y = tmp = None
+    for k, offset in enumerate(_offsets(kernel)):
+        view = padded[(slice(None), slice(None), None) + _offset_slices(offset, out, stride, dilation)]
+        ck = coef[:, :, k].reshape((c, m) + (1,) * nd)
+        if y is None:
+            y = view * ck  # (n, c, m, *out)
+        else:
+            tmp = xp.multiply(view, ck, out=tmp)
+            y += tmp
+    return y.reshape((n, c * m) + tuple(out))
+
+
+def _depthwise_weight_grad(xp, x, gy, kernel, stride, padding, dilation):
+    """gw (C*M, 1, *kernel) from x (N, C, *S) and gy (N, C*M, *out)."""
+    nd = len(kernel)
+    n, c = x.shape[:2]
+    m = gy.shape[1] // c
+    out = tuple(gy.shape[2:])
+    padded = _padded(xp, x, padding)
+    gyg = gy.reshape((n, c, m) + out)
+    axes = "".join(chr(ord("h") + i) for i in range(nd))
+    rule = f"nc{axes},ncm{axes}->cm"
+    gw = xp.empty((c, m, math.prod(kernel)), dtype=xp.result_type(x, gy))
+    for k, offset in enumerate(_offsets(kernel)):
+        view = padded[(slice(None), slice(None)) + _offset_slices(offset, out, stride, dilation)]
+        gw[:, :, k] = xp.einsum(rule, view, gyg)
+    return gw.reshape((c * m, 1) + tuple(kernel))
+
+
+def _depthwise_transpose(xp, x, w, out, stride, padding, dilation):
+    """The adjoint of _depthwise_forward in x: y (N, C*M, *out) from x (N, C, *S) and w (C, M, *kernel)."""
+    nd = len(out)
+    n, c = x.shape[:2]
+    m = w.shape[1]
+    kernel, size_in = tuple(w.shape[2:]), tuple(x.shape[2:])
+    coef = w.reshape(c, m, -1)
+    y = xp.zeros((n, c, m) + tuple(out), dtype=xp.result_type(x, w))
+    for k, offset in enumerate(_offsets(kernel)):
+        ranges = [_scatter_range(size_in[i], out[i], offset[i], stride[i], dilation[i], padding[i][0])
+                  for i in range(nd)]
+        if None in ranges:
+            continue
+        src = x[(slice(None), slice(None), None) + tuple(r[0] for r in ranges)]
+        y[(Ellipsis,) + tuple(r[1] for r in ranges)] += src * coef[:, :, k].reshape((c, m) + (1,) * nd)
+    return y.reshape((n, c * m) + tuple(out))
 
 
 def _offsets(kernel: tuple):

@@ -111,16 +111,18 @@ class MaxPool2d(_Pool2d):
     def forward(self, xp, x):
         low = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
         out, buf, views = self._windows_of(xp, x, low)
-        result = None
-        for _, view in views:
-            result = buf[view].copy() if result is None else xp.maximum(result, buf[view], out=result)
+        if len(views) == 1:
+            return buf[views[0][1]].copy()
+        result = xp.maximum(buf[views[0][1]], buf[views[1][1]])
+        for _, view in views[2:]:
+            xp.maximum(result, buf[view], out=result)
         return result
 
     def backward(self, inputs, out, g):
-        x = inputs[0]
-        index = MaxPool2dIndices(self.kernel_size, self.stride, self.padding, self.dilation,
-                                 self.ceil_mode).apply(x)
-        return (ScatterSpatial(tuple(_shape_of(x)[-2:])).apply(g, index),)
+        return (MaxPool2dBackward(*self._args()).apply(inputs[0], out, g),)
+
+    def _args(self) -> tuple:
+        return self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
 
 
 class MaxPool2dIndices(MaxPool2d):
@@ -169,6 +171,51 @@ class MaxPool2dIndices(MaxPool2d):
 
     def backward(self, inputs, out, g):
         return (None,)
+
+
+class MaxPool2dBackward(MaxPool2d):
+    """The gradient of :class:`MaxPool2d`: ``g`` (one value per window) routed to the first maximum of
+    each window of ``x``, found by comparing the windows with their maxima ``out`` (the op's output)
+    offset by offset; windows with a NaN or an infinite maximum take the general path
+    (:class:`MaxPool2dIndices`, then :class:`ScatterSpatial`)."""
+    onnx = None
+
+    def infer(self, x, out, g):
+        return TensorSpec(x.shape, g.dtype)
+
+    def forward(self, xp, x, out, g):
+        size = x.shape[-2:]
+        if x.dtype.kind != "f" or not bool(xp.isfinite(out).all()):
+            index = MaxPool2dIndices(*self._args()).forward(xp, x)
+            return ScatterSpatial(size).forward(xp, g, index)
+        out_size, buf, views = self._windows_of(xp, x, -xp.inf)
+        exact = self.padding == (0, 0) and buf.shape[-2:] == size  # no padding, no ceil_mode overhang
+        overlap = any(s < d * (k - 1) + 1 for k, s, d in zip(self.kernel_size, self.stride, self.dilation))
+        tiled = exact and not overlap and all(o * k == n for o, k, n in zip(out_size, self.kernel_size, size))
+        shape = x.shape[:-2] + buf.shape[-2:]
+        gx = xp.empty(shape, dtype=g.dtype) if tiled else xp.zeros(shape, dtype=g.dtype)
+        found = None
+        for i, (_, view) in enumerate(views):
+            equal = buf[view] == out
+            if found is None:
+                first, found = equal, equal.copy()
+            else:
+                first = xp.greater(equal, found)  # equal and not found before: the first maximum
+                if i + 1 < len(views):
+                    found |= equal
+            if overlap:
+                gx[view] += g * first
+            else:
+                xp.multiply(g, first, out=gx[view])
+        if not exact:
+            (ph, pw), (h, w) = self.padding, size
+            gx = xp.ascontiguousarray(gx[..., ph:ph + h, pw:pw + w])
+        return gx
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        index = MaxPool2dIndices(*self._args()).apply(x)
+        return None, None, TakeSpatial(2).apply(g, index)
 
 
 class TakeSpatial(Op):
