@@ -63,8 +63,8 @@ def op_key(domain: str, op_type: str) -> str:
 
 def load_converters() -> None:
     """Register every converter family (they import this module, so they are loaded on first use)."""
-    from graphgrad.io.onnx import (ops_attention, ops_control, ops_math, ops_ml, ops_nn, ops_quantize,  # noqa: F401
-                                   ops_random, ops_resize, ops_sequence, ops_shape, ops_signal,
+    from graphgrad.io.onnx import (fusion, ops_attention, ops_control, ops_math, ops_ml, ops_nn,  # noqa: F401
+                                   ops_quantize, ops_random, ops_resize, ops_sequence, ops_shape, ops_signal,
                                    ops_training, ops_vision)
 
 
@@ -200,7 +200,10 @@ class Interpreter:
 
     def __init__(self, graph_proto, opsets: dict, reads: Sequence = ()):
         load_converters()
+        from graphgrad.io.onnx.fusion import fused_nodes
+
         self.graph = graph_proto
+        self.nodes = fused_nodes(graph_proto, opsets.get("", 1))  # patterns converted as one node
         self.opsets = opsets
         self.reads = {id(t): variable for t, variable in reads}
 
@@ -220,7 +223,7 @@ class Interpreter:
         # the values in scope so far, for control-flow converters (If, Loop, Scan) whose subgraphs
         # read outer-scope names (see ops_control.py)
         self.scope = values
-        for proto in self.graph.node:
+        for proto in self.nodes:
             args = []
             for name in proto.input:
                 if not name:

@@ -201,7 +201,9 @@ def hard_sigmoid(node, x):
 
 
 def _hard_sigmoid(x, alpha: float, beta: float):
-    return G.clip(x * alpha + beta, 0.0, 1.0)
+    # maximum/minimum rather than clip: the graph compiler fuses them with the multiply-add (and a
+    # HardSwish's product) into one elementwise kernel
+    return G.minimum(G.maximum(x * alpha + beta, 0.0), 1.0)
 
 
 @converter("HardSwish")

@@ -375,14 +375,22 @@ def _per_channel(p, ndim: int):
     return p.reshape((1, -1) + (1,) * (ndim - 2))
 
 
+def batch_norm_affine(scale, bias, mean, var, eps: float) -> tuple:
+    """(s, t) of shape (C,) with inference batch normalization ``(x - mean) / sqrt(var + eps) * scale
+    + bias == x * s + t`` per channel."""
+    s = scale * G.rsqrt(var + eps)
+    return s, bias - mean * s
+
+
 @converter("BatchNormalization")
 def batch_normalization(node, x, scale, bias, mean, var):
     eps = float(node.attr("epsilon", 1e-5))
     training = bool(node.attr("training_mode", 0)) if node.opset >= 14 else False
     if node.opset < 9 and not node.attr("is_test", 0) and node.num_outputs > 1:
         raise node.unsupported("BatchNormalization in training mode before opset 9")
-    if not training:
-        return G.batch_norm(x, mean, var, scale, bias, training=False, eps=eps)
+    if not training:  # one multiply-add per element (the compiler fuses it with what follows)
+        s, t = batch_norm_affine(scale, bias, mean, var, eps)
+        return x * _per_channel(s, x.ndim) + _per_channel(t, x.ndim)
     # training mode: normalize with the batch statistics (biased variance), and output running stats
     momentum = float(node.attr("momentum", 0.9))
     axes = (0,) + tuple(range(2, x.ndim))
