@@ -16,6 +16,7 @@ import itertools
 from typing import Any, Optional, Sequence
 
 from graphgrad import config
+from graphgrad.core.profiler import PROFILER, profile_span
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError, NonFiniteError
 
@@ -204,10 +205,11 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
         elif _add_into(grads, parent, gx):
             heapq.heappush(heap, (-parent.seq, parent))
 
-    with set_grad_enabled(create_graph):
+    with set_grad_enabled(create_graph), profile_span("backward", "backward", phase="backward"):
         for root, g in zip(roots, root_grads):
             send(root, g)
         anomaly = config.detect_anomaly
+        profiling = PROFILER.active  # gg.profile(): each gradient rule is recorded
         while heap:
             node = heapq.heappop(heap)[1]
             g = grads.pop(node)
@@ -238,6 +240,8 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
                     gxs = op.backward(inputs, out, g)
                 except NonFiniteError as error:
                     raise NonFiniteError(f"in the backward of {op.name}: {error}") from None
+            elif profiling:
+                gxs = PROFILER.profile.backward(node, inputs, out, g)
             else:
                 gxs = op.backward(inputs, out, g)
             for x, gx in zip(inputs, gxs):

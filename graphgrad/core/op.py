@@ -31,6 +31,7 @@ from typing import Any, Callable, ClassVar
 from graphgrad import backend, config
 from graphgrad.backend import np
 from graphgrad.core.autograd import GRAD_MODE, Node, check_finite
+from graphgrad.core.profiler import PROFILER
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError, GraphgradError, ShapeError
@@ -115,7 +116,10 @@ class Op:
             return self._apply_symbolic(inputs)
         xp = np if first is None or first.__class__ is _ndarray else _namespace_of(first)
         try:
-            out = self.forward(xp, *arrays)
+            if PROFILER.active:  # gg.profile() is recording (the one check eager mode pays without one)
+                out = PROFILER.profile.forward(self, xp, arrays, inputs)
+            else:
+                out = self.forward(xp, *arrays)
         except GraphgradError:
             raise
         except Exception as exc:

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from graphgrad import backend, config
 from graphgrad.backend import np
 from graphgrad.core.autograd import check_finite
+from graphgrad.core.profiler import PROFILER
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import FeedError, GraphError, GraphgradError
 from graphgrad.graph.graph import Graph, GraphNode, get_default_graph, topo_order
@@ -220,8 +221,9 @@ class Session:
                 xp = backend.namespace_of(array)
                 break
         state = [0]
+        runner = plan.runner if not PROFILER.active else PROFILER.profile.plan_runner(plan)  # gg.profile()
         try:
-            plan.runner(values, xp, state)
+            runner(values, xp, state)
         except Exception as exc:
             raise _node_error(plan.steps[state[0]][3], exc) from exc
         return values

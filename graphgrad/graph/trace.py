@@ -46,6 +46,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from graphgrad import backend
 from graphgrad.backend import np
+from graphgrad.core.profiler import PROFILER, profile_span
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GraphError
@@ -374,7 +375,11 @@ class Function:
         key, leaves, specs = self._key(args, kwargs)
         concrete = self._cache.get(key)
         if concrete is None:
-            concrete = self._cache[key] = self._trace(args, kwargs, specs, leaves, key)
+            with profile_span(f"trace {getattr(self, '__name__', 'function')}", "function"):
+                concrete = self._cache[key] = self._trace(args, kwargs, specs, leaves, key)
+        if PROFILER.active:  # gg.profile(): the call is one event, the Session run of its plan inside it
+            name = f"gg.function {getattr(self, '__name__', '')}"
+            return PROFILER.profile.call(name, "function", concrete, leaves)
         return concrete(leaves)
 
     def _trace(self, args: tuple, kwargs: dict, specs: list, leaves: list, key: Any) -> ConcreteFunction:
