@@ -5,7 +5,7 @@ import importlib as _importlib
 
 #: The op family modules, in dependency order.
 FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "indexing", "linalg", "nn", "losses", "conv",
-            "pool")
+            "pool", "recurrent")
 
 #: Public op functions (what ``from graphgrad.ops import *`` and ``graphgrad`` export).
 __all__ = []

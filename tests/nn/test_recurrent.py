@@ -238,7 +238,7 @@ def test_errors_are_actionable():
         gg.nn.RNN(3, 4, nonlinearity="sigmoid")
     graph = gg.Graph()
     with graph.as_default(), pytest.raises(gg.ShapeError, match="sequence length"):
-        m(gg.placeholder(gg.float32, (None, 2, 3)))
+        gg.nn.RNN(3, 4)(gg.placeholder(gg.float32, (None, 2, 3)))  # the Elman RNN unrolls its loop
 
 
 def test_repr():
@@ -286,3 +286,27 @@ def test_graph_mode_with_initial_state_and_batch_first():
     e_out, (e_h, e_c) = m(gg.tensor(xv), (gg.tensor(hv), gg.tensor(cv)))
     for g, e in zip(got, (e_out, e_h, e_c)):
         np.testing.assert_allclose(g, e.numpy(), **TOL)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_graph_mode_with_unknown_sequence_length(kind):
+    """LSTM and GRU run as one sequence op, so neither the length nor the batch size need be known."""
+    m = LAYERS[kind](3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
+    graph = gg.Graph()
+    with graph.as_default():
+        x = gg.placeholder(gg.float64, (None, None, 3))
+        output, states = _states(kind, m(x))
+        assert output.shape == (None, None, 8)
+        loss = (output * output).sum() + sum(s.sum() for s in states)
+        grads = gg.gradients(loss, [x] + list(m.parameters()))
+    sess = gg.Session(graph)
+    rng = np.random.default_rng(9)
+    for shape in ((2, 5, 3), (3, 1, 3)):
+        xv = rng.standard_normal(shape)
+        got = sess.run([output] + grads, {x: xv})
+        tx = gg.tensor(xv, requires_grad=True)
+        e_out, e_states = _states(kind, m(tx))
+        e_loss = (e_out * e_out).sum() + sum(s.sum() for s in e_states)
+        expected = [e_out.numpy()] + [g.numpy() for g in gg.grad(e_loss, [tx] + list(m.parameters()))]
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-10)

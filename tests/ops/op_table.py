@@ -147,7 +147,8 @@ class OpSpec:
         return [i for i, x in enumerate(self.inputs) if isinstance(x, (F, A)) and getattr(x, "diff", False)]
 
 
-ROW_MODULES = ("rows_elementwise", "rows_reduce", "rows_shape", "rows_array", "rows_linalg", "rows_nn", "rows_conv")
+ROW_MODULES = ("rows_elementwise", "rows_reduce", "rows_shape", "rows_array", "rows_linalg", "rows_nn", "rows_conv",
+               "rows_recurrent")
 
 
 def all_rows() -> list:

@@ -449,3 +449,52 @@ def _random_like(ctx, node):
     if op.distribution == "uniform":
         return ctx.add("RandomUniformLike", [ctx.value(node.inputs[0])], low=op.a, high=op.b, **attrs)
     return ctx.add("RandomNormalLike", [ctx.value(node.inputs[0])], mean=op.a, scale=op.b, **attrs)
+
+
+# ---- recurrent sequence ops ----------------------------------------------------------------------------------
+def _onnx_gate_order(ctx, value: str, gates: int, order: tuple) -> str:
+    """``value`` (gates * H, ...) with its gate blocks put in ONNX's order."""
+    split = {"num_outputs": gates} if ctx.opset >= 18 else {}
+    blocks = ctx.add("Split", [value], n_outputs=gates, axis=0, **split)
+    return ctx.add("Concat", [blocks[k] for k in order], axis=0)
+
+
+def _recurrent(ctx, node, op_type: str, order: tuple, **attrs) -> str:
+    """A ``...Scan`` node as the standard ONNX LSTM / GRU node (one direction): its value is
+    ``Y, Y_h[, Y_c]`` stacked on the time axis, the public rows that ``...Sequence`` returns."""
+    op, dtype = node.op, node.out.dtype
+    x, w_ih, w_hh, b_ih, b_hh, states, _ = op._unpack(node.inputs)
+    hidden = w_hh.shape[1]
+    if hidden is None:
+        raise OnnxExportError(f"{op.function}: the hidden size must be known")
+    axis0 = ctx.ints([0])
+
+    def stacked(*values):  # gate-reordered, with ONNX's leading num_directions axis
+        reordered = [_onnx_gate_order(ctx, ctx.value(v, dtype), op.gates, order) for v in values]
+        joined = reordered[0] if len(reordered) == 1 else ctx.add("Concat", reordered, axis=0)
+        return ctx.add("Unsqueeze", [joined, axis0])
+
+    inputs = [ctx.value(x, dtype), stacked(w_ih), stacked(w_hh), stacked(b_ih, b_hh) if op.has_bias else "", ""]
+    if op.has_state:
+        inputs += [ctx.add("Unsqueeze", [ctx.value(s, dtype), axis0]) for s in states]
+    while inputs[-1] == "":
+        inputs.pop()
+    outs = ctx.add(op_type, inputs, n_outputs=1 + op.n_states, hidden_size=int(hidden),
+                   direction="reverse" if op.reverse else "forward", **attrs)
+    y = ctx.add("Squeeze", [outs[0], ctx.ints([1])])  # (T, 1, B, H) -> (T, B, H)
+    return ctx.add("Concat", [y] + outs[1:], axis=0)
+
+
+@exports(G.LSTMScan)
+def _lstm_scan(ctx, node):
+    return _recurrent(ctx, node, "LSTM", (0, 3, 1, 2))  # PyTorch's i, f, g, o -> ONNX's i, o, f, c
+
+
+@exports(G.GRUScan)
+def _gru_scan(ctx, node):
+    return _recurrent(ctx, node, "GRU", (1, 0, 2), linear_before_reset=1)  # r, z, n -> z, r, h
+
+
+@exports(G.LSTMSequence, G.GRUSequence)
+def _recurrent_sequence(ctx, node):
+    return ctx.value(node.inputs[-1])  # the exported scan holds exactly the public rows

@@ -1,11 +1,13 @@
 """Recurrent layers with PyTorch's API and parameter names: RNNCell, LSTMCell, GRUCell, RNN, LSTM, GRU.
 
-A multi-layer layer runs one layer and direction at a time: the input projection of every time step
-is one matmul (``x @ W_ih^T + b``), then a Python loop over time applies the per-step ops (the
-recurrent matmul and the gates); autograd differentiates through the loop. Gate order is PyTorch's
-(LSTM ``i, f, g, o``; GRU ``r, z, n`` with ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``), so a
-PyTorch ``state_dict`` loads unchanged. The first step with no initial state skips the recurrent
-matmul (the state is zero), which also keeps the batch size free in graph mode.
+A multi-layer layer runs one layer and direction at a time. LSTM and GRU layers (and cells) run each
+as one fused sequence op (``graphgrad.ops.recurrent``: the whole recurrence forward in one op, and
+backpropagation through time in one op, with the weight gradients as one matmul over the sequence).
+The Elman RNN projects the inputs of every time step with one matmul (``x @ W_ih^T + b``), then a
+Python loop over time applies the per-step ops; autograd differentiates through the loop. Gate order
+is PyTorch's (LSTM ``i, f, g, o``; GRU ``r, z, n`` with ``n = tanh(W_in x + b_in + r * (W_hn h +
+b_hn))``), so a PyTorch ``state_dict`` loads unchanged. Without an initial state the first step skips
+the recurrent matmul (the state is zero), which also keeps the batch size free in graph mode.
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Parameter
 from graphgrad.ops.linalg import matmul
 from graphgrad.ops.nn import dropout
+from graphgrad.ops.recurrent import gru, lstm
 from graphgrad.ops.shape import concatenate, expand_dims, reshape, squeeze, stack, swapaxes, transpose
-from graphgrad.ops.unary import relu, sigmoid, tanh
+from graphgrad.ops.unary import relu, tanh
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
 
@@ -59,37 +62,13 @@ def _rnn_step(gx: Tensor, h: Optional[Tensor], w_hh_t: Tensor, act) -> Tensor:
     return act(gx if h is None else gx + matmul(h, w_hh_t))
 
 
-def _lstm_step(gx: Tensor, state: Optional[tuple], w_hh_t: Tensor, H: int) -> tuple:
-    """One LSTM step; ``gx`` holds the input projection and both biases (gates i, f, g, o)."""
-    gates = gx if state is None else gx + matmul(state[0], w_hh_t)
-    i = sigmoid(gates[..., 0:H])
-    g = tanh(gates[..., 2 * H:3 * H])
-    o = sigmoid(gates[..., 3 * H:4 * H])
-    if state is None:
-        c = i * g
-    else:
-        c = sigmoid(gates[..., H:2 * H]) * state[1] + i * g
-    return o * tanh(c), c
+def _as_sequence(input: Tensor, unbatched: bool) -> Tensor:
+    """A cell's input (N, H_in) or (H_in,) as a one-step sequence (1, N, H_in)."""
+    return reshape(input, (1, 1, -1)) if unbatched else expand_dims(input, 0)
 
 
-def _gru_step(gx: Tensor, h: Optional[Tensor], w_hh_t: Tensor, b_hh: Optional[Tensor], H: int) -> Tensor:
-    """One GRU step; ``gx`` holds ``W_ih x + b_ih`` (gates r, z, n)."""
-    if h is None:
-        gh = b_hh  # W_hh @ 0 + b_hh (or nothing without bias)
-    else:
-        gh = matmul(h, w_hh_t)
-        if b_hh is not None:
-            gh = gh + b_hh
-    if gh is None:
-        rz = sigmoid(gx[..., 0:2 * H])
-        n = tanh(gx[..., 2 * H:3 * H])
-    else:
-        rz = sigmoid(gx[..., 0:2 * H] + gh[..., 0:2 * H])
-        n = tanh(gx[..., 2 * H:3 * H] + rz[..., 0:H] * gh[..., 2 * H:3 * H])
-    z = rz[..., H:2 * H]
-    if h is None:
-        return n - z * n
-    return n + z * (h - n)
+def _as_batch(state: Tensor, unbatched: bool) -> Tensor:
+    return expand_dims(state, 0) if unbatched else state
 
 
 # ---- cells ------------------------------------------------------------------------------------------
@@ -114,10 +93,11 @@ class _CellBase(Module):
                              f"({self.input_size},), got {input.shape}")
         return input.ndim == 1
 
-    def _projection(self, input: Tensor, fold_hh: bool) -> Tensor:
+    def _projection(self, input: Tensor) -> Tensor:
+        """``input @ W_ih^T + b_ih + b_hh`` (both biases act additively in an Elman cell)."""
         gx = matmul(input, transpose(self.weight_ih))
         if self.bias:
-            gx = gx + (self.bias_ih + self.bias_hh if fold_hh else self.bias_ih)
+            gx = gx + (self.bias_ih + self.bias_hh)
         return gx
 
     def extra_repr(self) -> str:
@@ -144,7 +124,7 @@ class RNNCell(_CellBase):
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         self._check_input(input)
         act = tanh if self.nonlinearity == "tanh" else relu
-        return _rnn_step(self._projection(input, True), hx, transpose(self.weight_hh), act)
+        return _rnn_step(self._projection(input), hx, transpose(self.weight_hh), act)
 
 
 class LSTMCell(_CellBase):
@@ -162,9 +142,11 @@ class LSTMCell(_CellBase):
         super().__init__(input_size, hidden_size, bias, 4)
 
     def forward(self, input: Tensor, hx: Optional[tuple] = None) -> tuple:
-        self._check_input(input)
-        return _lstm_step(self._projection(input, True), None if hx is None else tuple(hx),
-                          transpose(self.weight_hh), self.hidden_size)
+        unbatched = self._check_input(input)
+        states = (None, None) if hx is None else tuple(_as_batch(h, unbatched) for h in hx)
+        _, h, c = lstm(_as_sequence(input, unbatched), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
+                       *states)
+        return (squeeze(h, 0), squeeze(c, 0)) if unbatched else (h, c)
 
 
 class GRUCell(_CellBase):
@@ -182,9 +164,10 @@ class GRUCell(_CellBase):
         super().__init__(input_size, hidden_size, bias, 3)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
-        self._check_input(input)
-        return _gru_step(self._projection(input, False), hx, transpose(self.weight_hh),
-                         self.bias_hh if self.bias else None, self.hidden_size)
+        unbatched = self._check_input(input)
+        state = None if hx is None else _as_batch(hx, unbatched)
+        _, h = gru(_as_sequence(input, unbatched), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, state)
+        return squeeze(h, 0) if unbatched else h
 
 
 # ---- layers --------------------------------------------------------------------------------------
@@ -241,29 +224,24 @@ class _RNNBase(Module):
     def _run_direction(self, x: Tensor, layer: int, reverse: bool, state):
         suffix = f"_l{layer}" + ("_reverse" if reverse else "")
         w_ih = getattr(self, "weight_ih" + suffix)
-        w_hh_t = transpose(getattr(self, "weight_hh" + suffix))
+        w_hh = getattr(self, "weight_hh" + suffix)
         b_ih = getattr(self, "bias_ih" + suffix) if self.bias else None
         b_hh = getattr(self, "bias_hh" + suffix) if self.bias else None
-        H = self.hidden_size
+        if self.mode == "LSTM":
+            y, h, c = lstm(x, w_ih, w_hh, b_ih, b_hh, *(state or (None, None)), reverse=reverse)
+            return y, (h, c)
         if self.mode == "GRU":
-            proj = _input_projection(x, w_ih, b_ih)
-        else:  # both biases act additively on the gates: fold them into the projection
-            proj = _input_projection(x, w_ih, None if b_ih is None else b_ih + b_hh)
+            return gru(x, w_ih, w_hh, b_ih, b_hh, state, reverse=reverse)
+        # the Elman RNN: both biases act additively, so they fold into the input projection
+        proj = _input_projection(x, w_ih, None if b_ih is None else b_ih + b_hh)
+        act = tanh if self.mode == "RNN_TANH" else relu
+        w_hh_t = transpose(w_hh)
         L = x.shape[0]
         outputs = [None] * L
-        steps = range(L - 1, -1, -1) if reverse else range(L)
         projections = _unstack(proj)
-        for t in steps:
-            gx = projections[t]
-            if self.mode == "LSTM":
-                state = _lstm_step(gx, state, w_hh_t, H)
-                outputs[t] = state[0]
-            elif self.mode == "GRU":
-                state = _gru_step(gx, state, w_hh_t, b_hh, H)
-                outputs[t] = state
-            else:
-                state = _rnn_step(gx, state, w_hh_t, tanh if self.mode == "RNN_TANH" else relu)
-                outputs[t] = state
+        for t in (range(L - 1, -1, -1) if reverse else range(L)):
+            state = _rnn_step(projections[t], state, w_hh_t, act)
+            outputs[t] = state
         return stack(outputs, 0), state
 
     def _check(self, input: Tensor, hx) -> bool:
@@ -275,7 +253,7 @@ class _RNNBase(Module):
             raise ShapeError(f"{name}: input.shape[-1] must be input_size={self.input_size}, got {input.shape}")
         batched = input.ndim == 3
         seq_axis = 1 if (batched and self.batch_first) else 0
-        if input.shape[seq_axis] is None:
+        if input.shape[seq_axis] is None and self.mode not in ("LSTM", "GRU"):
             raise ShapeError(f"{name}: the sequence length (axis {seq_axis} of {input.shape}) must be known "
                              "when the graph is built: the layer unrolls its time loop")
         states = () if hx is None else (tuple(hx) if self.mode == "LSTM" else (hx,))

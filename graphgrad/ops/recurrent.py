@@ -1,0 +1,669 @@
+"""Recurrent sequence ops: a whole LSTM or GRU layer (one direction) as one forward op and one backward op.
+
+Written as a loop of per-step ops, one LSTM layer over 35 steps is about 2,000 small ops per training
+step, and its recurrent weight gradient 35 small matmuls. Here:
+
+* ``LSTMScan`` / ``GRUScan`` run the recurrence: the input projection of every step is one matmul,
+  then a loop over time writes into preallocated buffers with in-place gate math. The result is a
+  *workspace*: the public rows (the outputs ``h_t``, then the final states) followed by what the
+  gradient needs (gate activations, cell states). A scan has no gradient of its own.
+* ``LSTMSequence`` / ``GRUSequence`` take the same inputs plus the workspace and return its public
+  rows (a view). Their gradient is ``LSTMSequenceGrad`` / ``GRUSequenceGrad`` (backpropagation through
+  time: the gradient of every step's gate pre-activations, in one op), then ordinary ops: each weight
+  gradient is one matmul over the whole sequence, the bias gradients are sums.
+* Higher orders: the ``...Grad`` ops differentiate, in their own backward, the same computation
+  written with ordinary ops (``_lstm_gate_grads`` / ``_gru_gate_grads``), so second derivatives work.
+
+Parameters use PyTorch's layout and gate order: ``w_ih`` (G*H, I), ``w_hh`` (G*H, H), ``b_ih`` and
+``b_hh`` (G*H,), gates ``i, f, g, o`` for the LSTM and ``r, z, n`` for the GRU, whose candidate is
+``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``.
+
+Sigmoids are computed as ``sigmoid(a) = 0.5 * tanh(a / 2) + 0.5``: the halving is folded into the
+weights and biases once per call (an exact scaling by a power of two), so each step applies one
+``tanh`` to all gates at once and one multiply-add.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from graphgrad.backend import np
+from graphgrad.core.autograd import enable_grad, grad, is_grad_enabled
+from graphgrad.core.op import Op, as_tensor_args
+from graphgrad.core.spec import TensorSpec
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import DTypeError, ShapeError
+from graphgrad.ops.array import reshape_like, zeros_like
+from graphgrad.ops.linalg import matmul
+from graphgrad.ops.reduce import sum as _sum
+from graphgrad.ops.shape import concatenate, expand_dims, reshape, stack, transpose
+from graphgrad.ops.unary import sigmoid, tanh
+
+
+def _fmt(shape) -> str:
+    return str(tuple(shape))
+
+
+def _same(a, b) -> bool:
+    return a is None or b is None or a == b
+
+
+def _cast(a, dtype):
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
+# ---- the shared frame: inputs, shape rule ----------------------------------------------------------
+class _Recurrent(Op):
+    """Inputs ``x, w_ih, w_hh[, b_ih, b_hh][, initial states][, extra...]`` as the props say.
+
+    Props: ``reverse`` (run from the last step to the first; outputs stay in time order),
+    ``has_bias``, ``has_state`` (initial states given; else they are zero)."""
+
+    props = ("reverse", "has_bias", "has_state")
+    function = ""  # the public function's name, for messages
+    gates = 0      # G: gate blocks in the weights
+    n_states = 0   # 2 for the LSTM (h, c), 1 for the GRU
+    n_extra = 0    # inputs after the states: the workspace, the upstream gradient
+
+    def __init__(self, reverse: bool = False, has_bias: bool = True, has_state: bool = False):
+        self.reverse, self.has_bias, self.has_state = bool(reverse), bool(has_bias), bool(has_state)
+
+    def _unpack(self, items) -> tuple:
+        """``(x, w_ih, w_hh, b_ih, b_hh, states, extra)`` of the op's inputs (arrays, specs or Tensors)."""
+        x, w_ih, w_hh = items[0], items[1], items[2]
+        k = 3
+        b_ih = b_hh = None
+        if self.has_bias:
+            b_ih, b_hh = items[3], items[4]
+            k = 5
+        states = (None,) * self.n_states
+        if self.has_state:
+            states = tuple(items[k:k + self.n_states])
+            k += self.n_states
+        return x, w_ih, w_hh, b_ih, b_hh, states, tuple(items[k:])
+
+    def _steps(self, T: int) -> range:
+        return range(T - 1, -1, -1) if self.reverse else range(T)
+
+    def _check(self, specs) -> tuple:
+        """The shape rule shared by the ops of one cell type: returns ``(T, B, H, dtype)``."""
+        expected = 3 + 2 * self.has_bias + self.n_states * self.has_state + self.n_extra
+        if len(specs) != expected:
+            raise ShapeError(f"{self.function}: expected {expected} inputs for {self!r}, got {len(specs)}")
+        x, w_ih, w_hh, b_ih, b_hh, states, _ = self._unpack(specs)
+        name = self.function
+        if len(x.shape) != 3:
+            raise ShapeError(f"{name}: x must be (T, B, input_size), got shape {_fmt(x.shape)}")
+        T, B, I = x.shape
+        if T == 0:
+            raise ShapeError(f"{name}: the sequence is empty (x of shape {_fmt(x.shape)})")
+        if len(w_hh.shape) != 2:
+            raise ShapeError(f"{name}: w_hh must be ({self.gates} * hidden, hidden), got {_fmt(w_hh.shape)}")
+        GH, H = w_hh.shape
+        if GH is not None and H is not None and GH != self.gates * H:
+            raise ShapeError(f"{name}: w_hh must be ({self.gates} * hidden, hidden) = ({self.gates * H}, {H}), "
+                             f"got {_fmt(w_hh.shape)}")
+        if len(w_ih.shape) != 2 or not _same(w_ih.shape[0], GH) or not _same(w_ih.shape[1], I):
+            raise ShapeError(f"{name}: w_ih must be ({GH}, {I}) (gates * hidden, input_size of x "
+                             f"{_fmt(x.shape)}), got {_fmt(w_ih.shape)}")
+        for label, b in (("b_ih", b_ih), ("b_hh", b_hh)):
+            if b is not None and (len(b.shape) != 1 or not _same(b.shape[0], GH)):
+                raise ShapeError(f"{name}: {label} must be ({GH},), got {_fmt(b.shape)}")
+        for s in states:
+            if s is not None and (len(s.shape) != 2 or not _same(s.shape[0], B) or not _same(s.shape[1], H)):
+                raise ShapeError(f"{name}: an initial state must be (B, hidden) = ({B}, {H}), got {_fmt(s.shape)}")
+        floats = [s for s in (x, w_ih, w_hh, b_ih, b_hh) + states if s is not None]
+        if any(s.dtype.kind != "f" for s in floats):
+            shown = ", ".join(str(s.dtype) for s in floats)
+            raise DTypeError(f"{name}: expects floating-point inputs, got ({shown})")
+        dtype = np.result_type(*[s.dtype for s in floats])
+        return T, B, H, dtype
+
+    def _gate_scale(self, xp, H: int, dtype, sigmoid_gates: tuple):
+        """Per gate column: 0.5 for the sigmoid gates (the halving inside ``sigmoid(a) =
+        0.5 * tanh(a / 2) + 0.5``), 1 for the tanh ones. Shape (G * H,)."""
+        scale = xp.ones(self.gates * H, dtype)
+        for k in sigmoid_gates:
+            scale[k * H:(k + 1) * H] = 0.5
+        return scale
+
+
+# ---- LSTM -----------------------------------------------------------------------------------------------
+def _lstm_rows(T: int) -> int:
+    return 7 * T + 2
+
+
+def _lstm_views(ws, T: int) -> tuple:
+    """The parts of an LSTM workspace (rows of (B, H)): ``h`` (T rows, in time order), ``h_n``,
+    ``c_n``, ``c`` (T), ``tanh(c)`` (T), gate activations ``i, f, g, o`` as (T, B, 4H)."""
+    B, H = ws.shape[1], ws.shape[2]
+    return ws[:T], ws[T + 2:2 * T + 2], ws[2 * T + 2:3 * T + 2], ws[3 * T + 2:].reshape(T, B, 4 * H)
+
+
+class _LSTMOp(_Recurrent):
+    function = "lstm"
+    gates = 4
+    n_states = 2
+
+
+class LSTMScan(_LSTMOp):
+    """The LSTM recurrence over a whole sequence; returns the workspace (``7T + 2`` rows of (B, H),
+    see ``_lstm_views``) that ``LSTMSequence`` reads its outputs and gradient from. No gradient:
+    differentiate through ``LSTMSequence`` (which ``lstm`` returns)."""
+
+    saves_output = False
+
+    def infer(self, *specs):
+        T, B, H, dtype = self._check(specs)
+        return TensorSpec((None if T is None else _lstm_rows(T), B, H), dtype)
+
+    def forward(self, xp, *arrays):
+        T, B, _ = arrays[0].shape
+        H = arrays[2].shape[1]
+        dtype = xp.result_type(*arrays)
+        x, w_ih, w_hh, b_ih, b_hh, (h_prev, c_prev), _ = self._unpack([_cast(a, dtype) for a in arrays])
+        scale = self._gate_scale(xp, H, dtype, (0, 1, 3))  # i, f, o are sigmoids; g is a tanh
+        shift = 0.5 * (scale != 1.0).astype(dtype)
+        gx = xp.matmul(x.reshape(T * B, -1), w_ih.T * scale).reshape(T, B, 4 * H)
+        if b_ih is not None:
+            gx += (b_ih + b_hh) * scale
+        w_hh_t = w_hh.T * scale
+        ws = xp.empty((_lstm_rows(T), B, H), dtype)
+        h, c, tc, act = _lstm_views(ws, T)
+        pre = xp.empty((B, 4 * H), dtype)
+        ig = xp.empty((B, H), dtype)
+        for t in self._steps(T):
+            a = act[t]
+            if h_prev is None:
+                xp.tanh(gx[t], out=a)
+            else:
+                xp.matmul(h_prev, w_hh_t, out=pre)
+                pre += gx[t]
+                xp.tanh(pre, out=a)
+            a *= scale  # sigmoid(a) = 0.5 * tanh(a / 2) + 0.5 for i, f, o; tanh stays for g
+            a += shift
+            if c_prev is None:
+                xp.multiply(a[:, :H], a[:, 2 * H:3 * H], out=c[t])
+            else:
+                xp.multiply(a[:, H:2 * H], c_prev, out=c[t])
+                xp.multiply(a[:, :H], a[:, 2 * H:3 * H], out=ig)
+                c[t] += ig
+            xp.tanh(c[t], out=tc[t])
+            xp.multiply(a[:, 3 * H:], tc[t], out=h[t])
+            h_prev, c_prev = h[t], c[t]
+        ws[T] = h_prev
+        ws[T + 1] = c_prev
+        return ws
+
+    def backward(self, inputs, out, g):
+        return (None,) * len(inputs)
+
+
+class LSTMSequence(_LSTMOp):
+    """The public rows of an ``LSTMScan`` workspace: ``(T + 2, B, H)`` = the outputs ``h_t`` in time
+    order, ``h_n``, ``c_n``. Inputs: the scan's inputs, then its workspace. Gradient:
+    ``LSTMSequenceGrad`` (gate gradients of all steps), then one matmul per weight."""
+
+    n_extra = 1
+
+    def infer(self, *specs):
+        T, B, H, dtype = self._check(specs)
+        return TensorSpec((None if T is None else T + 2, B, H), dtype)
+
+    def forward(self, xp, *arrays):
+        return arrays[-1][:arrays[0].shape[0] + 2]
+
+    def backward(self, inputs, out, g):
+        x, w_ih, w_hh, b_ih, b_hh, (h0, c0), _ = self._unpack(inputs)
+        d = LSTMSequenceGrad(self.reverse, self.has_bias, self.has_state).apply(*inputs, g)
+        d_gates = d[:-1]  # (T, B, 4H)
+        grads = _projection_grads(x, w_ih, w_hh, h0, out[:-2], d_gates, d_gates, self.reverse)
+        gx, gw_ih, gw_hh, gb_ih, gb_hh = grads
+        H = w_hh.shape[1]
+        result = [gx, gw_ih, gw_hh]
+        if self.has_bias:
+            result += [gb_ih, gb_hh]
+        if self.has_state:
+            result += [d[-1][:, :H] if h0.requires_grad else None, d[-1][:, H:2 * H] if c0.requires_grad else None]
+        return tuple(result) + (None,)  # (none for the workspace)
+
+
+class LSTMSequenceGrad(_LSTMOp):
+    """Backpropagation through time of ``LSTMSequence``. Inputs: its inputs (with the workspace),
+    then the upstream gradient ``g`` of shape (T + 2, B, H). Returns (T + 1, B, 4H): rows ``0..T-1``
+    the gradients of the gate pre-activations of each step (i, f, g, o), row ``T`` the gradients of
+    the initial states ``[dh_0, dc_0, 0, 0]``."""
+
+    n_extra = 2
+    saves_output = False
+
+    def infer(self, *specs):
+        T, B, H, dtype = self._check(specs)
+        return TensorSpec((None if T is None else T + 1, B, 4 * H), dtype)
+
+    def forward(self, xp, *arrays):
+        x, _, w_hh, _, _, (_, c0), (ws, g) = self._unpack(arrays)
+        T = x.shape[0]
+        B, H = ws.shape[1], ws.shape[2]
+        dtype = ws.dtype
+        w_hh, g = _cast(w_hh, dtype), _cast(g, dtype)
+        h, c, tc, act = _lstm_views(ws, T)
+        a4 = act.reshape(T, B, 4, H)
+        # d activation / d pre-activation, for all steps at once: s (1 - s) for the sigmoids, 1 - t^2 for g
+        square = a4 * a4
+        slope = a4 - square
+        xp.subtract(1.0, square[:, :, 2], out=slope[:, :, 2])
+        # what multiplies dc_t in each gate's gradient: [g, c_{t-1}, i] times their slopes
+        coef = xp.empty((T, B, 3, H), dtype)
+        xp.multiply(a4[:, :, 2], slope[:, :, 0], out=coef[:, :, 0])
+        earlier, later = (slice(1, None), slice(0, -1)) if self.reverse else (slice(0, -1), slice(1, None))
+        first = T - 1 if self.reverse else 0
+        xp.multiply(c[earlier], slope[later, :, 1], out=coef[later, :, 1])
+        if c0 is None:
+            coef[first, :, 1] = 0.0
+        else:
+            xp.multiply(_cast(c0, dtype), slope[first, :, 1], out=coef[first, :, 1])
+        xp.multiply(a4[:, :, 0], slope[:, :, 2], out=coef[:, :, 2])
+        to_o = tc * slope[:, :, 3]                 # dh -> o's pre-activation
+        to_c = xp.multiply(tc, tc)                 # dh -> c: o * (1 - tanh(c)^2)
+        xp.subtract(1.0, to_c, out=to_c)
+        to_c *= a4[:, :, 3]
+        d = xp.empty((T + 1, B, 4 * H), dtype)
+        d4 = d[:T].reshape(T, B, 4, H)
+        dh_next, dc = g[T].copy(), g[T + 1].copy()
+        dh, tmp = xp.empty((B, H), dtype), xp.empty((B, H), dtype)
+        for t in reversed(self._steps(T)):
+            xp.add(g[t], dh_next, out=dh)
+            xp.multiply(dh, to_o[t], out=d4[t, :, 3])
+            xp.multiply(dh, to_c[t], out=tmp)
+            dc += tmp
+            xp.multiply(dc[:, None, :], coef[t], out=d4[t, :, :3])
+            dc *= a4[t, :, 1]  # dc_{t-1} = dc_t * f_t
+            xp.matmul(d[t], w_hh, out=dh_next)
+        d[T, :, :H] = dh_next
+        d[T, :, H:2 * H] = dc
+        d[T, :, 2 * H:] = 0.0
+        return d
+
+    def backward(self, inputs, out, g):
+        return _differentiate_reference(self, inputs, g, _lstm_gate_grads)
+
+
+# ---- GRU ------------------------------------------------------------------------------------------------
+def _gru_rows(T: int) -> int:
+    return 5 * T + 1
+
+
+def _gru_views(ws, T: int) -> tuple:
+    """The parts of a GRU workspace (rows of (B, H)): ``h`` (T rows, in time order), ``h_n``, gate
+    activations ``r, z, n`` as (T, B, 3H), ``W_hn h_{t-1} + b_hn`` (T)."""
+    B, H = ws.shape[1], ws.shape[2]
+    return ws[:T], ws[T + 1:4 * T + 1].reshape(T, B, 3 * H), ws[4 * T + 1:]
+
+
+class _GRUOp(_Recurrent):
+    function = "gru"
+    gates = 3
+    n_states = 1
+
+
+class GRUScan(_GRUOp):
+    """The GRU recurrence over a whole sequence; returns the workspace (``5T + 1`` rows of (B, H),
+    see ``_gru_views``) that ``GRUSequence`` reads its outputs and gradient from. No gradient:
+    differentiate through ``GRUSequence`` (which ``gru`` returns)."""
+
+    saves_output = False
+
+    def infer(self, *specs):
+        T, B, H, dtype = self._check(specs)
+        return TensorSpec((None if T is None else _gru_rows(T), B, H), dtype)
+
+    def forward(self, xp, *arrays):
+        T, B, _ = arrays[0].shape
+        H = arrays[2].shape[1]
+        dtype = xp.result_type(*arrays)
+        x, w_ih, w_hh, b_ih, b_hh, (h_prev,), _ = self._unpack([_cast(a, dtype) for a in arrays])
+        scale = self._gate_scale(xp, H, dtype, (0, 1))  # r, z are sigmoids; n's two halves stay unscaled
+        gx = xp.matmul(x.reshape(T * B, -1), w_ih.T * scale).reshape(T, B, 3 * H)
+        if b_ih is not None:
+            gx += b_ih * scale
+        w_hh_t = w_hh.T * scale
+        b_hh_scaled = None if b_hh is None else b_hh * scale
+        ws = xp.empty((_gru_rows(T), B, H), dtype)
+        h, act, hn = _gru_views(ws, T)
+        gh = xp.empty((B, 3 * H), dtype)
+        for t in self._steps(T):
+            a = act[t]
+            rz, n, z = a[:, :2 * H], a[:, 2 * H:], a[:, H:2 * H]
+            if h_prev is None:  # W_hh h = 0
+                gh[...] = 0.0 if b_hh_scaled is None else b_hh_scaled
+            else:
+                xp.matmul(h_prev, w_hh_t, out=gh)
+                if b_hh_scaled is not None:
+                    gh += b_hh_scaled
+            xp.add(gx[t, :, :2 * H], gh[:, :2 * H], out=rz)
+            xp.tanh(rz, out=rz)
+            rz *= 0.5
+            rz += 0.5
+            hn[t] = gh[:, 2 * H:]
+            xp.multiply(a[:, :H], hn[t], out=n)
+            n += gx[t, :, 2 * H:]
+            xp.tanh(n, out=n)
+            if h_prev is None:  # h = n + z * (0 - n)
+                xp.multiply(z, n, out=h[t])
+                xp.subtract(n, h[t], out=h[t])
+            else:
+                xp.subtract(h_prev, n, out=h[t])
+                h[t] *= z
+                h[t] += n
+            h_prev = h[t]
+        ws[T] = h_prev
+        return ws
+
+    def backward(self, inputs, out, g):
+        return (None,) * len(inputs)
+
+
+class GRUSequence(_GRUOp):
+    """The public rows of a ``GRUScan`` workspace: ``(T + 1, B, H)`` = the outputs ``h_t`` in time
+    order, then ``h_n``. Inputs: the scan's inputs, then its workspace. Gradient: ``GRUSequenceGrad``,
+    then one matmul per weight."""
+
+    n_extra = 1
+
+    def infer(self, *specs):
+        T, B, H, dtype = self._check(specs)
+        return TensorSpec((None if T is None else T + 1, B, H), dtype)
+
+    def forward(self, xp, *arrays):
+        return arrays[-1][:arrays[0].shape[0] + 1]
+
+    def backward(self, inputs, out, g):
+        x, w_ih, w_hh, b_ih, b_hh, (h0,), _ = self._unpack(inputs)
+        d = GRUSequenceGrad(self.reverse, self.has_bias, self.has_state).apply(*inputs, g)
+        d_x, d_h = d[0, :-1], d[1, :-1]
+        gx, gw_ih, gw_hh, gb_ih, gb_hh = _projection_grads(x, w_ih, w_hh, h0, out[:-1], d_x, d_h, self.reverse)
+        H = w_hh.shape[1]
+        result = [gx, gw_ih, gw_hh]
+        if self.has_bias:
+            result += [gb_ih, gb_hh]
+        if self.has_state:
+            result += [d[0, -1][:, :H] if h0.requires_grad else None]
+        return tuple(result) + (None,)  # (none for the workspace)
+
+
+class GRUSequenceGrad(_GRUOp):
+    """Backpropagation through time of ``GRUSequence``. Inputs: its inputs (with the workspace), then
+    the upstream gradient ``g`` of shape (T + 1, B, H). Returns (2, T + 1, B, 3H): ``[0, :T]`` the
+    gradients of the input projections ``W_ih x_t + b_ih`` (r, z, n), ``[1, :T]`` those of the
+    recurrent projections ``W_hh h_{t-1} + b_hh`` (r, z, n), ``[0, T]`` = ``[dh_0, 0, 0]``, ``[1, T]`` = 0."""
+
+    n_extra = 2
+    saves_output = False
+
+    def infer(self, *specs):
+        T, B, H, dtype = self._check(specs)
+        return TensorSpec((2, None if T is None else T + 1, B, 3 * H), dtype)
+
+    def forward(self, xp, *arrays):
+        x, _, w_hh, _, _, (h0,), (ws, g) = self._unpack(arrays)
+        T = x.shape[0]
+        B, H = ws.shape[1], ws.shape[2]
+        dtype = ws.dtype
+        w_hh, g = _cast(w_hh, dtype), _cast(g, dtype)
+        h, act, hn = _gru_views(ws, T)
+        r, z, n = act[:, :, :H], act[:, :, H:2 * H], act[:, :, 2 * H:]
+        # per step, dh_t times these gives: [dz_pre, dn_pre] = dh * [(h_{t-1} - n) z (1 - z), (1 - z)(1 - n^2)]
+        coef = xp.empty((T, B, 2, H), dtype)
+        earlier, later = (slice(1, None), slice(0, -1)) if self.reverse else (slice(0, -1), slice(1, None))
+        first = T - 1 if self.reverse else 0
+        xp.subtract(h[earlier], n[later], out=coef[later, :, 0])
+        if h0 is None:
+            xp.negative(n[first], out=coef[first, :, 0])
+        else:
+            xp.subtract(_cast(h0, dtype), n[first], out=coef[first, :, 0])
+        coef[:, :, 0] *= z - z * z
+        xp.multiply(n, n, out=coef[:, :, 1])
+        xp.subtract(1.0, coef[:, :, 1], out=coef[:, :, 1])
+        coef[:, :, 1] *= 1.0 - z
+        to_r = r - r * r  # dn_pre -> r's pre-activation: (W_hn h + b_hn) r (1 - r)
+        to_r *= hn
+        d = xp.empty((2, T + 1, B, 3 * H), dtype)
+        dgx, dgh = d[0], d[1]
+        dgx4 = d[0].reshape(T + 1, B, 3, H)
+        dh_next = g[T].copy()
+        dh, tmp = xp.empty((B, H), dtype), xp.empty((B, H), dtype)
+        for t in reversed(self._steps(T)):
+            xp.add(g[t], dh_next, out=dh)
+            dn = dgx[t, :, 2 * H:]
+            xp.multiply(dh[:, None, :], coef[t], out=dgx4[t, :, 1:])
+            xp.multiply(dn, to_r[t], out=dgx[t, :, :H])
+            dgh[t, :, :2 * H] = dgx[t, :, :2 * H]
+            xp.multiply(dn, r[t], out=dgh[t, :, 2 * H:])
+            xp.matmul(dgh[t], w_hh, out=dh_next)
+            xp.multiply(dh, z[t], out=tmp)  # h_t = n + z (h_{t-1} - n): the direct path
+            dh_next += tmp
+        dgx[T] = 0.0
+        dgx[T, :, :H] = dh_next
+        dgh[T] = 0.0
+        return d
+
+    def backward(self, inputs, out, g):
+        return _differentiate_reference(self, inputs, g, _gru_gate_grads)
+
+
+# ---- the gradient ops' gradient -----------------------------------------------------------------------
+def _projection_grads(x, w_ih, w_hh, h0, y, d_x, d_h, reverse: bool) -> tuple:
+    """Gradients of ``x``, the weights and the biases from the gate gradients of every step: ``d_x``
+    (T, B, G) of the input projections ``x_t W_ih^T + b_ih``, ``d_h`` of the recurrent ones
+    ``h_{t-1} W_hh^T + b_hh`` (the same tensor for the LSTM); ``y`` (T, B, H) are the outputs, so
+    ``h_{t-1}`` is ``y`` shifted by one step (``h0``, or zero, before the first)."""
+    H, I = w_hh.shape[1], w_ih.shape[1]
+    G = d_x.shape[-1]  # (known even where the weights' row count is not)
+    dx2 = reshape(d_x, (-1, G))
+    gx = reshape_like(matmul(dx2, w_ih), x) if x.requires_grad else None
+    gw_ih = matmul(transpose(dx2), reshape(x, (-1, I))) if w_ih.requires_grad else None
+    gw_hh = None
+    if w_hh.requires_grad:
+        later, earlier = (d_h[:-1], y[1:]) if reverse else (d_h[1:], y[:-1])
+        gw_hh = matmul(transpose(reshape(later, (-1, G))), reshape(earlier, (-1, H)))
+        if h0 is not None:
+            gw_hh = gw_hh + matmul(transpose(d_h[-1] if reverse else d_h[0]), h0)
+    gb_ih = _sum(dx2, axis=0)
+    gb_hh = gb_ih if d_h is d_x else _sum(reshape(d_h, (-1, G)), axis=0)
+    return gx, gw_ih, gw_hh, gb_ih, gb_hh
+
+
+class _Barrier(Op):
+    """The input, unchanged. While ``closed``, its gradient is cut: a nested ``grad()`` taken with
+    respect to barriers stops there instead of walking on into the caller's graph. Opened after
+    that, it passes gradients through, so results built on it stay differentiable."""
+
+    saves_output = False
+
+    def __init__(self) -> None:
+        self.closed = True
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype)
+
+    def forward(self, xp, x):
+        return x
+
+    def backward(self, inputs, out, g):
+        return (None,) if self.closed else (g,)
+
+
+def _differentiate_reference(op: _Recurrent, inputs: tuple, upstream: Tensor, reference) -> tuple:
+    """The backward of a ``...SequenceGrad`` op: the vector-Jacobian product of ``reference`` (the
+    op's output written with ordinary ops) with ``upstream``, for every input but the workspace."""
+    T = inputs[0].shape[0]
+    if T is None:
+        raise ShapeError(f"{op.function}: second derivatives need the sequence length, unknown in "
+                         f"{_fmt(inputs[0].shape)}")
+    record = is_grad_enabled()
+    barrier = _Barrier()
+    workspace = len(inputs) - 2
+    result = [None] * len(inputs)
+    try:
+        with enable_grad():
+            proxies = [None if k == workspace else barrier.apply(v) for k, v in enumerate(inputs)]
+            wrt = [k for k, p in enumerate(proxies) if p is not None and p.requires_grad]
+            x, w_ih, w_hh, b_ih, b_hh, states, (_, g) = op._unpack(proxies)
+            value = reference(op, T, x, w_ih, w_hh, b_ih, b_hh, states, g)
+            if wrt and value.requires_grad:
+                found = grad([value], [proxies[k] for k in wrt], grad_outputs=[upstream],
+                             create_graph=record, allow_unused=True)
+                for k, gk in zip(wrt, found):
+                    result[k] = gk
+    finally:
+        barrier.closed = False
+    return tuple(result)
+
+
+def _lstm_gate_grads(op, T, x, w_ih, w_hh, b_ih, b_hh, states, g) -> Tensor:
+    """``LSTMSequenceGrad``'s output written with ordinary ops: the LSTM cell loop, then its backward
+    through time by hand."""
+    H = w_hh.shape[1]
+    w_ih_t, w_hh_t = transpose(w_ih), transpose(w_hh)
+    h, c = states
+    saved = {}
+    for t in op._steps(T):
+        pre = matmul(x[t], w_ih_t)
+        if b_ih is not None:
+            pre = pre + (b_ih + b_hh)
+        if h is not None:
+            pre = pre + matmul(h, w_hh_t)
+        i, f = sigmoid(pre[:, :H]), sigmoid(pre[:, H:2 * H])
+        cand, o = tanh(pre[:, 2 * H:3 * H]), sigmoid(pre[:, 3 * H:])
+        c_new = i * cand if c is None else f * c + i * cand
+        tc = tanh(c_new)
+        saved[t] = (i, f, cand, o, c, tc)
+        h, c = o * tc, c_new
+    dh_next, dc = g[T], g[T + 1]
+    rows = [None] * T
+    for t in reversed(op._steps(T)):
+        i, f, cand, o, c_prev, tc = saved[t]
+        dh = g[t] + dh_next
+        dc = dc + dh * o * (1.0 - tc * tc)
+        df = zeros_like(dc) if c_prev is None else dc * c_prev * f * (1.0 - f)
+        rows[t] = concatenate([dc * cand * i * (1.0 - i), df, dc * i * (1.0 - cand * cand),
+                               dh * tc * o * (1.0 - o)], axis=-1)
+        dc = dc * f
+        dh_next = matmul(rows[t], w_hh)
+    last = concatenate([dh_next, dc, zeros_like(dh_next), zeros_like(dc)], axis=-1)
+    return concatenate([stack(rows, 0), expand_dims(last, 0)], axis=0)
+
+
+def _gru_gate_grads(op, T, x, w_ih, w_hh, b_ih, b_hh, states, g) -> Tensor:
+    """``GRUSequenceGrad``'s output written with ordinary ops: the GRU cell loop, then its backward
+    through time by hand."""
+    H = w_hh.shape[1]
+    w_ih_t, w_hh_t = transpose(w_ih), transpose(w_hh)
+    (h,) = states
+    saved = {}
+    for t in op._steps(T):
+        gx = matmul(x[t], w_ih_t)
+        if b_ih is not None:
+            gx = gx + b_ih
+        gh = b_hh if h is None else (matmul(h, w_hh_t) if b_hh is None else matmul(h, w_hh_t) + b_hh)
+        if gh is None:  # no state, no bias: W_hh h + b_hh = 0
+            r, z, hn = sigmoid(gx[:, :H]), sigmoid(gx[:, H:2 * H]), None
+            n = tanh(gx[:, 2 * H:])
+        else:
+            r, z = sigmoid(gx[:, :H] + gh[..., :H]), sigmoid(gx[:, H:2 * H] + gh[..., H:2 * H])
+            hn = gh[..., 2 * H:]
+            n = tanh(gx[:, 2 * H:] + r * hn)
+        saved[t] = (r, z, n, hn, h)
+        h = n - z * n if h is None else n + z * (h - n)
+    dh_next = g[T]
+    rows_x, rows_h = [None] * T, [None] * T
+    for t in reversed(op._steps(T)):
+        r, z, n, hn, h_prev = saved[t]
+        dh = g[t] + dh_next
+        dn = dh * (1.0 - z) * (1.0 - n * n)
+        dz = dh * ((0.0 - n) if h_prev is None else (h_prev - n)) * z * (1.0 - z)
+        dr = zeros_like(dn) if hn is None else dn * hn * r * (1.0 - r)
+        rows_x[t] = concatenate([dr, dz, dn], axis=-1)
+        rows_h[t] = concatenate([dr, dz, dn * r], axis=-1)
+        dh_next = matmul(rows_h[t], w_hh) + dh * z
+    zero = zeros_like(dh_next)
+    last_x = expand_dims(concatenate([dh_next, zero, zero], axis=-1), 0)
+    last_h = expand_dims(concatenate([zero, zero, zero], axis=-1), 0)
+    return stack([concatenate([stack(rows_x, 0), last_x], axis=0),
+                  concatenate([stack(rows_h, 0), last_h], axis=0)], 0)
+
+
+# ---- public functions -------------------------------------------------------------------------------------
+def _bias_pair(b_ih, b_hh) -> tuple:
+    """Both biases or neither: a missing one of a pair is zero."""
+    if b_ih is None and b_hh is None:
+        return ()
+    if b_ih is None:
+        b_ih = zeros_like(b_hh)
+    if b_hh is None:
+        b_hh = zeros_like(b_ih)
+    return (b_ih, b_hh)
+
+
+def lstm(x, w_ih, w_hh, b_ih=None, b_hh=None, h0=None, c0=None, reverse: bool = False) -> Tuple[Tensor, Tensor, Tensor]:
+    """One LSTM layer, one direction, over a whole sequence (PyTorch's gates ``i, f, g, o``)::
+
+        i, f, o = sigmoid(x_t W_i*^T + b_i* + h W_h*^T + b_h*)   g = tanh(same for the g rows)
+        c_t = f * c_{t-1} + i * g                              h_t = o * tanh(c_t)
+
+    Args:
+        x: the inputs, time-major.
+        w_ih, w_hh: weights in PyTorch's layout (gate blocks i, f, g, o stacked along axis 0).
+        b_ih, b_hh: biases (optional).
+        h0, c0: initial states (both, or neither for zeros).
+        reverse: run from the last step to the first (the backward half of a bidirectional layer);
+            the outputs stay in time order.
+
+    Shapes: x (T, B, I); w_ih (4H, I); w_hh (4H, H); b_ih, b_hh (4H,); h0, c0 (B, H)
+    -> (y (T, B, H), h_n (B, H), c_n (B, H)).
+
+    Example:
+        >>> y, h, c = gg.lstm(gg.randn(5, 3, 2), gg.randn(16, 2), gg.randn(16, 4))
+        >>> y.shape, h.shape
+        ((5, 3, 4), (3, 4))
+    """
+    if (h0 is None) != (c0 is None):
+        raise ValueError("lstm: give both initial states h0 and c0, or neither")
+    x, w_ih, w_hh, b_ih, b_hh, h0, c0 = as_tensor_args(x, w_ih, w_hh, b_ih, b_hh, h0, c0)
+    biases = _bias_pair(b_ih, b_hh)
+    states = () if h0 is None else (h0, c0)
+    inputs = (x, w_ih, w_hh) + biases + states
+    flags = (bool(reverse), bool(biases), bool(states))
+    workspace = LSTMScan(*flags).apply(*inputs)
+    out = LSTMSequence(*flags).apply(*inputs, workspace)
+    return out[:-2], out[-2], out[-1]
+
+
+def gru(x, w_ih, w_hh, b_ih=None, b_hh=None, h0=None, reverse: bool = False) -> Tuple[Tensor, Tensor]:
+    """One GRU layer, one direction, over a whole sequence (PyTorch's gates ``r, z, n``)::
+
+        r, z = sigmoid(x_t W_i*^T + b_i* + h W_h*^T + b_h*)
+        n = tanh(x_t W_in^T + b_in + r * (h W_hn^T + b_hn))      h_t = (1 - z) * n + z * h_{t-1}
+
+    Args: as :func:`lstm` (one initial state ``h0``).
+
+    Shapes: x (T, B, I); w_ih (3H, I); w_hh (3H, H); b_ih, b_hh (3H,); h0 (B, H)
+    -> (y (T, B, H), h_n (B, H)).
+
+    Example:
+        >>> y, h = gg.gru(gg.randn(5, 3, 2), gg.randn(12, 2), gg.randn(12, 4))
+        >>> y.shape, h.shape
+        ((5, 3, 4), (3, 4))
+    """
+    x, w_ih, w_hh, b_ih, b_hh, h0 = as_tensor_args(x, w_ih, w_hh, b_ih, b_hh, h0)
+    biases = _bias_pair(b_ih, b_hh)
+    states = () if h0 is None else (h0,)
+    inputs = (x, w_ih, w_hh) + biases + states
+    flags = (bool(reverse), bool(biases), bool(states))
+    workspace = GRUScan(*flags).apply(*inputs)
+    out = GRUSequence(*flags).apply(*inputs, workspace)
+    return out[:-1], out[-1]
+
+
+__all__ = ["LSTMScan", "LSTMSequence", "LSTMSequenceGrad", "GRUScan", "GRUSequence", "GRUSequenceGrad",
+           "lstm", "gru"]
