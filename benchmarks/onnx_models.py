@@ -3,7 +3,10 @@
 Small models are generated with ``onnx.helper`` (random weights, fixed seed), saved to a temporary
 folder and run three ways, interleaved in one process (``time_steps``):
 
-* ``session``: ``gg.onnx.load(path)`` then ``.run({"x": x})`` (a static graph in a Session);
+* ``session``: ``gg.onnx.load(path)`` then ``.run({"x": x})`` (a static graph in a Session, the
+  initializers as Variables: trainable);
+* ``frozen``: the same with ``load(path, trainable=False)``: initializers are constants, so what
+  depends on them alone (folded BatchNormalization weights...) is computed once at import;
 * ``module``: ``gg.onnx.to_module(path)`` called under ``gg.no_grad()`` (eager);
 * ``onnxruntime``: an ``InferenceSession`` with ``intra_op_num_threads=1``.
 
@@ -242,6 +245,7 @@ MODELS = {
 def runners(gg, ort, path: str, x: np.ndarray) -> dict:
     """{name: step()} for the three ways of running one model file on ``x``."""
     imported = gg.onnx.load(path)
+    frozen = gg.onnx.load(path, trainable=False)
     module = gg.onnx.to_module(path)
     xt = gg.tensor(x)
     options = ort.SessionOptions()
@@ -253,7 +257,8 @@ def runners(gg, ort, path: str, x: np.ndarray) -> dict:
         with gg.no_grad():
             return module(xt).numpy()
 
-    return {"session": lambda: imported.run({"x": x})[0], "module": module_step,
+    return {"session": lambda: imported.run({"x": x})[0], "frozen": lambda: frozen.run({"x": x})[0],
+            "module": module_step,
             "onnxruntime": lambda: sess.run(None, {"x": x})[0]}
 
 
@@ -261,7 +266,7 @@ def check(steps: dict) -> float:
     """Largest relative difference of graphgrad's outputs from onnxruntime's."""
     ref = steps["onnxruntime"]()
     scale = float(np.abs(ref).max()) or 1.0
-    return max(float(np.abs(steps[name]() - ref).max()) / scale for name in ("session", "module"))
+    return max(float(np.abs(steps[name]() - ref).max()) / scale for name in ("session", "frozen", "module"))
 
 
 def main(argv=None) -> int:
@@ -280,8 +285,9 @@ def main(argv=None) -> int:
 
     rng = np.random.default_rng(0)
     results = {}
-    print(f"{'model':<22}{'session':>10}{'module':>10}{'ort':>10}{'session/ort':>13}{'module/ort':>12}"
-          f"{'module/session':>16}{'max rel err':>13}{'import s':>10}")
+    ratios = ("session/ort", "frozen/ort", "module/ort", "module/session")
+    print(f"{'model':<22}{'session':>10}{'frozen':>10}{'module':>10}{'ort':>10}"
+          + "".join(f"{r:>16}" for r in ratios) + f"{'max rel err':>13}{'import s':>10}")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models.split(","):
             build, shape = MODELS[name]
@@ -295,15 +301,13 @@ def main(argv=None) -> int:
             error = check(steps)
             rows = time_steps(steps, warmup=2, repeats=args.repeats, inner=1)
             ms = {k: v["median"] * 1e3 for k, v in rows.items()}
-            results[name] = {"ms": ms, "session/ort": ms["session"] / ms["onnxruntime"],
-                             "module/ort": ms["module"] / ms["onnxruntime"],
-                             "module/session": ms["module"] / ms["session"], "max_rel_err": error,
-                             "import_s": imported_s, "rows": rows}
-            r = results[name]
-            print(f"{name:<22}{ms['session']:>8.2f}ms{ms['module']:>8.2f}ms{ms['onnxruntime']:>8.2f}ms"
-                  f"{r['session/ort']:>12.2f}x{r['module/ort']:>11.2f}x{r['module/session']:>15.2f}x"
-                  f"{error:>13.1e}{imported_s:>10.2f}")
-    for key in ("session/ort", "module/ort", "module/session"):
+            r = results[name] = {"ms": ms, "max_rel_err": error, "import_s": imported_s, "rows": rows}
+            for ratio in ratios:
+                a, b = ratio.split("/")
+                r[ratio] = ms[a] / ms["onnxruntime" if b == "ort" else b]
+            print(f"{name:<22}" + "".join(f"{ms[k]:>8.2f}ms" for k in ("session", "frozen", "module", "onnxruntime"))
+                  + "".join(f"{r[ratio]:>15.2f}x" for ratio in ratios) + f"{error:>13.1e}{imported_s:>10.2f}")
+    for key in ratios:
         print(f"median {key}: {statistics.median(r[key] for r in results.values()):.2f}x")
     print(f"peak RSS {peak_rss_mb():.0f} MB")
     save_json(args.json, results)

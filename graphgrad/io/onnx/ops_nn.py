@@ -46,6 +46,12 @@ def _flatten_2d(x, axis: int):
 # ---- matrix products ----------------------------------------------------------------------------------
 @converter("MatMul")
 def matmul(node, a, b):
+    lead = tuple(a.shape[:-1]) if a.shape is not None else ()
+    if len(lead) > 1 and b.ndim == 2 and a.shape[-1] is not None and sum(d is None for d in lead) <= 1:
+        # (..., K) @ (K, N) as one (rows, K) @ (K, N) product: one GEMM instead of one per leading
+        # index, and the weight's gradient is one GEMM too
+        rows = G.matmul(a.reshape((-1, a.shape[-1])), b)
+        return rows.reshape(tuple(-1 if d is None else d for d in lead) + (b.shape[-1],))
     return G.matmul(a, b)
 
 
