@@ -284,3 +284,100 @@ def test_interpolate_area_is_adaptive_avg_pool():
 def test_symbolic_shapes_with_unknown_batch(fn, shape, expected):
     y = fn(symbolic(*shape))
     assert y.is_symbolic and y.shape == expected and y.dtype == np.float32
+
+
+# ---- grouped and depthwise convolutions, max-pool gradients: against PyTorch ---------------------------
+# (kind, dims, channels in, channels out, groups, kernel, stride, padding, dilation)
+GROUPED = [
+    ("conv", 2, 6, 6, 6, 3, 1, 1, 1),  # depthwise
+    ("conv", 2, 4, 8, 4, 3, 2, 1, 1),  # depthwise, channel multiplier 2, stride 2
+    ("conv", 2, 4, 4, 4, 3, 1, 2, 2),  # depthwise, dilation 2
+    ("conv", 2, 6, 4, 2, 2, 2, 0, 1),  # grouped
+    ("conv", 2, 6, 9, 3, 3, 2, 2, 2),  # grouped, stride and dilation 2
+    ("conv", 1, 5, 5, 5, 3, 2, 1, 1),  # 1-D depthwise
+    ("transpose", 2, 6, 6, 6, 3, 2, 1, 1),  # depthwise transpose
+    ("transpose", 2, 3, 6, 3, 3, 1, 1, 2),  # one input channel per group, two outputs each
+    ("transpose", 2, 6, 3, 3, 2, 2, 0, 1),  # grouped transpose
+]
+
+
+@pytest.mark.parametrize("kind, nd, c, co, groups, k, stride, padding, dilation", GROUPED)
+def test_grouped_and_depthwise_match_pytorch_to_second_order(kind, nd, c, co, groups, k, stride, padding, dilation):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, c) + (7,) * nd)
+    w = rng.standard_normal(((co, c // groups) if kind == "conv" else (c, co // groups)) + (k,) * nd)
+    args = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    if kind == "transpose":
+        args["output_padding"] = stride - 1
+    name = f"conv{nd}d" if kind == "conv" else f"conv_transpose{nd}d"
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ty = getattr(torch.nn.functional, name)(tx, tw, **args)
+    gx, gw = gg.tensor(x, requires_grad=True), gg.tensor(w, requires_grad=True)
+    y = getattr(gg, name)(gx, gw, **args)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), atol=1e-10)
+    up = rng.standard_normal(y.shape)
+    tgrads = torch.autograd.grad(ty, (tx, tw), torch.tensor(up), create_graph=True)
+    grads = gg.grad([y], [gx, gw], [gg.tensor(up)], create_graph=True)
+    for g, t in zip(grads, tgrads):
+        np.testing.assert_allclose(g.numpy(), t.detach().numpy(), atol=1e-10)
+    t2 = torch.autograd.grad(sum((t * t).sum() for t in tgrads), (tx, tw))
+    g2 = gg.grad([sum((g * g).sum() for g in grads)], [gx, gw])
+    for g, t in zip(g2, t2):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), atol=1e-9)
+
+
+@pytest.mark.parametrize("values", ["relu", "integers", "nan", "-inf"])
+@pytest.mark.parametrize("args", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                  dict(kernel_size=2, stride=2, ceil_mode=True), dict(kernel_size=3, stride=1),
+                                  dict(kernel_size=2, stride=3), dict(kernel_size=2, stride=1, dilation=2)])
+def test_max_pool_gradient_matches_pytorch_with_ties_nan_and_infinities(values, args):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 3, 7, 7)).astype(np.float32)
+    x = {"relu": np.maximum(x, 0), "integers": np.round(x), "nan": x, "-inf": x}[values]
+    if values == "nan":
+        x[0, 1, 2, 3] = x[1, 0, 0, 0] = x[1, 0, 0, 1] = np.nan
+    if values == "-inf":
+        x[0, 0, :3, :3] = -np.inf
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.max_pool2d(tx, **args)
+    up = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
+    (tgx,) = torch.autograd.grad(ty, tx, torch.tensor(up))
+    gx = gg.tensor(x, requires_grad=True)
+    y = gg.max_pool2d(gx, **args)
+    np.testing.assert_array_equal(y.numpy(), ty.detach().numpy())
+    (g,) = gg.grad([y], [gx], [gg.tensor(up)])
+    np.testing.assert_allclose(g.numpy(), tgx.numpy(), rtol=1e-6, atol=1e-6)  # overlaps sum in another order
+
+
+# ---- eager == graph (Session) == compiled (gg.function) -----------------------------------------------
+def _small_cnn_grads(x, w1, w2, w3):
+    """A depthwise, a grouped and a plain convolution, ReLU, overlapping and tiling max pools."""
+    h = gg.relu(gg.conv2d(x, w1, padding=1, groups=4))
+    h = gg.max_pool2d(h, 3, stride=2, padding=1)
+    h = gg.relu(gg.conv2d(h, w2, stride=1, padding=1, groups=2))
+    h = gg.max_pool2d(gg.conv2d(h, w3, padding=1), 2)
+    loss = (h * h).sum()
+    return (loss,) + tuple(gg.grad([loss], [x, w1, w2, w3]))
+
+
+def test_conv_and_pool_gradients_equal_in_eager_graph_and_compiled_modes():
+    rng = np.random.default_rng(13)
+    shapes = [(2, 4, 9, 9), (8, 1, 3, 3), (6, 4, 3, 3), (5, 6, 3, 3)]
+    values = [rng.standard_normal(s) for s in shapes]
+    eager = _small_cnn_grads(*[gg.tensor(v, requires_grad=True) for v in values])
+    compiled = gg.function(_small_cnn_grads)(*[gg.tensor(v, requires_grad=True) for v in values])
+    graph = gg.Graph()
+    with graph.as_default():
+        holders = [gg.placeholder("float64", s) for s in shapes]
+        h = gg.relu(gg.conv2d(holders[0], holders[1], padding=1, groups=4))
+        h = gg.max_pool2d(h, 3, stride=2, padding=1)
+        h = gg.relu(gg.conv2d(h, holders[2], stride=1, padding=1, groups=2))
+        h = gg.max_pool2d(gg.conv2d(h, holders[3], padding=1), 2)
+        loss = (h * h).sum()
+        fetches = [loss] + list(gg.gradients(loss, holders))
+    session = gg.Session(graph).run(fetches, dict(zip(holders, values)))
+    for e, c, s in zip(eager, compiled, session):
+        np.testing.assert_allclose(c.numpy(), e.numpy(), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(np.asarray(s), e.numpy(), rtol=1e-10, atol=1e-10)

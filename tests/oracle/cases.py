@@ -754,6 +754,16 @@ C("conv_transpose2d[dilation]", [F((1, 2, 4, 4)), F((2, 3, 2, 2)), F((3,))],
   *_conv("conv_transpose2d", dilation=2, stride=2))
 C("conv_transpose2d[nobias_rect]", [F((2, 2, 3, 4)), F((2, 3, 2, 3))],
   *_conv_nb("conv_transpose2d", stride=(1, 2), padding=(0, 1)))
+C("conv2d[depthwise_mult2_stride2]", [F((2, 3, 7, 6)), F((6, 1, 3, 3)), F((6,))],
+  *_conv("conv2d", groups=3, stride=2, padding=1))
+C("conv2d[depthwise_dilation_pad]", [F((1, 4, 7, 7)), F((4, 1, 3, 3))],
+  *_conv_nb("conv2d", groups=4, dilation=2, padding=(2, 1)))
+C("conv2d[depthwise_f32]", [F((2, 8, 6, 6)), F((8, 1, 3, 3)), F((8,))], *_conv("conv2d", groups=8, padding=1), **F32)
+C("conv2d[groups_stride_dilation]", [F((2, 6, 8, 8)), F((9, 2, 3, 3)), F((9,))],
+  *_conv("conv2d", groups=3, stride=2, dilation=2, padding=2))
+C("conv1d[depthwise_stride2]", [F((2, 4, 9)), F((4, 1, 3)), F((4,))], *_conv("conv1d", groups=4, stride=2, padding=1))
+C("conv_transpose2d[depthwise_stride2]", [F((1, 3, 4, 4)), F((3, 1, 3, 3)), F((3,))],
+  *_conv("conv_transpose2d", groups=3, stride=2, padding=1, output_padding=1))
 
 
 def _pool(name, **kw):
