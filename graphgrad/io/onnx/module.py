@@ -140,6 +140,13 @@ class OnnxModule(Module):
         outputs = [values[name] for name in self.output_names]
         return _Program(graph, placeholders, outputs, interpreter.constant_reads)
 
+    def __getstate__(self) -> dict:
+        """Copies and pickles leave the conversions behind (they hold graphs reading this module's
+        own Parameters): a copy converts again on its first call."""
+        state = dict(self.__dict__)
+        state["_programs"] = {}
+        return state
+
     def extra_repr(self) -> str:
         ops = sorted({n.op_type for n in self.model.graph.node})
         return f"inputs={self.input_names}, outputs={self.output_names}, ops={ops}"

@@ -207,3 +207,18 @@ def test_gg_function_and_graphs_still_trace_the_module():
         ph = gg.placeholder(gg.float32, (None, 4, 8, 8))
         y = net(ph)
     np.testing.assert_allclose(gg.Session(graph).run(y, {ph: x}), net(gg.tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_copies_and_pickles_convert_for_their_own_parameters():
+    import copy
+    import pickle
+
+    net = to_module(mobile_block())
+    x = gg.tensor(np.random.default_rng(3).standard_normal((2, 4, 8, 8)).astype(np.float32))
+    with gg.no_grad():
+        y = net(x).numpy()
+        for other in (copy.deepcopy(net), pickle.loads(pickle.dumps(net))):
+            np.testing.assert_allclose(other(x).numpy(), y, rtol=1e-6)
+            other.w_dw.data[...] = 0.0  # changing the copy changes the copy alone
+            assert not np.allclose(other(x).numpy(), y)
+            np.testing.assert_array_equal(net(x).numpy(), y)
