@@ -23,10 +23,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import common  # noqa: E402,F401  (2 BLAS threads, set before NumPy loads)
 import numpy as np  # noqa: E402
 
-from common import report, save_json, time_steps  # noqa: E402
-from workloads import mlp_arrays, mlp_forward, sgd_step, tiny_chain, tiny_chain_numpy  # noqa: E402
+from graphgrad.bench.timing import report, save_json, time_steps  # noqa: E402
+from graphgrad.bench.workloads import (mlp_arrays, mlp_forward, mlp_numpy_step, sgd_step, tiny_chain,  # noqa: E402
+                                       tiny_chain_numpy)
 
 LR = 0.05
 
@@ -106,35 +108,7 @@ def mlp_versions(gg, sizes, x, y):
         step.session = sess
         return step
 
-    hp = mlp_arrays(sizes)
-    n = x.shape[0]
-    onehot = np.zeros((n, sizes[-1]), np.float32)
-    onehot[np.arange(n), y] = 1
-
-    def numpy_step():
-        hs, h = [x], x
-        layers = len(hp) // 2
-        for i in range(layers):
-            h = h @ hp[2 * i] + hp[2 * i + 1]
-            if i + 1 < layers:
-                np.maximum(h, 0, out=h)
-            hs.append(h)
-        z = h - h.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        s = e.sum(axis=1, keepdims=True)
-        loss = float((np.log(s)[:, 0] - z[np.arange(n), y]).mean())
-        g = e / s
-        g -= onehot
-        g *= 1.0 / n
-        for i in reversed(range(layers)):
-            gw = hs[i].T @ g
-            gb = g.sum(axis=0)
-            if i > 0:
-                g = g @ hp[2 * i].T
-                g *= hs[i] > 0
-            hp[2 * i] -= LR * gw
-            hp[2 * i + 1] -= LR * gb
-        return loss
+    numpy_step = mlp_numpy_step(mlp_arrays(sizes), x, y, LR)
 
     c2, c0 = compiled(2), compiled(0)
     versions = {"eager": eager, "compiled": c2, "optimize=0": c0, "numpy": numpy_step}

@@ -20,13 +20,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from common import report, save_json, time_steps  # noqa: E402
-from workloads import mlp_arrays, mlp_forward, sgd_step  # noqa: E402
+
+from graphgrad.bench.workloads import mlp_arrays, mlp_forward, sgd_step  # noqa: E402
 
 LR = 0.05
 
 
 def make_mlp(gg, sizes, seed):
-    """Variables of an MLP (see ``workloads.mlp_arrays``)."""
+    """Variables of an MLP (see ``graphgrad.bench.workloads.mlp_arrays``)."""
     return [gg.Variable(p) for p in mlp_arrays(sizes, seed)]
 
 

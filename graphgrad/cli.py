@@ -1,6 +1,7 @@
 """Command line: ``python -m graphgrad demo`` (and ``graphgrad demo`` once installed): the spiral MLP
 with the Keras-like API (progress bars, decision-boundary PNG), the same model as a static graph, and
-a small CNN on the bundled digits."""
+a small CNN on the bundled digits. ``python -m graphgrad bench`` runs the benchmark suite
+(``graphgrad.bench.suite``)."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +9,7 @@ import time
 from typing import Optional, Sequence
 
 import graphgrad as gg
+from graphgrad.bench import suite as bench_suite
 from graphgrad.data import make_spiral
 
 
@@ -103,6 +105,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.add_argument("--quick", action="store_true", help="a few epochs only (a smoke test)")
     p_demo.add_argument("--image", default="spiral_decision_boundary.png", help="decision-boundary PNG path")
+    p_bench = sub.add_parser("bench", help="time the workloads W1..W6 against PyTorch (see docs/performance.md)")
+    bench_suite.add_arguments(p_bench)
     p_onnx = sub.add_parser("onnx", help="describe or run an ONNX model")
     onnx_sub = p_onnx.add_subparsers(dest="onnx_command", required=True)
     p_info = onnx_sub.add_parser("info", help="inputs, outputs, ops used, parameters, ops graphgrad lacks")
@@ -113,6 +117,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        help="an input (repeat for several; a .npz file gives named arrays)")
     p_run.add_argument("--output", "-o", default=None, help="write the outputs to this .npz file")
     args = parser.parse_args(argv)
+    if args.command == "bench":
+        return bench_suite.run_from_args(args)
     if args.command == "onnx":
         from graphgrad.io.onnx import tools
 
