@@ -13,7 +13,8 @@ folder and run three ways, interleaved in one process (``time_steps``):
 Models: MobileNetV3-small style (depthwise separable convs, hard-swish, squeeze-excitation with
 hard-sigmoid; BatchNormalization nodes, or folded into the convs as PyTorch's exporter does), an
 EfficientNet style (MBConv blocks, swish, squeeze-excitation with sigmoid), a ResNet-style CNN, a
-small transformer encoder and an MLP. NumPy's BLAS runs on one thread as onnxruntime does
+small transformer encoder, an LSTM (sequence 35, batch 32, hidden 128) and an MLP. NumPy's BLAS
+runs on one thread as onnxruntime does
 (``OMP_NUM_THREADS=1``, ``OPENBLAS_NUM_THREADS=1``, set before NumPy is imported).
 
     python benchmarks/onnx_models.py [--models mobilenet_b1,effnet_b8] [--repeats 10] [--json out.json]
@@ -217,6 +218,18 @@ def transformer(x_shape: tuple, heads: int = 4, layers: int = 2):
     return b.model(x_shape, x)
 
 
+def lstm(x_shape: tuple, hidden: int = 128, vocab: int = 65):
+    """One LSTM layer (ONNX LSTM, as PyTorch exports it) and a linear head; x is (time, batch, features)."""
+    steps, batch, features = x_shape
+    b = Builder(seed=5)
+    scale = 1.0 / np.sqrt(hidden)
+    w, r, bias = (b.init(p, (b.rng.uniform(-scale, scale, shape)).astype(np.float32)) for p, shape in
+                  (("w", (1, 4 * hidden, features)), ("r", (1, 4 * hidden, hidden)), ("b", (1, 8 * hidden))))
+    y = b.node("LSTM", ["x", w, r, bias], hidden_size=hidden)  # (T, 1, B, H)
+    y = b.node("Squeeze", [y, b.init("axes", np.array([1], np.int64))])
+    return b.model(x_shape, b.linear(y, hidden, vocab))
+
+
 def mlp(x_shape: tuple):
     b = Builder(seed=4)
     x = b.act(b.linear("x", x_shape[1], 512), "relu")
@@ -237,6 +250,7 @@ MODELS = {
     "effnet_b8": (efficientnet, (8, 3, 112, 112)),
     "resnet_b1": (resnet, (1, 3, 224, 224)),
     "transformer_b8": (transformer, (8, 64, 128)),
+    "lstm_b32": (lstm, (35, 32, 64)),
     "mlp_b128": (mlp, (128, 784)),
 }
 

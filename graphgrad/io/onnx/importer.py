@@ -64,8 +64,8 @@ def op_key(domain: str, op_type: str) -> str:
 def load_converters() -> None:
     """Register every converter family (they import this module, so they are loaded on first use)."""
     from graphgrad.io.onnx import (fusion, ops_attention, ops_control, ops_math, ops_ml, ops_nn,  # noqa: F401
-                                   ops_quantize, ops_random, ops_resize, ops_sequence, ops_shape, ops_signal,
-                                   ops_training, ops_vision)
+                                   ops_quantize, ops_random, ops_resize, ops_rnn, ops_sequence, ops_shape,
+                                   ops_signal, ops_training, ops_vision)
 
 
 def onnx_module():
