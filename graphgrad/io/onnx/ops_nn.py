@@ -421,6 +421,10 @@ def batch_normalization(node, x, scale, bias, mean, var):
 def layer_normalization(node, x, scale, bias=None):
     axis = int(node.attr("axis", -1)) % x.ndim
     eps = float(node.attr("epsilon", 1e-5))
+    normalized = tuple(x.shape[axis:])
+    if not any(node.output_names[1:]) and None not in normalized and x.dtype.kind == "f" and \
+            all(p is None or (tuple(p.shape) == normalized and p.dtype == x.dtype) for p in (scale, bias)):
+        return G.layer_norm(x, normalized, scale, bias, eps=eps)  # Y alone: graphgrad's layer norm op
     axes = tuple(range(axis, x.ndim))
     mean = G.mean(x, axis=axes, keepdims=True)
     centered = x - mean
