@@ -51,6 +51,39 @@ def _cast(a, dtype):
     return a if a.dtype == dtype else a.astype(dtype)
 
 
+# A product of one time step is split into column blocks of at most this many multiply-adds when the
+# whole product is at most _SMALL_PRODUCT: BLAS then runs each block on the calling thread. At these
+# sizes that is as fast as two threads, and never waits for a second thread the OS has not scheduled
+# yet (on a busy machine, one in ten two-thread products of an LSTM step took milliseconds).
+_BLOCK_PRODUCT = 1 << 19
+_SMALL_PRODUCT = 1 << 23
+
+
+class _StepProduct:
+    """``a @ w`` for a fixed ``w`` (K, N) and ``a`` (M, K) of a fixed M, written into ``out``."""
+
+    def __init__(self, xp, w, m: int):
+        k, n = w.shape
+        width = n if m * k * n > _SMALL_PRODUCT else max(1, _BLOCK_PRODUCT // max(1, m * k))
+        self.xp = xp
+        self.blocks = [(j, min(n, j + width), xp.ascontiguousarray(w[:, j:j + width])) for j in range(0, n, width)]
+
+    def __call__(self, a, out) -> None:
+        if len(self.blocks) == 1:
+            self.xp.matmul(a, self.blocks[0][2], out=out)
+            return
+        for start, stop, block in self.blocks:
+            self.xp.matmul(a, block, out=out[:, start:stop])
+
+
+def _scaled_transpose(xp, w, scale):
+    """``w.T * scale`` as a new C-contiguous array: BLAS multiplies by a transposed (Fortran-order)
+    right operand about 1.4x slower at the sizes of one time step."""
+    out = xp.array(w.T, order="C")
+    out *= scale
+    return out
+
+
 # ---- the shared frame: inputs, shape rule ----------------------------------------------------------
 class _Recurrent(Op):
     """Inputs ``x, w_ih, w_hh[, b_ih, b_hh][, initial states][, extra...]`` as the props say.
@@ -163,10 +196,10 @@ class LSTMScan(_LSTMOp):
         x, w_ih, w_hh, b_ih, b_hh, (h_prev, c_prev), _ = self._unpack([_cast(a, dtype) for a in arrays])
         scale = self._gate_scale(xp, H, dtype, (0, 1, 3))  # i, f, o are sigmoids; g is a tanh
         shift = 0.5 * (scale != 1.0).astype(dtype)
-        gx = xp.matmul(x.reshape(T * B, -1), w_ih.T * scale).reshape(T, B, 4 * H)
+        gx = xp.matmul(x.reshape(T * B, -1), _scaled_transpose(xp, w_ih, scale)).reshape(T, B, 4 * H)
         if b_ih is not None:
             gx += (b_ih + b_hh) * scale
-        w_hh_t = w_hh.T * scale
+        recurrent = _StepProduct(xp, _scaled_transpose(xp, w_hh, scale), B)
         ws = xp.empty((_lstm_rows(T), B, H), dtype)
         h, c, tc, act = _lstm_views(ws, T)
         pre = xp.empty((B, 4 * H), dtype)
@@ -176,7 +209,7 @@ class LSTMScan(_LSTMOp):
             if h_prev is None:
                 xp.tanh(gx[t], out=a)
             else:
-                xp.matmul(h_prev, w_hh_t, out=pre)
+                recurrent(h_prev, pre)
                 pre += gx[t]
                 xp.tanh(pre, out=a)
             a *= scale  # sigmoid(a) = 0.5 * tanh(a / 2) + 0.5 for i, f, o; tanh stays for g
@@ -245,7 +278,8 @@ class LSTMSequenceGrad(_LSTMOp):
         T = x.shape[0]
         B, H = ws.shape[1], ws.shape[2]
         dtype = ws.dtype
-        w_hh, g = _cast(w_hh, dtype), _cast(g, dtype)
+        g = _cast(g, dtype)
+        recurrent = _StepProduct(xp, _cast(w_hh, dtype), B)
         h, c, tc, act = _lstm_views(ws, T)
         a4 = act.reshape(T, B, 4, H)
         # d activation / d pre-activation, for all steps at once: s (1 - s) for the sigmoids, 1 - t^2 for g
@@ -278,7 +312,7 @@ class LSTMSequenceGrad(_LSTMOp):
             dc += tmp
             xp.multiply(dc[:, None, :], coef[t], out=d4[t, :, :3])
             dc *= a4[t, :, 1]  # dc_{t-1} = dc_t * f_t
-            xp.matmul(d[t], w_hh, out=dh_next)
+            recurrent(d[t], dh_next)
         d[T, :, :H] = dh_next
         d[T, :, H:2 * H] = dc
         d[T, :, 2 * H:] = 0.0
@@ -323,10 +357,10 @@ class GRUScan(_GRUOp):
         dtype = xp.result_type(*arrays)
         x, w_ih, w_hh, b_ih, b_hh, (h_prev,), _ = self._unpack([_cast(a, dtype) for a in arrays])
         scale = self._gate_scale(xp, H, dtype, (0, 1))  # r, z are sigmoids; n's two halves stay unscaled
-        gx = xp.matmul(x.reshape(T * B, -1), w_ih.T * scale).reshape(T, B, 3 * H)
+        gx = xp.matmul(x.reshape(T * B, -1), _scaled_transpose(xp, w_ih, scale)).reshape(T, B, 3 * H)
         if b_ih is not None:
             gx += b_ih * scale
-        w_hh_t = w_hh.T * scale
+        recurrent = _StepProduct(xp, _scaled_transpose(xp, w_hh, scale), B)
         b_hh_scaled = None if b_hh is None else b_hh * scale
         ws = xp.empty((_gru_rows(T), B, H), dtype)
         h, act, hn = _gru_views(ws, T)
@@ -337,7 +371,7 @@ class GRUScan(_GRUOp):
             if h_prev is None:  # W_hh h = 0
                 gh[...] = 0.0 if b_hh_scaled is None else b_hh_scaled
             else:
-                xp.matmul(h_prev, w_hh_t, out=gh)
+                recurrent(h_prev, gh)
                 if b_hh_scaled is not None:
                     gh += b_hh_scaled
             xp.add(gx[t, :, :2 * H], gh[:, :2 * H], out=rz)
@@ -409,7 +443,8 @@ class GRUSequenceGrad(_GRUOp):
         T = x.shape[0]
         B, H = ws.shape[1], ws.shape[2]
         dtype = ws.dtype
-        w_hh, g = _cast(w_hh, dtype), _cast(g, dtype)
+        g = _cast(g, dtype)
+        recurrent = _StepProduct(xp, _cast(w_hh, dtype), B)
         h, act, hn = _gru_views(ws, T)
         r, z, n = act[:, :, :H], act[:, :, H:2 * H], act[:, :, 2 * H:]
         # per step, dh_t times these gives: [dz_pre, dn_pre] = dh * [(h_{t-1} - n) z (1 - z), (1 - z)(1 - n^2)]
@@ -439,7 +474,7 @@ class GRUSequenceGrad(_GRUOp):
             xp.multiply(dn, to_r[t], out=dgx[t, :, :H])
             dgh[t, :, :2 * H] = dgx[t, :, :2 * H]
             xp.multiply(dn, r[t], out=dgh[t, :, 2 * H:])
-            xp.matmul(dgh[t], w_hh, out=dh_next)
+            recurrent(dgh[t], dh_next)
             xp.multiply(dh, z[t], out=tmp)  # h_t = n + z (h_{t-1} - n): the direct path
             dh_next += tmp
         dgx[T] = 0.0
