@@ -268,7 +268,8 @@ class Interpreter:
 
 
 def _is_bfloat16(value) -> bool:
-    return isinstance(value, Tensor) and value.dtype.name == "bfloat16"
+    # kind first: NumPy's own dtypes never are, and dtype.name builds a string on every call
+    return isinstance(value, Tensor) and value.dtype.kind == "V" and value.dtype.name == "bfloat16"
 
 
 #: bfloat16 (from ml_dtypes, which onnx installs) has few NumPy loops and no weak Python scalars, so
