@@ -114,19 +114,53 @@ def _checked(op: Op, *inputs) -> Tensor:
 
 
 # ---- kernels (backend arrays) ----------------------------------------------------------------------
-# Layout: an input (N, C, *S) is read as (N, G, C/G, *S). Its windows are copied once into "cols" of
-# shape (N, G, C/G * prod(kernel), prod(out)), whose rows run along output positions (contiguous
-# reads and writes). Products are matmuls stacked over (N, G): NumPy hands each 2-D product to BLAS
-# from one C loop (no Python loop over groups), and results come out in (N, C, *S) order with no
-# transposing copy. Depthwise convolutions (one input channel per group) skip the matmuls: a
-# shift-and-add over kernel offsets on whole planes (see _depthwise_*).
-def _im2col(xp, x, out, kernel, stride, padding, dilation, groups):
-    """(N, G, C/G * prod(kernel), prod(out)): every window of the padded input, copied once."""
+# Every window of the padded input is copied once into "cols", in an order whose inner axis is a
+# row of output positions (contiguous reads and writes), and each product is a matmul stacked over
+# groups (no Python loop over groups) in one of two layouts:
+# * per sample, cols (N, G, C/G * prod(kernel), prod(out)): N GEMMs per group, whose results are
+#   already in (N, C, *out) order, so nothing is transposed;
+# * whole batch, cols (G, C/G * prod(kernel), N * prod(out)): one GEMM per group, at the price of
+#   transposing the output (or the incoming gradient) between (N, C, ...) and (C, N, ...).
+# Per-sample GEMMs are thin when images are small (a 7x7 output is 49 columns) and BLAS then runs
+# far below its peak; above _PER_SAMPLE output positions they are as fast as one big GEMM, and the
+# transposing copies decide (measured on the W2 layers and 8x8 / 14x14 maps).
+# Depthwise convolutions (one input channel per group) have no useful GEMM: see _depthwise_*.
+_PER_SAMPLE = 256
+
+
+def _per_sample(n: int, out: tuple) -> bool:
+    return n > 1 and math.prod(out) >= _PER_SAMPLE
+
+
+def _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample: bool):
+    """Every window of the padded input, copied once: (N, G, C/G * prod(kernel), prod(out)) per
+    sample, else (G, C/G * prod(kernel), N * prod(out))."""
     nd = len(kernel)
     n, c = x.shape[:2]
     win = _windows(xp, _padded(xp, x, padding), out, kernel, stride, dilation)  # (n, c, *out, *k)
-    axes = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
-    return win.transpose(axes).reshape(n, groups, (c // groups) * math.prod(kernel), math.prod(out))
+    win = win.reshape((n, groups, c // groups) + tuple(out) + tuple(kernel))
+    k_axes, out_axes = tuple(range(3 + nd, 3 + 2 * nd)), tuple(range(3, 3 + nd))
+    rows = (c // groups) * math.prod(kernel)
+    if per_sample:
+        return win.transpose((0, 1, 2) + k_axes + out_axes).reshape(n, groups, rows, math.prod(out))
+    return win.transpose((1, 2) + k_axes + (0,) + out_axes).reshape(groups, rows, n * math.prod(out))
+
+
+def _channels_first(xp, y, groups):
+    """(N, G*C, *S) -> (G, C, N * prod(S)) (a copy unless N == 1)."""
+    n, c = y.shape[:2]
+    if n == 1:
+        return y.reshape(groups, c // groups, -1)
+    return xp.ascontiguousarray(y.reshape(n, groups, c // groups, -1).transpose(1, 2, 0, 3)) \
+        .reshape(groups, c // groups, -1)
+
+
+def _batch_first(xp, y, n, size):
+    """(C, N * prod(size)) -> (N, C, *size) (a copy unless N == 1)."""
+    c = y.shape[0]
+    if n == 1:
+        return y.reshape((1, c) + tuple(size))
+    return xp.ascontiguousarray(y.reshape(c, n, -1).swapaxes(0, 1)).reshape((n, c) + tuple(size))
 
 
 def _scatter_range(size_in: int, size_out: int, k: int, s: int, d: int, lo: int):
@@ -146,14 +180,21 @@ def _col2im(xp, cols, out_size: tuple, stride, padding, dilation):
     (N, C, *out_size) array, offset by offset (a loop over the kernel, never over pixels)."""
     nd = len(out_size)
     kernel, size_in = cols.shape[2:2 + nd], cols.shape[2 + nd:]
-    out = xp.zeros(cols.shape[:2] + tuple(out_size), dtype=cols.dtype)
+    parts = []  # (source, destination) index tuples
     for offset in _offsets(kernel):
         ranges = [_scatter_range(size_in[i], out_size[i], offset[i], stride[i], dilation[i], padding[i][0])
                   for i in range(nd)]
-        if None in ranges:
-            continue
-        out[(Ellipsis,) + tuple(dst for _, dst in ranges)] += cols[(slice(None),) * 2 + offset
-                                                                   + tuple(src for src, _ in ranges)]
+        if None not in ranges:
+            parts.append(((slice(None),) * 2 + offset + tuple(src for src, _ in ranges),
+                          (Ellipsis,) + tuple(dst for _, dst in ranges)))
+    whole = (Ellipsis,) + tuple(slice(0, o, 1) for o in out_size)
+    first = next((i for i, (_, dst) in enumerate(parts) if dst == whole), None)
+    if first is None:  # no offset covers the whole output: start from zeros
+        out = xp.zeros(cols.shape[:2] + tuple(out_size), dtype=cols.dtype)
+    else:  # (the centre of a 'same' convolution) start from a copy of it
+        out = xp.ascontiguousarray(cols[parts.pop(first)[0]])
+    for src, dst in parts:
+        out[dst] += cols[src]
     return out
 
 
@@ -165,20 +206,27 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
     out = tuple(_conv_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], *padding[i]) for i in range(nd))
     if w.shape[1] == 1 and groups > 1:
         return _depthwise_forward(xp, x, w, out, stride, padding, dilation)
-    cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups)
-    y = xp.matmul(w.reshape(groups, co // groups, -1), cols)  # (n, g, co/g, p)
-    return y.reshape((n, co) + out)
+    per_sample = _per_sample(n, out)
+    cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
+    y = xp.matmul(w.reshape(groups, co // groups, -1), cols)
+    if per_sample:  # (n, g, co/g, p)
+        return y.reshape((n, co) + out)
+    return _batch_first(xp, y.reshape(co, -1), n, out)  # from (g, co/g, n*p)
 
 
 def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
     n, c = x.shape[:2]
-    co = gy.shape[1]
+    co, out = gy.shape[1], tuple(gy.shape[2:])
     if c == groups > 1:
         return _depthwise_weight_grad(xp, x, gy, kernel, stride, padding, dilation)
-    cols = _im2col(xp, x, tuple(gy.shape[2:]), kernel, stride, padding, dilation, groups)
-    gyg = gy.reshape(n, groups, co // groups, -1)
-    gw = xp.matmul(cols, gyg.swapaxes(-1, -2)).sum(axis=0)  # (g, c/g * kk, co/g)
-    return gw.swapaxes(-1, -2).reshape((co, c // groups) + tuple(kernel))
+    per_sample = _per_sample(n, out)
+    cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
+    if per_sample:
+        gyg = gy.reshape(n, groups, co // groups, -1)
+        gw = xp.matmul(cols, gyg.swapaxes(-1, -2)).sum(axis=0).swapaxes(-1, -2)  # (g, co/g, c/g * kk)
+    else:
+        gw = xp.matmul(_channels_first(xp, gy, groups), cols.swapaxes(1, 2))
+    return gw.reshape((co, c // groups) + tuple(kernel))
 
 
 def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation, groups):
@@ -192,8 +240,13 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
     if ci == groups > 1:
         return _depthwise_transpose(xp, x, w, out, stride, padding, dilation)
     wm = w.reshape(groups, ci // groups, -1).swapaxes(1, 2)  # (g, cg*kk, ci/g)
-    cols = xp.matmul(wm, x.reshape(n, groups, ci // groups, -1))  # (n, g, cg*kk, p_in)
-    return _col2im(xp, cols.reshape((n, groups * cg) + kernel + size_in), out, stride, padding, dilation)
+    if _per_sample(n, size_in):
+        cols = xp.matmul(wm, x.reshape(n, groups, ci // groups, -1))  # (n, g, cg*kk, p_in)
+        cols = cols.reshape((n, groups * cg) + kernel + size_in)
+    else:
+        cols = xp.matmul(wm, _channels_first(xp, x, groups))  # (g, cg*kk, n*p_in)
+        cols = xp.moveaxis(cols.reshape((groups * cg,) + kernel + (n,) + size_in), 1 + nd, 0)
+    return _col2im(xp, cols, out, stride, padding, dilation)
 
 
 # Depthwise: x (N, C, *S) with C groups of one channel, each with M = C_out / C filters. Written as
