@@ -22,7 +22,6 @@ from typing import Any
 from graphgrad.backend import np
 from graphgrad.core.autograd import GRAD_MODE
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import GraphgradError
 from graphgrad.graph.graph import Graph, building_graph, topo_order
 from graphgrad.graph.session import Session
 from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, placeholder
@@ -117,7 +116,6 @@ class OnnxModule(Module):
 
     def _convert(self, leaves: list, structures: list) -> "_Program":
         """Interpret the model once on placeholders shaped like ``leaves``, in a graph of its own."""
-        self.conversions += 1
         graph = Graph()
         placeholders = []
         with graph.as_default():
@@ -135,8 +133,9 @@ class OnnxModule(Module):
             interpreter = _RecordingInterpreter(self.model.graph, opsets_of(self.model), reads)
             try:
                 values = interpreter.run(feeds, initializers)
-            except GraphgradError:
-                return _Program(None, [], [], [])  # needs the data itself: interpret on every call
+            except Exception:  # noqa: BLE001 - needs the data itself (or fails): interpret on every call,
+                return _Program(None, [], [], [])  # which computes the values or raises the real error
+        self.conversions += 1
         outputs = [values[name] for name in self.output_names]
         return _Program(graph, placeholders, outputs, interpreter.constant_reads)
 
