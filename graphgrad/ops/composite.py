@@ -2,11 +2,9 @@
 mode and export for free (DESIGN principle 2)."""
 from __future__ import annotations
 
-import math
-
 from graphgrad.core.tensor import Tensor
 from graphgrad.ops.elementwise import greater, greater_equal, less_equal, where
-from graphgrad.ops.unary import erf, exp, expm1, log1p, sigmoid, sqrt, tanh
+from graphgrad.ops.unary import exp, expm1, gelu, log1p, sigmoid, sqrt, tanh  # noqa: F401  (gelu re-exported)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -37,16 +35,6 @@ def elu(x, alpha: float = 1.0) -> Tensor:
 def selu(x) -> Tensor:
     """Scaled ELU with the self-normalizing constants (Klambauer et al., 2017)."""
     return elu(x, _SELU_ALPHA) * _SELU_SCALE
-
-
-def gelu(x, approximate: str = "none") -> Tensor:
-    """Gaussian error linear unit ``x * Phi(x)``; ``approximate="tanh"`` uses the tanh formula."""
-    if approximate == "tanh":
-        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
-        return x * 0.5 * (tanh(inner) + 1.0)
-    if approximate != "none":
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return x * 0.5 * (erf(x * (1.0 / math.sqrt(2.0))) + 1.0)
 
 
 def silu(x) -> Tensor:

@@ -1,7 +1,9 @@
-"""Unary elementwise primitives: exp/log family, roots, trigonometry, sigmoid, relu, erf, rounding, tests.
+"""Unary elementwise primitives: exp/log family, roots, trigonometry, sigmoid, relu, erf, gelu, rounding,
+tests.
 
 Each op is a few lines: the NumPy ufunc that computes it, and its derivative written with graphgrad
-ops. Functions composed from these (gelu, softplus, silu...) live in ``composite.py``.
+ops. Functions composed from these (softplus, silu...) live in ``composite.py``; gelu is a primitive
+because it is hot in transformers (one op forward and one backward instead of a dozen).
 """
 from __future__ import annotations
 
@@ -315,11 +317,120 @@ class Erf(FloatUnary):
     saves_output = False
 
     def forward(self, xp, x):
+        if x.dtype.kind != "f":
+            x = x.astype(float_result(x.dtype))
         return kernel(xp, "erf")(x)
 
     def backward(self, inputs, out, g):
         x = inputs[0]
         return (g * (2.0 / math.sqrt(math.pi)) * exp(-(x * x)),)
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_K = math.sqrt(2.0 / math.pi)  # gelu's tanh formula: tanh(k * (x + c x^3))
+_TANH_C = 0.044715
+
+
+def _check_approximate(approximate: str) -> str:
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return approximate
+
+
+class Gelu(FloatUnary):
+    """Gaussian error linear unit ``x * Phi(x)``, ``Phi(x) = (1 + erf(x / sqrt(2))) / 2`` the normal
+    CDF; ``approximate="tanh"``: ``x/2 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``. One op rather
+    than a composition: a forward of one erf plus a few in-place passes, and a backward of one op
+    (:class:`GeluGrad`) instead of a dozen elementwise ones. ONNX: ``Gelu`` (opset 20), else the
+    formula."""
+
+    props = ("approximate",)
+
+    def __init__(self, approximate: str = "none"):
+        self.approximate = _check_approximate(approximate)
+
+    def forward(self, xp, x):
+        if x.dtype.kind != "f":
+            x = x.astype(float_result(x.dtype))
+        if self.approximate == "tanh":
+            y = x * x
+            y *= _TANH_C
+            y += 1.0
+            y *= x
+            y *= _TANH_K
+            xp.tanh(y, out=y)
+        else:
+            y = kernel(xp, "erf")(x * _SQRT_HALF)
+        y += 1.0
+        y *= x
+        y *= 0.5
+        return y
+
+    def backward(self, inputs, out, g):
+        return (GeluGrad(self.approximate).apply(inputs[0], out, g),)
+
+
+class GeluGrad(Op):
+    """``g * gelu'(x)`` given ``x``, ``y = gelu(x)`` and ``g``: ``g * (Phi(x) + x phi(x))`` for the
+    erf form, with ``Phi(x) = y / x`` (no second erf; ``1/2`` at ``x = 0``) and ``phi`` the normal
+    density. ``y`` is read as a cache of ``gelu(x)``, not as a variable: the gradient with respect to
+    ``x`` is the full second derivative ``g gelu''(x)`` and ``y`` gets none, so any order works."""
+
+    props = ("approximate",)
+
+    def __init__(self, approximate: str = "none"):
+        self.approximate = _check_approximate(approximate)
+
+    def infer(self, x, y, g):
+        return _ufunc_spec(self, "multiply", x, g)
+
+    def forward(self, xp, x, y, g):
+        if self.approximate == "tanh":
+            return _gelu_tanh_slope(xp, x) * g
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            slope = y / x
+        slope[x == 0] = 0.5
+        density = x * x
+        density *= -0.5
+        xp.exp(density, out=density)
+        density *= x
+        density *= _INV_SQRT_2PI  # x phi(x)
+        slope += density
+        slope *= g
+        return slope
+
+    def backward(self, inputs, out, gout):
+        x, y, g = inputs
+        if self.approximate == "tanh":
+            t = tanh((x * x * _TANH_C + 1.0) * x * _TANH_K)
+            du = (x * x * (3.0 * _TANH_C) + 1.0) * _TANH_K
+            curvature = (1.0 - t * t) * (du - x * t * du * du + x * x * (3.0 * _TANH_C * _TANH_K))
+        else:
+            curvature = exp(x * x * -0.5) * (2.0 - x * x) * _INV_SQRT_2PI  # phi(x) (2 - x^2)
+        return gout * g * curvature, None, GeluGrad(self.approximate).apply(x, y, gout)
+
+
+def _gelu_tanh_slope(xp, x):
+    """d/dx of gelu's tanh formula: ``(1 + t)/2 + x/2 (1 - t^2) k (1 + 3 c x^2)``, ``t = tanh(k (x + c x^3))``."""
+    x2 = x * x
+    t = x2 * _TANH_C
+    t += 1.0
+    t *= x
+    t *= _TANH_K
+    xp.tanh(t, out=t)
+    x2 *= 3.0 * _TANH_C
+    x2 += 1.0
+    x2 *= _TANH_K
+    x2 *= x
+    x2 *= 0.5  # x/2 k (1 + 3 c x^2)
+    slope = t * t
+    xp.subtract(1.0, slope, out=slope)
+    slope *= x2
+    t += 1.0
+    t *= 0.5
+    slope += t
+    return slope
 
 
 class _Rounding(Unary):
@@ -445,6 +556,17 @@ asin, acos, atan = arcsin, arccos, arctan
 sigmoid = _unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-x))``, stable for large ``|x|``.")
 relu = _unary(Relu, "Rectified linear unit ``max(x, 0)``.")
 erf = _unary(Erf, "Gauss error function.")
+
+
+def gelu(x, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit ``x * Phi(x)`` (``Phi`` the standard normal CDF, by ``erf``);
+    ``approximate="tanh"`` uses the tanh formula. Shapes: (...) -> (...).
+
+    Example:
+        >>> gg.gelu(gg.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.1587,  0.    ,  0.8413])
+    """
+    return Gelu(approximate).apply(x)
 floor = _unary(Floor, "Largest integer <= x (zero gradient).")
 ceil = _unary(Ceil, "Smallest integer >= x (zero gradient).")
 isnan = _unary(IsNan, "True where ``x`` is NaN.")

@@ -103,6 +103,24 @@ def np_group_norm(x, groups, w=None, b=None, eps=1e-5):
     return y
 
 
+def np_attention(q, k, v, mask=None, causal=False, scale=None):
+    """softmax(q k^T * scale + mask) v; a boolean mask keeps the True positions."""
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        s = np.where(np.triu(np.ones(s.shape[-2:], bool), 1), -np.inf, s)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
+    return np_softmax(s) @ v
+
+
+def np_attention_packed(x, heads, causal=False, scale=None):
+    """Self-attention of packed qkv (N, L, 3E) with ``heads`` heads; (N, L, E), heads merged."""
+    n, length, width = x.shape
+    q, k, v = (x.reshape(n, length, 3, heads, -1)[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+    return np_attention(q, k, v, causal=causal, scale=scale).transpose(0, 2, 1, 3).reshape(n, length, width // 3)
+
+
 def np_dropout(x, p, seed):
     keep = np.random.default_rng(seed).random(x.shape) >= p
     return x * keep / (1 - p)
@@ -117,6 +135,7 @@ LABELS_IGNORE1 = A(np.array([0, 2, 1, 1]))
 WEIGHT = A(np.array([0.2, 1.0, 2.5]))
 PROBS = A(np.array([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0], [0.1, 0.8, 0.1], [0.25, 0.25, 0.5]]))
 UNIT = dict(lo=0.05, hi=0.95)
+KEEP = np.array([[1, 0, 1, 1, 0], [1, 1, 1, 1, 1], [0, 0, 0, 1, 0]], bool)  # an attention mask
 
 ROWS = [
     # softmax, log_softmax
@@ -229,6 +248,25 @@ ROWS = [
     OpSpec("group_norm", lambda x, w, b: gg.group_norm(x, 2, w, b),
            lambda x, w, b: np_group_norm(x, 2, w, b), [F((2, 4, 3)), F((4,)), F((4,))]),
     OpSpec("group_norm[4d]", lambda x: gg.group_norm(x, 3), lambda x: np_group_norm(x, 3), [F((2, 6, 2, 2))]),
+    # scaled dot-product attention (one fused op; the composition gives second derivatives)
+    OpSpec("scaled_dot_product_attention", gg.scaled_dot_product_attention, np_attention,
+           [F((2, 3, 4)), F((2, 5, 4)), F((2, 5, 3))]),
+    OpSpec("scaled_dot_product_attention[causal-4d]",
+           lambda q, k, v: gg.scaled_dot_product_attention(q, k, v, is_causal=True),
+           lambda q, k, v: np_attention(q, k, v, causal=True), [F((2, 2, 4, 3)), F((2, 2, 4, 3)), F((2, 2, 4, 3))]),
+    OpSpec("scaled_dot_product_attention[bool-mask-scale]",
+           lambda q, k, v, m: gg.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.7),
+           lambda q, k, v, m: np_attention(q, k, v, m, scale=0.7),
+           [F((2, 3, 4)), F((2, 5, 4)), F((2, 5, 2)), A(KEEP)]),
+    OpSpec("scaled_dot_product_attention[float-mask]",
+           lambda q, k, v, m: gg.scaled_dot_product_attention(q, k, v, attn_mask=m),
+           lambda q, k, v, m: np_attention(q, k, v, m), [F((2, 3, 4)), F((2, 5, 4)), F((2, 5, 3)), F((3, 5))],
+           batch=False),  # the mask has no batch dimension
+    OpSpec("scaled_dot_product_attention[unbatched]", gg.scaled_dot_product_attention, np_attention,
+           [F((3, 4)), F((5, 4)), F((5, 2))], batch=False),  # no batch dimension: L is the first axis
+    OpSpec("scaled_dot_product_attention[packed-heads-causal]",
+           lambda x: gg.ops.ScaledDotProductAttention(0.5, True, None, 2).apply(x),
+           lambda x: np_attention_packed(x, 2, causal=True, scale=0.5), [F((2, 3, 12))]),
     # dropout (a fresh generator per call: the same mask every time, so it is a fixed function)
     OpSpec("dropout", lambda x: gg.dropout(x, 0.3, generator=gg.Generator(7)),
            lambda x: np_dropout(x, 0.3, 7), [F((4, 5))]),

@@ -498,3 +498,74 @@ def _gru_scan(ctx, node):
 @exports(G.LSTMSequence, G.GRUSequence)
 def _recurrent_sequence(ctx, node):
     return ctx.value(node.inputs[-1])  # the exported scan holds exactly the public rows
+
+
+# ---- fused nn ops: the standard ONNX op where the opset has it, else the formula -------------------------
+@exports(G.Gelu)
+def _gelu(ctx, node):
+    dtype, approximate = node.out.dtype, node.op.approximate
+    x = ctx.value(node.inputs[0], dtype)
+    if ctx.opset >= 20:
+        return ctx.add("Gelu", [x], approximate=approximate)
+    if approximate == "tanh":  # x/2 (1 + tanh(k (x + c x^3)))
+        cube = ctx.add("Mul", [ctx.add("Mul", [x, x]), x])
+        inner = ctx.add("Add", [x, ctx.add("Mul", [cube, ctx.const(0.044715, dtype)])])
+        cdf = ctx.add("Tanh", [ctx.add("Mul", [inner, ctx.const(math.sqrt(2.0 / math.pi), dtype)])])
+    else:  # x/2 (1 + erf(x / sqrt(2)))
+        cdf = ctx.add("Erf", [ctx.add("Mul", [x, ctx.const(math.sqrt(0.5), dtype)])])
+    half = ctx.add("Mul", [x, ctx.const(0.5, dtype)])
+    return ctx.add("Mul", [half, ctx.add("Add", [cdf, ctx.const(1.0, dtype)])])
+
+
+@exports(G.LayerNorm)
+def _layer_norm(ctx, node):
+    op, dtype = node.op, node.out.dtype
+    x = ctx.value(node.inputs[0], dtype)
+    params = [ctx.value(p, dtype) for p in node.inputs[1:]]
+    weight = params[0] if op.has_weight else None
+    bias = params[-1] if op.has_bias else None
+    if ctx.opset >= 17:
+        if weight is None:  # LayerNormalization needs a scale
+            weight = ctx.const(np.ones(node.inputs[0].shape[-op.k:]), dtype)
+        inputs = [x, weight] + ([bias] if bias is not None else [])
+        return ctx.add("LayerNormalization", inputs, axis=-op.k, epsilon=op.eps)
+    axes = tuple(range(-op.k, 0))
+    centered = ctx.add("Sub", [x, _axes_form(ctx, "ReduceMean", [x], axes, 18, keepdims=1)])
+    var = _axes_form(ctx, "ReduceMean", [ctx.add("Mul", [centered, centered])], axes, 18, keepdims=1)
+    y = ctx.add("Div", [centered, ctx.add("Sqrt", [ctx.add("Add", [var, ctx.const(op.eps, dtype)])])])
+    if weight is not None:
+        y = ctx.add("Mul", [y, weight])
+    return y if bias is None else ctx.add("Add", [y, bias])
+
+
+@exports(G.ScaledDotProductAttention)
+def _attention(ctx, node):
+    op, dtype = node.op, node.out.dtype
+    arrays, mask, _ = op._split(node.inputs)
+    if op.heads:  # (N, L, 3E) -> q, k, v (N, h, L, d)
+        width = arrays[0].shape[2]
+        shape = ctx.ints([0, 0, 3, op.heads, width // (3 * op.heads)])
+        split = ctx.add("Reshape", [ctx.value(arrays[0], dtype), shape])
+        heads = ctx.add("Transpose", [split], perm=[2, 0, 3, 1, 4])
+        q, k, v = (ctx.add("Gather", [heads, ctx.const(i, np.int64)], axis=0) for i in range(3))
+        rank, L = 4, arrays[0].shape[1]
+        S = L
+    else:
+        q, k, v = (ctx.value(a, dtype) for a in arrays)
+        rank, L, S = len(arrays[0].shape), arrays[0].shape[-2], arrays[1].shape[-2]
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    scores = ctx.add("MatMul", [q, ctx.add("Transpose", [k], perm=perm)])
+    scores = ctx.add("Mul", [scores, ctx.const(op.scale, dtype)])
+    if op.causal:
+        if L is None or S is None:
+            raise OnnxExportError("causal attention needs the query and key lengths known when exporting")
+        scores = ctx.add("Add", [scores, ctx.const(np.triu(np.full((L, S), -np.inf), 1), dtype)])
+    if op.mask == "float":
+        scores = ctx.add("Add", [scores, ctx.value(mask, dtype)])
+    elif op.mask == "bool":
+        scores = ctx.add("Where", [ctx.value(mask), scores, ctx.const(-np.inf, dtype)])
+    out = ctx.add("MatMul", [ctx.add("Softmax", [scores], axis=-1), v])
+    if not op.heads:
+        return out
+    merged = ctx.add("Transpose", [out], perm=[0, 2, 1, 3])
+    return ctx.add("Reshape", [merged, ctx.ints([0, 0, width // 3])])

@@ -12,7 +12,7 @@ import copy
 import math
 from typing import Callable, Optional, Union
 
-from graphgrad.core.creation import ones, uniform, zeros
+from graphgrad.core.creation import uniform, zeros
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 from graphgrad.nn.init import zeros_
@@ -22,14 +22,14 @@ from graphgrad.nn.layers.linear import Linear
 from graphgrad.nn.layers.norm import LayerNorm
 from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Parameter
-from graphgrad.ops.composite import gelu
+from graphgrad.ops.attention import ScaledDotProductAttention, _causal_mask, scaled_dot_product_attention
 from graphgrad.ops.elementwise import where
-from graphgrad.ops.linalg import matmul
+from graphgrad.ops.linalg import linear, matmul
 from graphgrad.ops.nn import dropout as _dropout
 from graphgrad.ops.nn import softmax
 from graphgrad.ops.reduce import mean
-from graphgrad.ops.shape import expand_dims, reshape, squeeze, swapaxes, transpose, triu
-from graphgrad.ops.unary import relu
+from graphgrad.ops.shape import expand_dims, reshape, squeeze, swapaxes, transpose
+from graphgrad.ops.unary import gelu, logical_not, relu
 
 __all__ = ["scaled_dot_product_attention", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
 
@@ -45,14 +45,10 @@ def _is_bool(mask: Tensor) -> bool:
 
 
 def _linear(x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
-    """``x @ weight^T + bias`` over the last axis; a rank > 2 ``x`` is multiplied as one 2-D matrix
-    (one GEMM forward and backward rather than a batch of them)."""
-    lead = x.shape[:-1]
-    if len(lead) > 1 and sum(d is None for d in lead) <= 1:
-        y = matmul(reshape(x, (-1, x.shape[-1])), transpose(weight))
-        if bias is not None:
-            y = y + bias
-        return reshape(y, tuple(-1 if d is None else d for d in lead) + (weight.shape[0],))
+    """``x @ weight^T + bias`` over the last axis: one Linear op (one GEMM over all leading axes, the
+    weight gradient in the weight's layout) when the dtypes agree, else matmul and add."""
+    if x.dtype.kind == "f" and weight.dtype == x.dtype and (bias is None or bias.dtype == x.dtype):
+        return linear(x, weight, bias)
     y = matmul(x, transpose(weight))
     return y if bias is None else y + bias
 
@@ -67,48 +63,9 @@ def _add_mask(scores: Tensor, mask: Optional[Tensor], masked_value_is_true: bool
     return scores + mask
 
 
-def _causal_mask(L: int, S: int) -> Tensor:
-    """A (L, S) boolean mask, ``True`` above the diagonal (the future positions to exclude)."""
-    if L is None or S is None:
-        raise ShapeError(f"is_causal: the query and key lengths must be known to build the causal mask, "
-                         f"got {L} and {S}")
-    return triu(ones((L, S), dtype="bool"), 1)
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
-                                 scale: Optional[float] = None) -> Tensor:
-    """``softmax(q k^T * scale + mask) v`` (PyTorch's ``F.scaled_dot_product_attention``).
-
-    Args:
-        query, key, value: (..., L, E), (..., S, E), (..., S, Ev).
-        attn_mask: broadcastable to (..., L, S); boolean ``True`` = take part in attention, float = added.
-        dropout_p: dropout on the attention weights (applied whenever > 0, as PyTorch).
-        is_causal: mask out the future (query ``i`` sees keys ``j <= i``); not with ``attn_mask``.
-        scale: defaults to ``1 / sqrt(E)``.
-
-    Returns: (..., L, Ev).
-
-    Example:
-        >>> q = gg.randn(2, 4, 5, 8)
-        >>> gg.nn.scaled_dot_product_attention(q, q, q, is_causal=True).shape
-        (2, 4, 5, 8)
-    """
-    query, key, value = _tensor(query), _tensor(key), _tensor(value)
-    if query.shape[-1] is not None and key.shape[-1] is not None and query.shape[-1] != key.shape[-1]:
-        raise ShapeError(f"scaled_dot_product_attention: query and key must have the same last dimension, got "
-                         f"{query.shape} and {key.shape}")
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
-    scores = matmul(query * scale, swapaxes(key, -1, -2))
-    if is_causal:
-        if attn_mask is not None:
-            raise ValueError("scaled_dot_product_attention: give either attn_mask or is_causal=True, not both")
-        scores = _add_mask(scores, _causal_mask(query.shape[-2], key.shape[-2]), True)
-    elif attn_mask is not None:
-        scores = _add_mask(scores, _tensor(attn_mask), False)
-    weights = softmax(scores, axis=-1)
-    if dropout_p > 0.0:
-        weights = _dropout(weights, dropout_p, training=True)
-    return matmul(weights, value)
+def _additive(mask: Tensor) -> Tensor:
+    """A MultiheadAttention mask as a float one to add: ``-inf`` where a boolean mask is ``True``."""
+    return where(mask, _NEG_INF, 0.0) if _is_bool(mask) else mask
 
 
 # ---- multi-head attention -------------------------------------------------------------------------
@@ -203,6 +160,31 @@ class MultiheadAttention(Module):
         shape = (-1 if N is None else N, -1 if L is None else L, self.num_heads, self.head_dim)
         return transpose(reshape(x, shape), (0, 2, 1, 3))
 
+    def _check_attn_mask(self, attn_mask: Tensor, N) -> Tensor:
+        """An attention mask as (L, S) or (N, h, L, S) (from PyTorch's (N * num_heads, L, S))."""
+        if attn_mask.ndim == 3:
+            return reshape(attn_mask, (-1 if N is None else N, self.num_heads) + tuple(attn_mask.shape[1:]))
+        if attn_mask.ndim != 2:
+            raise ShapeError(f"MultiheadAttention: attn_mask must be (L, S) or (N * num_heads, L, S), got "
+                             f"{attn_mask.shape}")
+        return attn_mask
+
+    def _fused_self_attention(self, x: Tensor, attn_mask: Optional[Tensor], padding: Optional[Tensor],
+                              causal: bool) -> Tensor:
+        """Self-attention of (N, L, E) ``x`` as one packed projection and one attention op over all heads
+        (no copies to split or merge heads), with the masks made into one. Returns (N, L, E)."""
+        qkv = _linear(x, self.in_proj_weight, self.in_proj_bias)  # (N, L, 3E)
+        masks = [m for m in (attn_mask, padding) if m is not None]
+        kind, mask = None, None
+        if len(masks) == 1 and _is_bool(masks[0]):
+            kind, mask = "bool", logical_not(masks[0])  # the op keeps True positions
+        elif masks:
+            kind, mask = "float", _additive(masks[0])
+            for m in masks[1:]:
+                mask = mask + _additive(m)
+        op = ScaledDotProductAttention(1.0 / math.sqrt(self.head_dim), causal, kind, self.num_heads)
+        return op.apply(qkv) if mask is None else op.apply(qkv, mask)
+
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
                 average_attn_weights: bool = True, is_causal: bool = False) -> tuple:
         """Attend from ``query`` to ``key``/``value``.
@@ -236,30 +218,29 @@ class MultiheadAttention(Module):
             value = key
         # now (N, L, E), (N, S, kdim), (N, S, vdim)
         N, L, S = query.shape[0], query.shape[1], key.shape[1]
-        q, k, v = self._projections(query, key, value)
-        q, k, v = self._heads(q), self._heads(k), self._heads(v)
-        scores = matmul(q * (1.0 / math.sqrt(self.head_dim)), swapaxes(k, -1, -2))  # (N, h, L, S)
-        if attn_mask is None and is_causal:
-            attn_mask = _causal_mask(L, S)
-        if attn_mask is not None:
-            attn_mask = _tensor(attn_mask)
-            if attn_mask.ndim == 3:
-                attn_mask = reshape(attn_mask, (-1 if N is None else N, self.num_heads) + tuple(attn_mask.shape[1:]))
-            elif attn_mask.ndim != 2:
-                raise ShapeError(f"MultiheadAttention: attn_mask must be (L, S) or (N * num_heads, L, S), got "
-                                 f"{attn_mask.shape}")
-            scores = _add_mask(scores, attn_mask, True)
+        causal = attn_mask is None and is_causal
+        attn_mask = None if attn_mask is None else self._check_attn_mask(_tensor(attn_mask), N)
         if key_padding_mask is not None:
-            kpm = _tensor(key_padding_mask)
-            if kpm.ndim != 2:
+            key_padding_mask = _tensor(key_padding_mask)
+            if key_padding_mask.ndim != 2:
                 raise ShapeError(f"MultiheadAttention: key_padding_mask must be (N, S) (or (S,) unbatched), got "
-                                 f"{kpm.shape}")
-            scores = _add_mask(scores, expand_dims(kpm, (1, 2)), True)
-        weights = softmax(scores, axis=-1)
-        if self.training and self.dropout > 0.0:
-            weights = _dropout(weights, self.dropout, training=True)
-        out = transpose(matmul(weights, v), (0, 2, 1, 3))  # (N, L, h, d)
-        out = reshape(out, (-1 if N is None else N, -1 if L is None else L, self.embed_dim))
+                                 f"{key_padding_mask.shape}")
+            key_padding_mask = expand_dims(key_padding_mask, (1, 2))  # (N, 1, 1, S)
+        dropping = self.training and self.dropout > 0.0
+        if same[0] and same[1] and self._qkv_same_embed_dim and not need_weights and not dropping:
+            out = self._fused_self_attention(query, attn_mask, key_padding_mask, causal)
+        else:
+            if causal:
+                attn_mask = _causal_mask(L, S)
+            q, k, v = self._projections(query, key, value)
+            q, k, v = self._heads(q), self._heads(k), self._heads(v)
+            scores = matmul(q * (1.0 / math.sqrt(self.head_dim)), swapaxes(k, -1, -2))  # (N, h, L, S)
+            scores = _add_mask(_add_mask(scores, attn_mask, True), key_padding_mask, True)
+            weights = softmax(scores, axis=-1)
+            if dropping:
+                weights = _dropout(weights, self.dropout, training=True)
+            out = transpose(matmul(weights, v), (0, 2, 1, 3))  # (N, L, h, d)
+            out = reshape(out, (-1 if N is None else N, -1 if L is None else L, self.embed_dim))
         out = _linear(out, self.out_proj.weight, self.out_proj.bias)
         if not batched:
             out = squeeze(out, 0)

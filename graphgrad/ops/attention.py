@@ -1,0 +1,346 @@
+"""Scaled dot-product attention as one op forward and one op backward.
+
+``softmax(q k^T * scale + mask) v`` written with ordinary ops is a dozen ops each way and as many
+passes over the (..., L, S) scores. ``ScaledDotProductAttention`` computes it with two batched
+matmuls and a softmax done in place; its gradient ``ScaledDotProductAttentionGrad`` recomputes the
+attention weights (a matmul and the softmax, cheaper than keeping them) and returns the gradients of
+all inputs from one op, in one array.
+
+The scores are computed transposed, as (..., S, L) = ``k q^T``: the softmax then reduces over axis -2,
+whose rows NumPy combines whole, where a reduction over a short last axis runs 3-5x slower. The
+matmuls take the transposes as strided views (no copies).
+
+Two input layouts (the ``heads`` prop):
+
+* ``heads=None``: ``q`` (..., L, E), ``k`` (..., S, E), ``v`` (..., S, Ev) with the same batch
+  dimensions; output (..., L, Ev) (PyTorch's ``F.scaled_dot_product_attention``). The gradient op
+  returns (..., L*E + S*E + S*Ev): the three gradients side by side, split by views.
+* ``heads=h``: one packed input ``qkv`` (N, L, 3E), the output of a self-attention input projection
+  (q, k, v side by side, each ``h`` heads of ``E/h``); output (N, L, E), heads merged. Heads are
+  strided views of ``qkv`` and of the output, so splitting and merging them copies nothing, and the
+  gradient is one (N, L, 3E) array.
+
+The optional ``mask`` input (``mask`` prop): ``"float"`` is added to the scaled scores, ``"bool"``
+keeps the positions that are ``True``; it broadcasts to (..., L, S) ((N, h, L, S) packed). ``causal``
+hides key ``j > i`` from query ``i``. A query that sees no key gets NaN, as in the composition. With
+``create_graph`` the backward is the composition's formula in ordinary ops (differentiable again).
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from graphgrad.core.autograd import is_grad_enabled
+from graphgrad.core.creation import ones
+from graphgrad.core.op import Op, as_tensor_args
+from graphgrad.core.spec import TensorSpec
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import DTypeError, GradError, ShapeError
+from graphgrad.ops.array import reshape_like
+from graphgrad.ops.elementwise import where
+from graphgrad.ops.linalg import matmul
+from graphgrad.ops.nn import dropout, softmax
+from graphgrad.ops.reduce import sum as _sum
+from graphgrad.ops.shape import reshape, stack, swapaxes, transpose, triu
+
+_NEG_INF = float("-inf")
+
+
+def _fmt(shape) -> str:
+    return str(tuple(shape))
+
+
+# ---- kernels on arrays ----------------------------------------------------------------------------------
+def _column_max(xp, a):
+    """``a.max(axis=-2, keepdims=True)`` by halving: each step is one ``maximum`` of two blocks of whole
+    rows, where NumPy's own reduction over axis -2 walks row by row (3x slower for 64 rows)."""
+    n = a.shape[-2]
+    if n < 2:
+        return a.max(axis=-2, keepdims=True, initial=_NEG_INF)
+    half = n // 2
+    m = xp.maximum(a[..., :half, :], a[..., half:2 * half, :])
+    if n % 2:
+        xp.maximum(m[..., :1, :], a[..., 2 * half:, :], out=m[..., :1, :])
+    while half > 1:
+        quarter = half // 2
+        xp.maximum(m[..., :quarter, :], m[..., quarter:2 * quarter, :], out=m[..., :quarter, :])
+        if half % 2:
+            xp.maximum(m[..., :1, :], m[..., 2 * quarter:half, :], out=m[..., :1, :])
+        half = quarter
+    return m[..., :1, :]
+
+
+def _column_sum(xp, a):
+    """``a.sum(axis=-2, keepdims=True)`` as a matrix-vector product (BLAS; 4x NumPy's reduction)."""
+    return xp.matmul(xp.ones(a.shape[-2], a.dtype), a)[..., None, :]
+
+
+def _transposed_mask(mask, ndim: int):
+    """A mask broadcastable to (..., L, S) as a view broadcastable to (..., S, L)."""
+    if mask.ndim < 2:
+        mask = mask.reshape((1,) * (2 - mask.ndim) + mask.shape)
+    return mask.swapaxes(-1, -2)
+
+
+def _weights_t(xp, op, q, k, mask):
+    """The attention weights, transposed: ``softmax(q k^T * scale + mask)^T``, (..., S, L), in a new
+    array. ``q`` (..., L, E), ``k`` (..., S, E)."""
+    st = xp.matmul(k, q.swapaxes(-1, -2))
+    st *= op.scale
+    if op.causal:
+        L, S = q.shape[-2], k.shape[-2]
+        st += xp.triu(xp.full((L, S), _NEG_INF, st.dtype), 1).T
+    if op.mask == "float":
+        st += _transposed_mask(mask, st.ndim)
+    elif op.mask == "bool":
+        st += _transposed_mask(xp.where(mask, 0.0, _NEG_INF).astype(st.dtype), st.ndim)
+    st -= _column_max(xp, st)
+    xp.exp(st, out=st)
+    st /= _column_sum(xp, st)
+    return st
+
+
+# ---- the ops ---------------------------------------------------------------------------------------------
+class _Attention(Op):
+    """Props and input layout shared by the attention op and its gradient (see the module docstring).
+    Inputs: ``q, k, v`` (or ``qkv`` when ``heads``), then the mask when ``mask``, then extras."""
+
+    props = ("scale", "causal", "mask", "heads")
+    saves_output = False
+
+    def __init__(self, scale: float, causal: bool = False, mask: Optional[str] = None, heads: Optional[int] = None):
+        if mask not in (None, "float", "bool"):
+            raise ValueError(f"{self.name}: mask must be None, 'float' or 'bool', got {mask!r}")
+        self.scale, self.causal, self.mask = float(scale), bool(causal), mask
+        self.heads = None if heads is None else int(heads)
+
+    def _split(self, items) -> tuple:
+        n = 1 if self.heads else 3
+        has_mask = self.mask is not None
+        return tuple(items[:n]), items[n] if has_mask else None, tuple(items[n + has_mask:])
+
+    def _heads(self, x):
+        """q, k, v of a packed (N, L, 3E) array as (N, h, L, E/h) views."""
+        N, L, width = x.shape
+        heads = x.reshape(N, L, 3, self.heads, width // (3 * self.heads))
+        return tuple(heads[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+
+    def _merged(self, out):
+        """A (N, L, E) array as its (N, h, L, E/h) heads (a view)."""
+        N, L, E = out.shape
+        return out.reshape(N, L, self.heads, E // self.heads).transpose(0, 2, 1, 3)
+
+    def _check(self, specs) -> TensorSpec:
+        """The output spec (the shape rule of both ops)."""
+        arrays, mask, extras = self._split(specs)
+        dtype = arrays[0].dtype
+        if dtype.kind != "f" or any(s.dtype != dtype for s in arrays + extras):
+            raise DTypeError(f"{self.name}: q, k and v must be float tensors of one dtype, got "
+                             f"{[str(s.dtype) for s in arrays + extras]}")
+        if mask is not None and (mask.dtype.kind == "b") != (self.mask == "bool"):
+            raise DTypeError(f"{self.name}: a {self.mask} mask was declared, got one of dtype {mask.dtype}")
+        if self.heads:
+            x = arrays[0]
+            if len(x.shape) != 3 or (x.shape[2] is not None and x.shape[2] % (3 * self.heads)):
+                raise ShapeError(f"{self.name}: expected packed qkv of shape (N, L, 3E) with E divisible by "
+                                 f"{self.heads} heads, got {_fmt(x.shape)}")
+            return TensorSpec(x.shape[:2] + (None if x.shape[2] is None else x.shape[2] // 3,), dtype)
+        q, k, v = arrays
+        if not (len(q.shape) == len(k.shape) == len(v.shape) >= 2):
+            raise ShapeError(f"{self.name}: q, k and v must have one rank >= 2, got {_fmt(q.shape)}, "
+                             f"{_fmt(k.shape)}, {_fmt(v.shape)}")
+        pairs = list(zip(q.shape[:-2] + (q.shape[-1], k.shape[-2]), k.shape[:-2] + (k.shape[-1], v.shape[-2])))
+        pairs += list(zip(q.shape[:-2], v.shape[:-2]))
+        if any(a is not None and b is not None and a != b for a, b in pairs):
+            raise ShapeError(f"{self.name}: expected q (..., L, E), k (..., S, E), v (..., S, Ev) with the same "
+                             f"batch dimensions, got {_fmt(q.shape)}, {_fmt(k.shape)}, {_fmt(v.shape)}")
+        return TensorSpec(q.shape[:-1] + v.shape[-1:], dtype)
+
+
+class ScaledDotProductAttention(_Attention):
+    """``softmax(q k^T * scale + mask) v`` (see the module docstring for layouts, masks and props)."""
+
+    def infer(self, *specs):
+        return self._check(specs)
+
+    def forward(self, xp, *arrays):
+        (x, *rest), mask, _ = self._split(arrays)
+        if self.heads:
+            q, k, v = self._heads(x)
+            out = xp.empty(x.shape[:2] + (x.shape[2] // 3,), x.dtype)
+            target = self._merged(out)
+        else:
+            q, (k, v) = x, rest
+            out = target = xp.empty(q.shape[:-1] + v.shape[-1:], q.dtype)
+        xp.matmul(_weights_t(xp, self, q, k, mask).swapaxes(-1, -2), v, out=target)
+        return out
+
+    def backward(self, inputs, out, g):
+        arrays, mask, _ = self._split(inputs)
+        float_mask = mask if isinstance(mask, Tensor) and mask.requires_grad else None
+        if is_grad_enabled() or float_mask is not None:
+            return self._composed_backward(arrays, mask, g)
+        packed = ScaledDotProductAttentionGrad(self.scale, self.causal, self.mask, self.heads).apply(*inputs, g)
+        tail = (None,) if self.mask else ()
+        if self.heads:
+            return (packed,) + tail
+        q, k, v = arrays
+        (L, E), (S, Ev) = q.shape[-2:], v.shape[-2:]
+        cuts = (0, L * E, L * E + S * E, L * E + S * E + S * Ev)
+        grads = tuple(reshape_like(packed[..., cuts[i]:cuts[i + 1]], x) for i, x in enumerate(arrays))
+        return grads + tail
+
+    def _composed_backward(self, arrays, mask, g) -> tuple:
+        """The gradients in ordinary ops: differentiable again, and the float mask's gradient."""
+        if self.heads:
+            (x,) = arrays
+            N, L, width = x.shape
+            split = reshape(x, (-1 if N is None else N, -1 if L is None else L, 3, self.heads,
+                                width // (3 * self.heads)))
+            q, k, v = (transpose(split[:, :, i], (0, 2, 1, 3)) for i in range(3))
+            N, L, E = g.shape
+            g = transpose(reshape(g, (-1 if N is None else N, -1 if L is None else L, self.heads, E // self.heads)),
+                          (0, 2, 1, 3))
+        else:
+            q, k, v = arrays
+        weights = softmax(_scores(self, q, k, mask), axis=-1)
+        gv = matmul(swapaxes(weights, -1, -2), g)
+        gw = matmul(g, swapaxes(v, -1, -2))
+        gs = weights * (gw - _sum(gw * weights, axis=-1, keepdims=True))
+        gq, gk = matmul(gs * self.scale, k), matmul(swapaxes(gs, -1, -2) * self.scale, q)
+        gmask = gs if self.mask == "float" else None
+        if not self.heads:
+            return (gq, gk, gv) + ((gmask,) if self.mask else ())
+        heads = stack([transpose(t, (0, 2, 1, 3)) for t in (gq, gk, gv)], axis=2)  # (N, L, 3, h, E/h)
+        return (reshape_like(heads, arrays[0]),) + ((gmask,) if self.mask else ())
+
+
+def _causal_mask(L: Optional[int], S: Optional[int]) -> Tensor:
+    """(L, S) boolean, ``True`` above the diagonal: the keys each query must not see."""
+    if L is None or S is None:
+        raise ShapeError(f"is_causal: the query and key lengths must be known to build the causal mask, "
+                         f"got {L} and {S}")
+    return triu(ones((L, S), dtype="bool"), 1)
+
+
+def _scores(op: _Attention, q: Tensor, k: Tensor, mask: Optional[Tensor]) -> Tensor:
+    """``q k^T * scale`` with the masks applied, in ordinary ops."""
+    scores = matmul(q, swapaxes(k, -1, -2)) * op.scale
+    if op.causal:
+        scores = where(_causal_mask(q.shape[-2], k.shape[-2]), _NEG_INF, scores)
+    if op.mask == "float":
+        scores = scores + mask
+    elif op.mask == "bool":
+        scores = where(mask, scores, _NEG_INF)
+    return scores
+
+
+class ScaledDotProductAttentionGrad(_Attention):
+    """The gradients of :class:`ScaledDotProductAttention` with respect to ``q, k, v`` (or ``qkv``),
+    in one array: (N, L, 3E) packed, else (..., L*E + S*E + S*Ev). Inputs: the op's inputs, then the
+    upstream gradient. Made only when no graph is recorded (the op's backward writes the formula in
+    ordinary ops otherwise)."""
+
+    def infer(self, *specs):
+        out = self._check(specs)
+        if self.heads:
+            return specs[0]
+        q, k, v = specs[:3]
+        (L, E), (S, Ev) = q.shape[-2:], v.shape[-2:]
+        width = None if None in (L, E, S, Ev) else L * E + S * E + S * Ev
+        return TensorSpec(out.shape[:-2] + (width,), out.dtype)
+
+    def forward(self, xp, *arrays):
+        (x, *rest), mask, (g,) = self._split(arrays)
+        if self.heads:
+            q, k, v = self._heads(x)
+            grad = xp.empty(x.shape, x.dtype)
+            gq, gk, gv = self._heads(grad)
+            g = self._merged(g)
+        else:
+            q, (k, v) = x, rest
+            (L, E), (S, Ev) = q.shape[-2:], v.shape[-2:]
+            grad = xp.empty(q.shape[:-2] + (L * E + S * E + S * Ev,), q.dtype)
+            gq = xp.empty(q.shape, q.dtype)
+            gk = xp.empty(k.shape, q.dtype)
+            gv = xp.empty(v.shape, q.dtype)
+        weights_t = _weights_t(xp, self, q, k, mask)             # P^T (..., S, L)
+        xp.matmul(weights_t, g, out=gv)                           # dV = P^T g
+        gs_t = xp.matmul(v, g.swapaxes(-1, -2))                   # dP^T = v g^T
+        gs_t *= weights_t
+        weights_t *= _column_sum(xp, gs_t)
+        gs_t -= weights_t                                          # dS^T = P^T * (dP^T - colsum(P^T * dP^T))
+        gs_t *= self.scale
+        xp.matmul(gs_t.swapaxes(-1, -2), k, out=gq)               # dQ = dS k
+        xp.matmul(gs_t, q, out=gk)                                # dK = dS^T q
+        if not self.heads:
+            lead = q.shape[:-2]
+            cut1, cut2 = L * E, L * E + S * E
+            grad[..., :cut1] = gq.reshape(lead + (cut1,))
+            grad[..., cut1:cut2] = gk.reshape(lead + (S * E,))
+            grad[..., cut2:] = gv.reshape(lead + (S * Ev,))
+        return grad
+
+    def backward(self, inputs, out, g):
+        raise GradError("ScaledDotProductAttentionGrad is made only when no gradient graph is recorded: "
+                        "differentiate with create_graph=True instead")
+
+
+# ---- the public function -------------------------------------------------------------------------------
+def _fusable(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor]) -> bool:
+    """Whether the fused op applies: one float dtype, one batch shape, known L, S, E, Ev, and a mask
+    that does not widen the batch (the composition handles everything else)."""
+    if q.dtype.kind != "f" or k.dtype != q.dtype or v.dtype != q.dtype or not q.ndim == k.ndim == v.ndim >= 2:
+        return False
+    if q.shape[:-2] != k.shape[:-2] or q.shape[:-2] != v.shape[:-2] or None in q.shape[-2:] + v.shape[-2:]:
+        return False
+    if mask is None:
+        return True
+    if mask.ndim > q.ndim or (mask.dtype.kind not in "fb"):
+        return False
+    out = q.shape[:-1] + (k.shape[-2],)
+    return all(m in (1, o) for m, o in zip(mask.shape[::-1], out[::-1]))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: Optional[float] = None) -> Tensor:
+    """``softmax(q k^T * scale + mask) v`` (PyTorch's ``F.scaled_dot_product_attention``).
+
+    Args:
+        query, key, value: (..., L, E), (..., S, E), (..., S, Ev).
+        attn_mask: broadcastable to (..., L, S); boolean ``True`` = take part in attention, float = added.
+        dropout_p: dropout on the attention weights (applied whenever > 0, as PyTorch).
+        is_causal: mask out the future (query ``i`` sees keys ``j <= i``); not with ``attn_mask``.
+        scale: defaults to ``1 / sqrt(E)``.
+
+    Returns: (..., L, Ev). One fused op (forward and backward) when the inputs share a float dtype and
+    batch shape and ``dropout_p`` is 0; the composition of ordinary ops otherwise.
+
+    Example:
+        >>> q = gg.randn(2, 4, 5, 8)
+        >>> gg.scaled_dot_product_attention(q, q, q, is_causal=True).shape
+        (2, 4, 5, 8)
+    """
+    query, key, value, attn_mask = as_tensor_args(query, key, value, attn_mask)
+    if query.shape[-1] is not None and key.shape[-1] is not None and query.shape[-1] != key.shape[-1]:
+        raise ShapeError(f"scaled_dot_product_attention: query and key must have the same last dimension, got "
+                         f"{_fmt(query.shape)} and {_fmt(key.shape)}")
+    if is_causal and attn_mask is not None:
+        raise ValueError("scaled_dot_product_attention: give either attn_mask or is_causal=True, not both")
+    if scale is None:
+        if query.shape[-1] is None:
+            raise ShapeError("scaled_dot_product_attention: the default scale needs the query's last dimension, "
+                             f"unknown in {_fmt(query.shape)}")
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    kind = None if attn_mask is None else ("bool" if attn_mask.dtype.kind == "b" else "float")
+    op = ScaledDotProductAttention(scale, is_causal, kind)
+    inputs = (query, key, value) + ((attn_mask,) if attn_mask is not None else ())
+    if dropout_p == 0.0 and _fusable(query, key, value, attn_mask):
+        return op.apply(*inputs)
+    weights = softmax(_scores(op, query, key, attn_mask), axis=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return matmul(weights, value)
+
+
+__all__ = ["ScaledDotProductAttention", "ScaledDotProductAttentionGrad", "scaled_dot_product_attention"]
