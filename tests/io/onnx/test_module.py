@@ -48,7 +48,8 @@ def mobile_block(seed: int = 0) -> onnx.ModelProto:
               helper.make_node("Conv", ["scaled", "w_proj"], ["p"], kernel_shape=[1, 1])]
     bn("p", 2, "p_bn")
     nodes += [helper.make_node("Add", ["x", "p_bn"], ["sum"]), helper.make_node("Clip", ["sum", "lo", "hi"], ["y"])]
-    graph = helper.make_graph(nodes, "mobile_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 8, 8])],
+    graph = helper.make_graph(nodes, "mobile_block",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 8, 8])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 8, 8])],
                               [numpy_helper.from_array(v, k) for k, v in inits.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
