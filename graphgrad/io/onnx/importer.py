@@ -207,6 +207,13 @@ class Interpreter:
         self.opsets = opsets
         self.reads = {id(t): variable for t, variable in reads}
 
+    def subgraph_interpreter(self, graph_proto) -> "Interpreter":
+        """An interpreter of the same kind for a subgraph (If, Loop, Scan bodies), sharing the reads
+        of variables, which stay usable as import-time constants."""
+        sub = Interpreter(graph_proto, self.opsets)
+        sub.reads = self.reads
+        return sub
+
     def known_value(self, t: Tensor):
         """The value of ``t`` if it is known now (a concrete tensor, or a read of a variable)."""
         if t.data is not None:

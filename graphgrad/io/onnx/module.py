@@ -171,6 +171,11 @@ class _RecordingInterpreter(Interpreter):
         super().__init__(graph_proto, opsets, reads)
         self.constant_reads: list = []
 
+    def subgraph_interpreter(self, graph_proto) -> "_RecordingInterpreter":
+        sub = _RecordingInterpreter(graph_proto, self.opsets, ())
+        sub.reads, sub.constant_reads = self.reads, self.constant_reads
+        return sub
+
     def known_value(self, t: Tensor):
         value = super().known_value(t)
         variable = self.reads.get(id(t))

@@ -17,8 +17,7 @@ from __future__ import annotations
 import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core.tensor import Tensor
-from graphgrad.io.onnx.importer import (Interpreter, OnnxImportError, const_tensor, converter, initializer_arrays,
-                                        value_info_spec)
+from graphgrad.io.onnx.importer import OnnxImportError, const_tensor, converter, initializer_arrays, value_info_spec
 
 #: the most iterations a Loop with no trip count is unrolled to before giving up
 MAX_UNROLL = 100_000
@@ -29,8 +28,7 @@ def run_subgraph(node, graph, inputs: dict) -> list:
     """Interpret the subgraph ``graph`` with ``inputs`` (name -> Tensor) on top of the enclosing
     scope; returns the subgraph's outputs (Tensors) in order."""
     outer = node._interpreter
-    sub = Interpreter(graph, outer.opsets)
-    sub.reads = outer.reads  # reads of variables stay usable as import-time constants
+    sub = outer.subgraph_interpreter(graph)
     values = dict(getattr(outer, "scope", None) or {})
     values.update({name: const_tensor(a) for name, a in initializer_arrays(graph).items()})
     values.update(inputs)

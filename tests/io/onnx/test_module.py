@@ -156,6 +156,24 @@ def test_a_parameter_taken_as_a_constant_converts_again_when_it_changes():
     assert net.conversions == 2
 
 
+def test_a_parameter_read_as_a_constant_inside_a_subgraph_is_watched_too():
+    then_branch = helper.make_graph([helper.make_node("Resize", ["x", "", "scales"], ["up"], mode="nearest")],
+                                    "then", [], [helper.make_tensor_value_info("up", TensorProto.FLOAT, None)])
+    else_branch = helper.make_graph([helper.make_node("Identity", ["x"], ["same"])], "else", [],
+                                    [helper.make_tensor_value_info("same", TensorProto.FLOAT, None)])
+    graph = helper.make_graph([helper.make_node("If", ["cond"], ["y"], then_branch=then_branch,
+                                                else_branch=else_branch)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array(True), "cond"),
+                               numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")])
+    net = to_module(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    x = gg.tensor(np.ones((1, 1, 2, 2), np.float32))
+    assert net(x).shape == (1, 1, 4, 4)
+    net.scales.data[...] = [1, 1, 3, 3]
+    assert net(x).shape == (1, 1, 6, 6) and net.conversions == 2
+
+
 def test_a_shape_read_from_the_data_is_interpreted_on_every_call():
     graph = helper.make_graph([helper.make_node("Reshape", ["x", "s"], ["y"])], "g",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
