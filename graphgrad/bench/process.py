@@ -2,7 +2,7 @@
 
 They need processes of their own (PyTorch's import alone takes ~300 MB), so each measurement starts
 a fresh Python that imports one framework only, builds the W1 or W2 model, runs a few training steps
-and reports its own peak RSS (``ru_maxrss``) and the moment its first step ended. The model and
+and reports its own peak RSS (``VmHWM`` on Linux) and the moment its first step ended. The model and
 step code are the framework-neutral functions of ``workloads.py``, sent as source.
 """
 from __future__ import annotations
@@ -39,8 +39,22 @@ step(x, y)
 first = time.time()
 for _ in range({more}):
     step(x, y)
-kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"first_step_end": first, "peak_rss_mb": kb / 1024 if sys.platform != "darwin" else kb / 2**20}}))
+print(json.dumps({{"first_step_end": first, "peak_rss_mb": peak_rss_mb()}}))
+"""
+
+# ru_maxrss of a process started by another one begins at the parent's peak (Linux carries it across
+# fork and exec), so the child reads the peak of its own address space (VmHWM) where it can.
+_PEAK_RSS = """
+def peak_rss_mb():
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb / 1024 if sys.platform != "darwin" else kb / 2**20
 """
 
 SHAPES = {"w1": ((128, 784), 128, "mlp"), "w2": ((64, 1, 28, 28), 64, "cnn")}
@@ -51,7 +65,7 @@ def child_script(framework: str, key: str, more_steps: int = 4) -> str:
     shape, batch, model = SHAPES[key]
     functions = "\n\n".join(inspect.getsource(f) for f in (workloads.mlp, workloads.cnn, workloads.training_step))
     return ("from __future__ import annotations\nimport json, resource, sys, time\nimport numpy as np\n" + _SETUP[framework] + "\n" + functions
-            + _MAIN.format(model=model, shape=shape, batch=batch, more=more_steps))
+            + _PEAK_RSS + _MAIN.format(model=model, shape=shape, batch=batch, more=more_steps))
 
 
 def measure(framework: str, key: str, timeout: float = 120) -> dict:

@@ -249,11 +249,28 @@ def _commit() -> str:
     return (head + ("+modified" if dirty else "")) or "unknown"
 
 
+def load_average() -> Optional[float]:
+    """The 1-minute load average of the machine (None where the OS does not tell)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
 def metadata(gg, torch, cfg: dict, quick: bool) -> dict:
     return {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": _commit(), "graphgrad": gg.__version__,
             "numpy": np.__version__, "pytorch": getattr(torch, "__version__", None),
             "python": platform.python_version(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-            "threads": THREADS, "repeats": cfg["repeats"], "quick": quick}
+            "threads": THREADS, "repeats": cfg["repeats"], "quick": quick, "load_average": load_average()}
+
+
+def busy_warning(load: Optional[float]) -> str:
+    """A warning when other programs keep the machine busy ("" when quiet)."""
+    cores = os.cpu_count() or 1
+    if load is None or load <= cores / 2:
+        return ""
+    return (f"WARNING: the machine is busy (load average {load:.1f} on {cores} cores): timings are noisy, and "
+            "PyTorch's OpenMP threads, which spin while they wait, slow down most; run on a quiet machine")
 
 
 def run(only: Sequence[str] = ALL, repeats: Optional[int] = None, quick: bool = False,
@@ -271,6 +288,8 @@ def run(only: Sequence[str] = ALL, repeats: Optional[int] = None, quick: bool = 
     meta = results["meta"]
     out(f"graphgrad {meta['graphgrad']} ({meta['commit']}) vs PyTorch {meta['pytorch'] or 'not installed'}, "
         f"{meta['threads']} threads, {meta['machine']}, {meta['date']}")
+    if busy_warning(meta["load_average"]):
+        out(busy_warning(meta["load_average"]))
     started = time.perf_counter()
     data = workloads.make_data()
     for key in only:
@@ -296,7 +315,9 @@ def run(only: Sequence[str] = ALL, repeats: Optional[int] = None, quick: bool = 
     out("\nSummary: ratio graphgrad / PyTorch eager (lower is faster)")
     out(format_summary(results["summary"]))
     results["seconds"] = time.perf_counter() - started
-    out(f"\n(bench took {results['seconds']:.0f}s)")
+    meta["load_average_after"] = load_average()
+    out(f"\n(bench took {results['seconds']:.0f}s; load average {meta['load_average']} before, "
+        f"{meta['load_average_after']} after)")
     save_json(json_path, results)
     return results
 

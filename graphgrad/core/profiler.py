@@ -12,7 +12,7 @@ Recorded, in the thread that entered the ``with`` block:
   forward computation, the shapes of its inputs, the bytes of its output (0 when the output is a view
   of an input) and the user's line that called it (the innermost frame outside the graphgrad library);
 * the backward walk (``backward``, one event per call of ``backward()``/``grad()``) and each node's
-  gradient rule in it (``<Op>Backward``, placed at the line of the forward op that made the node);
+  gradient rule in it (``<Op>.backward``, placed at the line of the forward op that made the node);
 * ``Session.run`` (category ``session``) and each step of its plan (the node's op, its creation site);
 * ``gg.function`` calls and traces (category ``function``), which contain the Session run of the plan;
 * regions of the user's own, ``with gg.record_function("name"):`` (category ``user``).
@@ -117,13 +117,12 @@ class Profile:
     """Records events while open (``with gg.profile() as prof:``); see the module docstring.
 
     Attributes:
-        events: the recorded :data:`Event` s, in the order they finished.
         wall: nanoseconds from entering to leaving the block (on the profile's clock).
     """
 
     def __init__(self, record_shapes: bool = True) -> None:
         self.record_shapes = record_shapes
-        self.events: list = []
+        self._events: list = []   # plain tuples (the garbage collector stops tracking them), as Event
         self.wall = 0
         self.thread: Optional[int] = None
         self._open: list = []     # per open event: the summed totals of the events recorded inside it
@@ -149,22 +148,17 @@ class Profile:
         return False
 
     # ---- recording ------------------------------------------------------------------------------
-    def _begin(self, entered: int) -> int:
-        """Open an event; ``entered`` is when bookkeeping began. Returns its start on the clock."""
-        self._open.append(0)
-        now = _clock()
-        self._lost += now - entered
-        return now - self._lost
-
-    def _end(self, start: int, end: int, name: str, cat: str, nbytes: int, site: Any, shapes: tuple) -> None:
-        """Close the innermost open event, begun at ``start`` (profile clock) and ended at ``end`` (the
-        clock's raw reading, taken before the caller's bookkeeping)."""
-        dur = end - self._lost - start
+    # An event: bookkeeping begins at ``entered`` (raw clock); the work runs from ``start`` to ``end``
+    # (raw clock, read as close to it as possible); the bookkeeping before ``start`` is added to
+    # ``_lost`` right after it (so events nested inside see it), the bookkeeping after ``end`` by
+    # :meth:`_end`. ``begin`` is the event's start on the profile clock (raw time minus ``_lost``).
+    def _end(self, begin: int, end: int, name: str, cat: str, nbytes: int, site: Any, shapes: tuple) -> None:
+        """Close the innermost open event, begun at ``begin`` (profile clock), ended at ``end`` (raw)."""
+        dur = end - self._lost - begin
         inner = self._open.pop()
         if self._open:
             self._open[-1] += dur
-        self.events.append(Event(name, cat, start - self._origin, dur, dur - inner, len(self._open), nbytes, site,
-                                 shapes))
+        self._events.append((name, cat, begin - self._origin, dur, dur - inner, len(self._open), nbytes, site, shapes))
         self._lost += _clock() - end
 
     def forward(self, op, xp, arrays: list, inputs: tuple):
@@ -174,13 +168,15 @@ class Profile:
             return op.forward(xp, *arrays)
         site = _user_site()
         self._sites[id(inputs)] = site
-        start = self._begin(entered)
-        out = None
+        self._open.append(0)
+        lost, out, forward = self._lost, None, op.forward
+        start = _clock()
+        self._lost = lost + start - entered
         try:
-            out = op.forward(xp, *arrays)
+            out = forward(xp, *arrays)
         finally:
             end = _clock()
-            self._end(start, end, op.name, self._phase, _new_bytes(out, arrays), site,
+            self._end(entered - lost, end, op.name, self._phase, _new_bytes(out, arrays), site,
                       _shapes(arrays) if self.record_shapes else ())
         return out
 
@@ -189,13 +185,17 @@ class Profile:
         entered = _clock()
         if _thread() != self.thread:
             return node.op.backward(inputs, out, g)
-        start = self._begin(entered)
+        self._open.append(0)
+        lost, backward = self._lost, node.op.backward
+        start = _clock()
+        self._lost = lost + start - entered
         try:
-            return node.op.backward(inputs, out, g)
+            return backward(inputs, out, g)
         finally:
             end = _clock()
             shapes = _shapes([x.data if hasattr(x, "data") else x for x in inputs]) if self.record_shapes else ()
-            self._end(start, end, node.op.name + "Backward", "backward", 0, self._sites.get(id(inputs)), shapes)
+            self._end(entered - lost, end, node.op.name + ".backward", "backward", 0, self._sites.get(id(inputs)),
+                      shapes)
 
     def span(self, name: str, cat: str, phase: Optional[str] = None, site: Any = None) -> "_Span":
         """A context recording its body as one event; ``phase`` sets the category of eager ops inside."""
@@ -227,8 +227,10 @@ class Profile:
 
     def _step(self, forward, xp, arrays: list, node):
         entered = _clock()
-        start = self._begin(entered)
-        out = None
+        self._open.append(0)
+        lost, out = self._lost, None
+        start = _clock()
+        self._lost = lost + start - entered
         try:
             out = forward(xp, *arrays)
             if out is not None and out.__class__ is not _ndarray and not getattr(node.op, "multiple_outputs", False):
@@ -237,15 +239,20 @@ class Profile:
             end = _clock()
             variable = getattr(node.op, "variable", None)  # a read returns the variable's own array
             nbytes = 0 if variable is not None and out is variable.data else _new_bytes(out, arrays)
-            self._end(start, end, node.op.name, "session", nbytes, node.site,
+            self._end(entered - lost, end, node.op.name, "session", nbytes, node.site,
                       _shapes(arrays) if self.record_shapes else ())
         return out
 
     # ---- results ----------------------------------------------------------------------------------
     @property
+    def events(self) -> list:
+        """The recorded events (:data:`Event`), in the order they finished."""
+        return [Event._make(e) for e in self._events]
+
+    @property
     def recorded(self) -> int:
         """Nanoseconds inside recorded events (the sum of the outermost events' totals)."""
-        return sum(e.dur for e in self.events if e.depth == 0)
+        return sum(e[3] for e in self._events if e[5] == 0)
 
     @property
     def untracked(self) -> int:
@@ -298,7 +305,7 @@ class Profile:
             lines.append(f"{f'({len(rest)} more rows)':<38}{sum(r['calls'] for r in rest):>7}"
                          f"{sum(r['self_time'] for r in rest) / 1e6:>10.3f}")
         lines.append("-" * len(header))
-        lines.append(f"{len(self.events)} events; self time in recorded events {self.recorded / 1e6:.3f} ms; "
+        lines.append(f"{len(self._events)} events; self time in recorded events {self.recorded / 1e6:.3f} ms; "
                      f"profiled block {self.wall / 1e6:.3f} ms wall, of which {self.untracked / 1e6:.3f} ms outside "
                      "recorded events (Python between ops)")
         return Table("\n".join(lines))
@@ -319,13 +326,13 @@ class Profile:
             json.dump({"traceEvents": trace, "displayTimeUnit": "ms"}, fh)
 
     def __repr__(self) -> str:
-        return f"<gg.Profile: {len(self.events)} events, {self.wall / 1e6:.3f} ms>"
+        return f"<gg.Profile: {len(self._events)} events, {self.wall / 1e6:.3f} ms>"
 
 
 class _Span:
     """One event around a ``with`` body (see :meth:`Profile.span`)."""
 
-    __slots__ = ("profile", "name", "cat", "phase", "site", "start", "previous", "mine")
+    __slots__ = ("profile", "name", "cat", "phase", "site", "begin", "previous", "mine")
 
     def __init__(self, profile: Profile, name: str, cat: str, phase: Optional[str], site: Any) -> None:
         self.profile, self.name, self.cat, self.phase, self.site = profile, name, cat, phase, site
@@ -338,14 +345,17 @@ class _Span:
             self.previous = profile._phase
             if self.phase is not None:
                 profile._phase = self.phase
-            self.start = profile._begin(entered)
+            profile._open.append(0)
+            lost = profile._lost
+            self.begin = entered - lost
+            profile._lost = lost + _clock() - entered
 
     def __exit__(self, *exc) -> bool:
         if self.mine:
             end = _clock()
             profile = self.profile
             profile._phase = self.previous
-            profile._end(self.start, end, self.name, self.cat, 0, self.site, ())
+            profile._end(self.begin, end, self.name, self.cat, 0, self.site, ())
         return False
 
 
