@@ -60,27 +60,49 @@ _SMALL_PRODUCT = 1 << 23
 
 
 class _StepProduct:
-    """``a @ w`` for a fixed ``w`` (K, N) and ``a`` (M, K) of a fixed M, written into ``out``."""
+    """``a @ w_k`` for fixed weight blocks ``w_k`` (K, N_k) and ``a`` (M, K) of a fixed M, each block
+    written into its own output ``outs[k]`` (M, N_k)."""
 
-    def __init__(self, xp, w, m: int):
-        k, n = w.shape
-        width = n if m * k * n > _SMALL_PRODUCT else max(1, _BLOCK_PRODUCT // max(1, m * k))
+    def __init__(self, xp, blocks: list, m: int):
+        total = sum(m * w.shape[0] * w.shape[1] for w in blocks)
         self.xp = xp
-        self.blocks = [(j, min(n, j + width), xp.ascontiguousarray(w[:, j:j + width])) for j in range(0, n, width)]
+        self.parts = []  # (block, first column, end column, weight columns)
+        for k, w in enumerate(blocks):
+            n = w.shape[1]
+            width = n if total > _SMALL_PRODUCT else max(1, _BLOCK_PRODUCT // max(1, m * w.shape[0]))
+            for j in range(0, n, width):
+                self.parts.append((k, j, min(n, j + width), xp.ascontiguousarray(w[:, j:j + width])))
 
-    def __call__(self, a, out) -> None:
-        if len(self.blocks) == 1:
-            self.xp.matmul(a, self.blocks[0][2], out=out)
-            return
-        for start, stop, block in self.blocks:
-            self.xp.matmul(a, block, out=out[:, start:stop])
+    def __call__(self, a, outs) -> None:
+        for k, start, stop, w in self.parts:
+            out = outs[k]
+            self.xp.matmul(a, w, out=out if stop - start == out.shape[1] else out[:, start:stop])
 
 
-def _scaled_transpose(xp, w, scale):
-    """``w.T * scale`` as a new C-contiguous array: BLAS multiplies by a transposed (Fortran-order)
-    right operand about 1.4x slower at the sizes of one time step."""
-    out = xp.array(w.T, order="C")
-    out *= scale
+def _gate_blocks(xp, w, gates: int, scales: tuple) -> list:
+    """``w`` (G * H, K) as G blocks ``w_k^T * scale_k`` (K, H), each a new C-contiguous array (BLAS
+    multiplies by a transposed right operand about 1.4x slower at the sizes of one time step)."""
+    H = w.shape[0] // gates
+    blocks = []
+    for k in range(gates):
+        block = xp.array(w[k * H:(k + 1) * H].T, order="C")
+        if scales[k] != 1.0:
+            block *= scales[k]
+        blocks.append(block)
+    return blocks
+
+
+def _project(xp, x, blocks: list, bias, scales: tuple, dtype):
+    """The input projections of every step at once, gate-major: (G, T, B, H) with
+    ``[k] = (x @ W_k^T + b_k) * scale_k``, one matmul per gate."""
+    T, B, _ = x.shape
+    H = blocks[0].shape[1]
+    x2 = x.reshape(T * B, -1)
+    out = xp.empty((len(blocks), T, B, H), dtype)
+    for k, block in enumerate(blocks):
+        xp.matmul(x2, block, out=out[k].reshape(T * B, H))
+        if bias is not None:
+            out[k] += bias[k * H:(k + 1) * H] * scales[k]
     return out
 
 
@@ -151,13 +173,6 @@ class _Recurrent(Op):
         dtype = np.result_type(*[s.dtype for s in floats])
         return T, B, H, dtype
 
-    def _gate_scale(self, xp, H: int, dtype, sigmoid_gates: tuple):
-        """Per gate column: 0.5 for the sigmoid gates (the halving inside ``sigmoid(a) =
-        0.5 * tanh(a / 2) + 0.5``), 1 for the tanh ones. Shape (G * H,)."""
-        scale = xp.ones(self.gates * H, dtype)
-        for k in sigmoid_gates:
-            scale[k * H:(k + 1) * H] = 0.5
-        return scale
 
 
 # ---- LSTM -----------------------------------------------------------------------------------------------
@@ -167,9 +182,15 @@ def _lstm_rows(T: int) -> int:
 
 def _lstm_views(ws, T: int) -> tuple:
     """The parts of an LSTM workspace (rows of (B, H)): ``h`` (T rows, in time order), ``h_n``,
-    ``c_n``, ``c`` (T), ``tanh(c)`` (T), gate activations ``i, f, g, o`` as (T, B, 4H)."""
+    ``c_n``, ``c`` (T), ``tanh(c)`` (T), gate activations ``i, f, g, o`` gate-major as (4, T, B, H)
+    (so that every elementwise pass runs over contiguous (B, H) blocks)."""
     B, H = ws.shape[1], ws.shape[2]
-    return ws[:T], ws[T + 2:2 * T + 2], ws[2 * T + 2:3 * T + 2], ws[3 * T + 2:].reshape(T, B, 4 * H)
+    return ws[:T], ws[T + 2:2 * T + 2], ws[2 * T + 2:3 * T + 2], ws[3 * T + 2:].reshape(4, T, B, H)
+
+
+# sigmoid(a) = 0.5 * tanh(a / 2) + 0.5: the gates' scale inside the tanh, and the affine map after it
+_LSTM_SCALES = (0.5, 0.5, 1.0, 0.5)  # i, f, o are sigmoids; g is a tanh
+_GRU_SCALES = (0.5, 0.5, 1.0)        # r, z are sigmoids; n is a tanh
 
 
 class _LSTMOp(_Recurrent):
@@ -194,34 +215,33 @@ class LSTMScan(_LSTMOp):
         H = arrays[2].shape[1]
         dtype = xp.result_type(*arrays)
         x, w_ih, w_hh, b_ih, b_hh, (h_prev, c_prev), _ = self._unpack([_cast(a, dtype) for a in arrays])
-        scale = self._gate_scale(xp, H, dtype, (0, 1, 3))  # i, f, o are sigmoids; g is a tanh
+        scales = _LSTM_SCALES
+        gx = _project(xp, x, _gate_blocks(xp, w_ih, 4, scales), None if b_ih is None else b_ih + b_hh, scales, dtype)
+        recurrent = _StepProduct(xp, _gate_blocks(xp, w_hh, 4, scales), B)
+        scale = xp.asarray(scales, dtype).reshape(4, 1, 1)
         shift = 0.5 * (scale != 1.0).astype(dtype)
-        gx = xp.matmul(x.reshape(T * B, -1), _scaled_transpose(xp, w_ih, scale)).reshape(T, B, 4 * H)
-        if b_ih is not None:
-            gx += (b_ih + b_hh) * scale
-        recurrent = _StepProduct(xp, _scaled_transpose(xp, w_hh, scale), B)
         ws = xp.empty((_lstm_rows(T), B, H), dtype)
         h, c, tc, act = _lstm_views(ws, T)
-        pre = xp.empty((B, 4 * H), dtype)
+        pre = xp.empty((4, B, H), dtype)
         ig = xp.empty((B, H), dtype)
         for t in self._steps(T):
-            a = act[t]
+            a = act[:, t]
             if h_prev is None:
-                xp.tanh(gx[t], out=a)
+                xp.tanh(gx[:, t], out=pre)
             else:
                 recurrent(h_prev, pre)
-                pre += gx[t]
-                xp.tanh(pre, out=a)
-            a *= scale  # sigmoid(a) = 0.5 * tanh(a / 2) + 0.5 for i, f, o; tanh stays for g
+                pre += gx[:, t]
+                xp.tanh(pre, out=pre)
+            xp.multiply(pre, scale, out=a)  # sigmoid(a) = 0.5 * tanh(a / 2) + 0.5 for i, f, o; g is the tanh
             a += shift
             if c_prev is None:
-                xp.multiply(a[:, :H], a[:, 2 * H:3 * H], out=c[t])
+                xp.multiply(a[0], a[2], out=c[t])
             else:
-                xp.multiply(a[:, H:2 * H], c_prev, out=c[t])
-                xp.multiply(a[:, :H], a[:, 2 * H:3 * H], out=ig)
+                xp.multiply(a[1], c_prev, out=c[t])
+                xp.multiply(a[0], a[2], out=ig)
                 c[t] += ig
             xp.tanh(c[t], out=tc[t])
-            xp.multiply(a[:, 3 * H:], tc[t], out=h[t])
+            xp.multiply(a[3], tc[t], out=h[t])
             h_prev, c_prev = h[t], c[t]
         ws[T] = h_prev
         ws[T + 1] = c_prev
@@ -279,28 +299,26 @@ class LSTMSequenceGrad(_LSTMOp):
         B, H = ws.shape[1], ws.shape[2]
         dtype = ws.dtype
         g = _cast(g, dtype)
-        recurrent = _StepProduct(xp, _cast(w_hh, dtype), B)
+        recurrent = _StepProduct(xp, [_cast(w_hh, dtype)], B)
         h, c, tc, act = _lstm_views(ws, T)
-        a4 = act.reshape(T, B, 4, H)
         # d activation / d pre-activation, for all steps at once: s (1 - s) for the sigmoids, 1 - t^2 for g
-        square = a4 * a4
-        slope = a4 - square
-        xp.subtract(1.0, square[:, :, 2], out=slope[:, :, 2])
+        square = act * act
+        slope = act - square
+        xp.subtract(1.0, square[2], out=slope[2])
         # what multiplies dc_t in each gate's gradient: [g, c_{t-1}, i] times their slopes
-        coef = xp.empty((T, B, 3, H), dtype)
-        xp.multiply(a4[:, :, 2], slope[:, :, 0], out=coef[:, :, 0])
+        coef = xp.empty((3, T, B, H), dtype)
+        xp.multiply(act[2], slope[0], out=coef[0])
         earlier, later = (slice(1, None), slice(0, -1)) if self.reverse else (slice(0, -1), slice(1, None))
         first = T - 1 if self.reverse else 0
-        xp.multiply(c[earlier], slope[later, :, 1], out=coef[later, :, 1])
+        xp.multiply(c[earlier], slope[1, later], out=coef[1, later])
         if c0 is None:
-            coef[first, :, 1] = 0.0
+            coef[1, first] = 0.0
         else:
-            xp.multiply(_cast(c0, dtype), slope[first, :, 1], out=coef[first, :, 1])
-        xp.multiply(a4[:, :, 0], slope[:, :, 2], out=coef[:, :, 2])
-        to_o = tc * slope[:, :, 3]                 # dh -> o's pre-activation
-        to_c = xp.multiply(tc, tc)                 # dh -> c: o * (1 - tanh(c)^2)
-        xp.subtract(1.0, to_c, out=to_c)
-        to_c *= a4[:, :, 3]
+            xp.multiply(_cast(c0, dtype), slope[1, first], out=coef[1, first])
+        xp.multiply(act[0], slope[2], out=coef[2])
+        to_o = tc * slope[3]                       # dh -> o's pre-activation
+        to_c = xp.multiply(h, tc)                  # dh -> c: o (1 - tanh(c)^2) = o - h tanh(c)
+        xp.subtract(act[3], to_c, out=to_c)
         d = xp.empty((T + 1, B, 4 * H), dtype)
         d4 = d[:T].reshape(T, B, 4, H)
         dh_next, dc = g[T].copy(), g[T + 1].copy()
@@ -310,9 +328,9 @@ class LSTMSequenceGrad(_LSTMOp):
             xp.multiply(dh, to_o[t], out=d4[t, :, 3])
             xp.multiply(dh, to_c[t], out=tmp)
             dc += tmp
-            xp.multiply(dc[:, None, :], coef[t], out=d4[t, :, :3])
-            dc *= a4[t, :, 1]  # dc_{t-1} = dc_t * f_t
-            recurrent(d[t], dh_next)
+            xp.multiply(dc, coef[:, t], out=d4[t, :, :3].transpose(1, 0, 2))
+            dc *= act[1, t]  # dc_{t-1} = dc_t * f_t
+            recurrent(d[t], (dh_next,))
         d[T, :, :H] = dh_next
         d[T, :, H:2 * H] = dc
         d[T, :, 2 * H:] = 0.0
@@ -329,9 +347,9 @@ def _gru_rows(T: int) -> int:
 
 def _gru_views(ws, T: int) -> tuple:
     """The parts of a GRU workspace (rows of (B, H)): ``h`` (T rows, in time order), ``h_n``, gate
-    activations ``r, z, n`` as (T, B, 3H), ``W_hn h_{t-1} + b_hn`` (T)."""
+    activations ``r, z, n`` gate-major as (3, T, B, H), ``W_hn h_{t-1} + b_hn`` (T)."""
     B, H = ws.shape[1], ws.shape[2]
-    return ws[:T], ws[T + 1:4 * T + 1].reshape(T, B, 3 * H), ws[4 * T + 1:]
+    return ws[:T], ws[T + 1:4 * T + 1].reshape(3, T, B, H), ws[4 * T + 1:]
 
 
 class _GRUOp(_Recurrent):
@@ -356,31 +374,30 @@ class GRUScan(_GRUOp):
         H = arrays[2].shape[1]
         dtype = xp.result_type(*arrays)
         x, w_ih, w_hh, b_ih, b_hh, (h_prev,), _ = self._unpack([_cast(a, dtype) for a in arrays])
-        scale = self._gate_scale(xp, H, dtype, (0, 1))  # r, z are sigmoids; n's two halves stay unscaled
-        gx = xp.matmul(x.reshape(T * B, -1), _scaled_transpose(xp, w_ih, scale)).reshape(T, B, 3 * H)
-        if b_ih is not None:
-            gx += b_ih * scale
-        recurrent = _StepProduct(xp, _scaled_transpose(xp, w_hh, scale), B)
-        b_hh_scaled = None if b_hh is None else b_hh * scale
+        scales = _GRU_SCALES  # n's two halves stay unscaled
+        gx = _project(xp, x, _gate_blocks(xp, w_ih, 3, scales), b_ih, scales, dtype)
+        recurrent = _StepProduct(xp, _gate_blocks(xp, w_hh, 3, scales), B)
+        b_rz = None if b_hh is None else (b_hh[:2 * H] * 0.5).reshape(2, 1, H)
+        b_n = None if b_hh is None else b_hh[2 * H:]
         ws = xp.empty((_gru_rows(T), B, H), dtype)
         h, act, hn = _gru_views(ws, T)
-        gh = xp.empty((B, 3 * H), dtype)
+        gh = xp.empty((2, B, H), dtype)  # W_hr h + b_hr, W_hz h + b_hz (halved)
         for t in self._steps(T):
-            a = act[t]
-            rz, n, z = a[:, :2 * H], a[:, 2 * H:], a[:, H:2 * H]
+            rz, r, z, n = act[:2, t], act[0, t], act[1, t], act[2, t]
             if h_prev is None:  # W_hh h = 0
-                gh[...] = 0.0 if b_hh_scaled is None else b_hh_scaled
+                gh[...] = 0.0 if b_rz is None else b_rz
+                hn[t] = 0.0 if b_n is None else b_n
             else:
-                recurrent(h_prev, gh)
-                if b_hh_scaled is not None:
-                    gh += b_hh_scaled
-            xp.add(gx[t, :, :2 * H], gh[:, :2 * H], out=rz)
+                recurrent(h_prev, (gh[0], gh[1], hn[t]))
+                if b_rz is not None:
+                    gh += b_rz
+                    hn[t] += b_n
+            xp.add(gx[:2, t], gh, out=rz)
             xp.tanh(rz, out=rz)
             rz *= 0.5
             rz += 0.5
-            hn[t] = gh[:, 2 * H:]
-            xp.multiply(a[:, :H], hn[t], out=n)
-            n += gx[t, :, 2 * H:]
+            xp.multiply(r, hn[t], out=n)
+            n += gx[2, t]
             xp.tanh(n, out=n)
             if h_prev is None:  # h = n + z * (0 - n)
                 xp.multiply(z, n, out=h[t])
@@ -444,22 +461,22 @@ class GRUSequenceGrad(_GRUOp):
         B, H = ws.shape[1], ws.shape[2]
         dtype = ws.dtype
         g = _cast(g, dtype)
-        recurrent = _StepProduct(xp, _cast(w_hh, dtype), B)
+        recurrent = _StepProduct(xp, [_cast(w_hh, dtype)], B)
         h, act, hn = _gru_views(ws, T)
-        r, z, n = act[:, :, :H], act[:, :, H:2 * H], act[:, :, 2 * H:]
+        r, z, n = act[0], act[1], act[2]
         # per step, dh_t times these gives: [dz_pre, dn_pre] = dh * [(h_{t-1} - n) z (1 - z), (1 - z)(1 - n^2)]
-        coef = xp.empty((T, B, 2, H), dtype)
+        coef = xp.empty((2, T, B, H), dtype)
         earlier, later = (slice(1, None), slice(0, -1)) if self.reverse else (slice(0, -1), slice(1, None))
         first = T - 1 if self.reverse else 0
-        xp.subtract(h[earlier], n[later], out=coef[later, :, 0])
+        xp.subtract(h[earlier], n[later], out=coef[0, later])
         if h0 is None:
-            xp.negative(n[first], out=coef[first, :, 0])
+            xp.negative(n[first], out=coef[0, first])
         else:
-            xp.subtract(_cast(h0, dtype), n[first], out=coef[first, :, 0])
-        coef[:, :, 0] *= z - z * z
-        xp.multiply(n, n, out=coef[:, :, 1])
-        xp.subtract(1.0, coef[:, :, 1], out=coef[:, :, 1])
-        coef[:, :, 1] *= 1.0 - z
+            xp.subtract(_cast(h0, dtype), n[first], out=coef[0, first])
+        coef[0] *= z - z * z
+        xp.multiply(n, n, out=coef[1])
+        xp.subtract(1.0, coef[1], out=coef[1])
+        coef[1] *= 1.0 - z
         to_r = r - r * r  # dn_pre -> r's pre-activation: (W_hn h + b_hn) r (1 - r)
         to_r *= hn
         d = xp.empty((2, T + 1, B, 3 * H), dtype)
@@ -470,11 +487,11 @@ class GRUSequenceGrad(_GRUOp):
         for t in reversed(self._steps(T)):
             xp.add(g[t], dh_next, out=dh)
             dn = dgx[t, :, 2 * H:]
-            xp.multiply(dh[:, None, :], coef[t], out=dgx4[t, :, 1:])
+            xp.multiply(dh, coef[:, t], out=dgx4[t, :, 1:].transpose(1, 0, 2))
             xp.multiply(dn, to_r[t], out=dgx[t, :, :H])
             dgh[t, :, :2 * H] = dgx[t, :, :2 * H]
             xp.multiply(dn, r[t], out=dgh[t, :, 2 * H:])
-            recurrent(dgh[t], dh_next)
+            recurrent(dgh[t], (dh_next,))
             xp.multiply(dh, z[t], out=tmp)  # h_t = n + z (h_{t-1} - n): the direct path
             dh_next += tmp
         dgx[T] = 0.0
