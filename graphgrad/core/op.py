@@ -180,12 +180,22 @@ class _GraphBuilder:
 GRAPH_BUILDER = _GraphBuilder()
 
 
+_INSIDE: dict = {}  # filename -> whether it is a file of the graphgrad package (abspath is slow)
+
+
+def _inside_package(filename: str) -> bool:
+    inside = _INSIDE.get(filename)
+    if inside is None:
+        inside = _INSIDE[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
+    return inside
+
+
 def creation_site() -> str:
     """``file:line`` of the innermost stack frame outside the graphgrad package (the user's code)."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_PACKAGE_DIR):
+        if not _inside_package(filename):
             return f"{filename}:{frame.f_lineno}"
         frame = frame.f_back
     return ""
