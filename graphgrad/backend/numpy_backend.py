@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from graphgrad.backend.parallel import parallel_for
+
 
 def _erf_series(x):
     # Maclaurin series; converges fast for |x| < 2.5 (64 terms reach float64 precision).
@@ -79,15 +81,21 @@ def _horner(t, coefficients):
 
 def erf_rational(x):
     """erf of a float16/float32 array, within 1 ulp: the rational approximation above computed in
-    float64 over cache-sized blocks, rounded once to the input's dtype. NaN stays NaN."""
+    float64 over cache-sized blocks (split over threads), rounded once to the input's dtype. NaN stays
+    NaN."""
     out = np.empty(x.shape, x.dtype)
     flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-    for start in range(0, flat_x.size, _ERF_BLOCK):
-        a = np.clip(flat_x[start:start + _ERF_BLOCK], -4.0, 4.0, dtype=np.float64)
-        t = a * a
-        num = _horner(t, _ERF_P)
-        num *= a
-        np.divide(num, _horner(t, _ERF_Q), out=flat_out[start:start + _ERF_BLOCK])
+
+    def blocks(start: int, stop: int) -> None:
+        for begin in range(start, stop, _ERF_BLOCK):
+            end = min(begin + _ERF_BLOCK, stop)
+            a = np.clip(flat_x[begin:end], -4.0, 4.0, dtype=np.float64)
+            t = a * a
+            num = _horner(t, _ERF_P)
+            num *= a
+            np.divide(num, _horner(t, _ERF_Q), out=flat_out[begin:end])
+
+    parallel_for(np, blocks, flat_x.size, min_part=2 * _ERF_BLOCK, align=_ERF_BLOCK)
     return out
 
 

@@ -17,6 +17,7 @@ from graphgrad.core.op import as_tensor_args
 from graphgrad.core.random import Generator
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
+from graphgrad.ops.attention import scaled_dot_product_attention
 from graphgrad.ops.composite import elu, gelu, hardtanh, leaky_relu, mish, selu, silu, softplus
 from graphgrad.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from graphgrad.ops.elementwise import maximum
@@ -41,8 +42,8 @@ __all__ = [
     # linear, convolution, pooling
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "interpolate",
-    # normalization, dropout, embedding
-    "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding", "one_hot",
+    # attention, normalization, dropout, embedding
+    "scaled_dot_product_attention", "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding", "one_hot",
     # losses
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
     "huber_loss", "smooth_l1_loss", "hinge_embedding_loss", "multi_margin_loss", "kl_div",

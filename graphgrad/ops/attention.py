@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+from graphgrad.backend.parallel import parallel_for
 from graphgrad.core.autograd import is_grad_enabled
 from graphgrad.core.creation import ones
 from graphgrad.core.op import Op, as_tensor_args
@@ -75,29 +76,53 @@ def _column_sum(xp, a):
     return xp.matmul(xp.ones(a.shape[-2], a.dtype), a)[..., None, :]
 
 
-def _transposed_mask(mask, ndim: int):
-    """A mask broadcastable to (..., L, S) as a view broadcastable to (..., S, L)."""
+def _transposed_mask(xp, mask, dtype):
+    """A mask broadcastable to (..., L, S) as an additive one broadcastable to (..., S, L), contiguous
+    (adding a strided transpose costs twice as much)."""
     if mask.ndim < 2:
         mask = mask.reshape((1,) * (2 - mask.ndim) + mask.shape)
-    return mask.swapaxes(-1, -2)
+    mask = mask.swapaxes(-1, -2)
+    if mask.dtype.kind == "b":
+        return xp.where(mask, 0.0, _NEG_INF).astype(dtype)
+    return xp.ascontiguousarray(mask)
 
 
-def _weights_t(xp, op, q, k, mask):
-    """The attention weights, transposed: ``softmax(q k^T * scale + mask)^T``, (..., S, L), in a new
-    array. ``q`` (..., L, E), ``k`` (..., S, E)."""
+def _exp_scores_t(xp, op, q, k, mask) -> tuple:
+    """``E^T = exp(scale * k q^T + mask^T - max)`` (..., S, L), a new array, and its column sums
+    (..., 1, L): the attention weights are ``P^T = E^T / sums``, a division the callers apply to the
+    smaller (..., L, Ev) operands instead. ``q`` (..., L, E), ``k`` (..., S, E)."""
     st = xp.matmul(k, q.swapaxes(-1, -2))
     st *= op.scale
     if op.causal:
         L, S = q.shape[-2], k.shape[-2]
-        st += xp.triu(xp.full((L, S), _NEG_INF, st.dtype), 1).T
-    if op.mask == "float":
-        st += _transposed_mask(mask, st.ndim)
-    elif op.mask == "bool":
-        st += _transposed_mask(xp.where(mask, 0.0, _NEG_INF).astype(st.dtype), st.ndim)
+        st += xp.tril(xp.full((S, L), _NEG_INF, st.dtype), -1)  # key j > query i
+    if op.mask is not None:
+        st += _transposed_mask(xp, mask, st.dtype)
     st -= _column_max(xp, st)
     xp.exp(st, out=st)
-    st /= _column_sum(xp, st)
-    return st
+    return st, _column_sum(xp, st)
+
+
+def _batch_slice(arrays, rank: int, start: int, stop: int) -> tuple:
+    """Items ``start:stop`` of the leading batch axis of each array of rank ``rank`` (the others, e.g.
+    broadcast masks, and everything when there is no batch axis, are passed whole)."""
+    if rank < 3:
+        return tuple(arrays)
+    return tuple(a[start:stop] if a is not None and a.ndim == rank and a.shape[0] != 1 else a for a in arrays)
+
+
+# the scores of a batch item must reach this many elements before the batch is split over threads
+_MIN_SPLIT_SCORES = 1 << 15
+
+
+def _split_batch(xp, part, q, k) -> None:
+    """Run ``part(start, stop)`` over the leading batch axis of ``q`` in parallel threads (the batch
+    items are independent: the matmuls and the softmax of each half run on their own core)."""
+    if q.ndim < 3:
+        part(0, 1)
+        return
+    per_item = math.prod(q.shape[1:-1]) * k.shape[-2]
+    parallel_for(xp, part, q.shape[0], min_part=-(-_MIN_SPLIT_SCORES // max(per_item, 1)))
 
 
 # ---- the ops ---------------------------------------------------------------------------------------------
@@ -172,7 +197,14 @@ class ScaledDotProductAttention(_Attention):
         else:
             q, (k, v) = x, rest
             out = target = xp.empty(q.shape[:-1] + v.shape[-1:], q.dtype)
-        xp.matmul(_weights_t(xp, self, q, k, mask).swapaxes(-1, -2), v, out=target)
+
+        def part(start: int, stop: int) -> None:
+            q_, k_, v_, mask_, target_ = _batch_slice((q, k, v, mask, target), q.ndim, start, stop)
+            exp_t, sums = _exp_scores_t(xp, self, q_, k_, mask_)
+            xp.matmul(exp_t.swapaxes(-1, -2), v_, out=target_)
+            target_ /= sums.swapaxes(-1, -2)  # P v = (E v) / sums
+
+        _split_batch(xp, part, q, k)
         return out
 
     def backward(self, inputs, out, g):
@@ -264,15 +296,12 @@ class ScaledDotProductAttentionGrad(_Attention):
             gq = xp.empty(q.shape, q.dtype)
             gk = xp.empty(k.shape, q.dtype)
             gv = xp.empty(v.shape, q.dtype)
-        weights_t = _weights_t(xp, self, q, k, mask)             # P^T (..., S, L)
-        xp.matmul(weights_t, g, out=gv)                           # dV = P^T g
-        gs_t = xp.matmul(v, g.swapaxes(-1, -2))                   # dP^T = v g^T
-        gs_t *= weights_t
-        weights_t *= _column_sum(xp, gs_t)
-        gs_t -= weights_t                                          # dS^T = P^T * (dP^T - colsum(P^T * dP^T))
-        gs_t *= self.scale
-        xp.matmul(gs_t.swapaxes(-1, -2), k, out=gq)               # dQ = dS k
-        xp.matmul(gs_t, q, out=gk)                                # dK = dS^T q
+
+        def part(start: int, stop: int) -> None:
+            views = _batch_slice((q, k, v, mask, g, gq, gk, gv), q.ndim, start, stop)
+            self._gradients(xp, *views)
+
+        _split_batch(xp, part, q, k)
         if not self.heads:
             lead = q.shape[:-2]
             cut1, cut2 = L * E, L * E + S * E
@@ -280,6 +309,22 @@ class ScaledDotProductAttentionGrad(_Attention):
             grad[..., cut1:cut2] = gk.reshape(lead + (S * E,))
             grad[..., cut2:] = gv.reshape(lead + (S * Ev,))
         return grad
+
+    def _gradients(self, xp, q, k, v, mask, g, gq, gk, gv) -> None:
+        """Write the gradients of q, k, v into ``gq, gk, gv``. With ``P^T = E^T / s`` (column sums
+        ``s``) and ``g' = g scale / s``, every step over the (..., S, L) scores works on ``E``."""
+        exp_t, sums = _exp_scores_t(xp, self, q, k, mask)
+        g = g / sums.swapaxes(-1, -2)                              # g / s (..., L, Ev)
+        xp.matmul(exp_t, g, out=gv)                                # dV = P^T g = E^T (g / s)
+        g *= self.scale
+        gs_t = xp.matmul(v, g.swapaxes(-1, -2))                    # scale * dP^T / s
+        gs_t *= exp_t                                              # scale * P^T * dP^T
+        colsum = _column_sum(xp, gs_t)
+        colsum /= sums
+        exp_t *= colsum
+        gs_t -= exp_t                                              # dS^T = scale * P^T * (dP^T - colsum)
+        xp.matmul(gs_t.swapaxes(-1, -2), k, out=gq)                # dQ = dS k
+        xp.matmul(gs_t, q, out=gk)                                 # dK = dS^T q
 
     def backward(self, inputs, out, g):
         raise GradError("ScaledDotProductAttentionGrad is made only when no gradient graph is recorded: "

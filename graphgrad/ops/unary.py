@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from graphgrad.backend import kernel, np, ufunc_result_dtype
+from graphgrad.backend.parallel import parallel_for
 from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
@@ -330,6 +331,7 @@ _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TANH_K = math.sqrt(2.0 / math.pi)  # gelu's tanh formula: tanh(k * (x + c x^3))
 _TANH_C = 0.044715
+_MIN_PART = 1 << 16  # elements of gelu per thread, at least (fewer are not worth a thread)
 
 
 def _check_approximate(approximate: str) -> str:
@@ -353,19 +355,26 @@ class Gelu(FloatUnary):
     def forward(self, xp, x):
         if x.dtype.kind != "f":
             x = x.astype(float_result(x.dtype))
+        flat = x.reshape(-1)
+        out = xp.empty_like(flat)
+        parallel_for(xp, lambda start, stop: self._gelu(xp, flat[start:stop], out[start:stop]), flat.size,
+                     min_part=_MIN_PART)
+        return out.reshape(x.shape)
+
+    def _gelu(self, xp, x, y) -> None:
+        """``y = gelu(x)`` for 1-D ``x`` and ``y``."""
         if self.approximate == "tanh":
-            y = x * x
+            xp.multiply(x, x, out=y)
             y *= _TANH_C
             y += 1.0
             y *= x
             y *= _TANH_K
             xp.tanh(y, out=y)
+            y += 1.0
         else:
-            y = kernel(xp, "erf")(x * _SQRT_HALF)
-        y += 1.0
+            xp.add(kernel(xp, "erf")(x * _SQRT_HALF), 1.0, out=y)
         y *= x
         y *= 0.5
-        return y
 
     def backward(self, inputs, out, g):
         return (GeluGrad(self.approximate).apply(inputs[0], out, g),)
@@ -386,19 +395,30 @@ class GeluGrad(Op):
         return _ufunc_spec(self, "multiply", x, g)
 
     def forward(self, xp, x, y, g):
+        if not x.shape == y.shape == g.shape:
+            x, y, g = xp.broadcast_arrays(x, y, g)
+        dtype = xp.result_type(x, g)
+        flat = [a.reshape(-1) for a in (x, y, g)]
+        out = xp.empty(flat[0].size, dtype)
+        parallel_for(xp, lambda start, stop: self._grad(xp, *(a[start:stop] for a in flat), out[start:stop]),
+                     out.size, min_part=_MIN_PART)
+        return out.reshape(x.shape)
+
+    def _grad(self, xp, x, y, g, out) -> None:
+        """``out = g * gelu'(x)`` for 1-D arrays."""
         if self.approximate == "tanh":
-            return _gelu_tanh_slope(xp, x) * g
+            xp.multiply(_gelu_tanh_slope(xp, x), g, out=out)
+            return
         with xp.errstate(divide="ignore", invalid="ignore"):
-            slope = y / x
-        slope[x == 0] = 0.5
+            xp.divide(y, x, out=out)  # Phi(x) = gelu(x) / x
+        out[x == 0] = 0.5
         density = x * x
         density *= -0.5
         xp.exp(density, out=density)
         density *= x
         density *= _INV_SQRT_2PI  # x phi(x)
-        slope += density
-        slope *= g
-        return slope
+        out += density
+        out *= g
 
     def backward(self, inputs, out, gout):
         x, y, g = inputs

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 import graphgrad as gg
 from graphgrad import backend
@@ -63,3 +64,44 @@ def test_scatter_add_rows_matches_add_at():
         got = scatter_add_rows(index, rows, num)
         assert got.shape == expected.shape and got.dtype == rows.dtype
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def _ulps(got, expected, dtype):
+    """|got - expected| in units in the last place of ``expected`` rounded to ``dtype``."""
+    spacing = np.spacing(np.abs(expected).astype(dtype)).astype(np.float64)
+    return np.abs(got.astype(np.float64) - expected) / spacing
+
+
+def test_erf_float32_within_one_ulp_on_a_dense_grid_and_the_tails():
+    x = np.concatenate([np.linspace(-6, 6, 400001), np.geomspace(1e-45, 1e-3, 2000), -np.geomspace(1e-45, 1e-3, 2000),
+                        np.linspace(3.8, 4.2, 2001), [0.0, -0.0, 10.0, -10.0, 1e30, -1e30]]).astype(np.float32)
+    expected = np.array([math.erf(float(v)) for v in x])
+    got = numpy_backend.erf(x)
+    assert got.dtype == np.float32
+    assert _ulps(got, expected, np.float32).max() <= 1.0
+    normal = np.abs(expected) > np.finfo(np.float32).tiny
+    assert (np.abs(got - expected)[normal] / np.abs(expected[normal])).max() < 1e-7
+    assert np.array_equal(np.signbit(got), np.signbit(x))  # erf is odd, -0.0 included
+    special = numpy_backend.erf(np.array([np.inf, -np.inf, np.nan], np.float32))
+    assert special[0] == 1.0 and special[1] == -1.0 and np.isnan(special[2])
+
+
+def test_erf_float16_and_odd_shapes():
+    x = np.linspace(-5, 5, 3000).astype(np.float16).reshape(3, 1000, 1)[:, ::3]  # non-contiguous
+    expected = np.array([math.erf(float(v)) for v in x.reshape(-1)]).reshape(x.shape)
+    got = numpy_backend.erf(x)
+    assert got.dtype == np.float16 and got.shape == x.shape
+    assert _ulps(got, expected, np.float16).max() <= 0.5 + 1e-3  # the rounding of an accurate float32 value
+    assert numpy_backend.erf(np.float32(0.5)).shape == ()
+
+
+def test_erf_float32_agrees_with_scipy_when_installed():
+    special = pytest.importorskip("scipy.special")
+    x = np.random.default_rng(0).standard_normal(1 << 17).astype(np.float32) * 2
+    np.testing.assert_array_max_ulp(numpy_backend.erf(x), special.erf(x).astype(np.float32), maxulp=1)
+
+
+def test_erf_float64_is_exact_with_or_without_scipy():
+    x = np.linspace(-7, 7, 20001)
+    expected = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(numpy_backend.erf(x), expected, rtol=1e-13, atol=1e-15)

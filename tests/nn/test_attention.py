@@ -170,6 +170,70 @@ def test_mha_check_grad(setup):
         gg.check_grad(f, q, k, v, mask, *params)
 
 
+def _mha_masks(kind: str, N: int, h: int, L: int, rng) -> dict:
+    causal = _causal(L, L)
+    pad = np.zeros((N, L), bool)
+    pad[0, -2:] = True
+    masks = {"none": {}, "causal": {"is_causal": True}, "bool": {"attn_mask": causal},
+             "float": {"attn_mask": np.where(causal, -np.inf, rng.standard_normal((L, L)))},
+             "float3d": {"attn_mask": rng.standard_normal((N * h, L, L))},
+             "padding": {"key_padding_mask": pad}, "bool+padding": {"attn_mask": causal, "key_padding_mask": pad},
+             "float-padding": {"key_padding_mask": np.where(pad, -np.inf, 0.0)}}[kind]
+    return {k: gg.tensor(v) if isinstance(v, np.ndarray) else v for k, v in masks.items()}
+
+
+@pytest.mark.parametrize("kind", ["none", "causal", "bool", "float", "float3d", "padding", "bool+padding",
+                                  "float-padding"])
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_mha_fused_self_attention_matches_the_composition(kind, batch_first):
+    # need_weights=False takes the fused packed-heads op, need_weights=True the composition of ops
+    rng = np.random.default_rng(6)
+    N, h, L, E = 2, 2, 5, 8
+    m = gg.nn.MultiheadAttention(E, h, batch_first=batch_first).double()
+    x_np = rng.standard_normal((N, L, E) if batch_first else (L, N, E))
+    upstream = gg.tensor(rng.standard_normal(x_np.shape))
+    masks = _mha_masks(kind, N, h, L, rng)
+    results = []
+    for need_weights in (False, True):
+        x = gg.tensor(x_np, requires_grad=True)
+        m.zero_grad()
+        out, _ = m(x, x, x, need_weights=need_weights, **masks)
+        out.backward(upstream)
+        results.append([out.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in m.parameters()])
+    for fused, composed in zip(*results):
+        np.testing.assert_allclose(fused, composed, rtol=1e-10, atol=1e-12)
+
+
+def test_mha_fused_self_attention_unbatched_and_float32():
+    rng = np.random.default_rng(7)
+    m = gg.nn.MultiheadAttention(8, 4)
+    x = gg.tensor(rng.standard_normal((5, 8)).astype(np.float32))
+    fused, _ = m(x, x, x, need_weights=False, is_causal=True)
+    composed, _ = m(x, x, x, is_causal=True)
+    assert fused.shape == (5, 8) and fused.dtype == np.float32
+    np.testing.assert_allclose(fused.numpy(), composed.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_encoder_layer_training_step_eager_equals_compiled():
+    # a pre-norm GELU layer with a causal mask (the W5 block): loss and every gradient, eager and gg.function
+    rng = np.random.default_rng(8)
+    x_np = rng.standard_normal((2, 6, 8))
+    mask = gg.tensor(np.where(_causal(6, 6), -np.inf, 0.0))
+    layer = gg.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation="gelu", batch_first=True,
+                                          norm_first=True).double()
+
+    def step(x):
+        layer.zero_grad()
+        loss = (layer(x, src_mask=mask, is_causal=True) ** 2).mean()
+        loss.backward()
+        return [loss] + [p.grad for p in layer.parameters()]
+
+    eager = [t.numpy().copy() for t in step(gg.tensor(x_np))]
+    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
+    for e, c in zip(eager, compiled):
+        np.testing.assert_allclose(c, e, rtol=1e-10, atol=1e-12)
+
+
 def test_mha_dropout_only_in_training():
     m = gg.nn.MultiheadAttention(8, 2, dropout=0.5).double()
     ref = gg.nn.MultiheadAttention(8, 2).double()
