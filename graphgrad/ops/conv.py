@@ -26,6 +26,7 @@ from graphgrad.core.op import Op, needs_grad
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
+from graphgrad.ops import depthwise
 from graphgrad.ops.shape import reshape
 
 IntOrTuple = Union[int, Sequence[int]]
@@ -124,7 +125,7 @@ def _checked(op: Op, *inputs) -> Tensor:
 # Per-sample GEMMs are thin when images are small (a 7x7 output is 49 columns) and BLAS then runs
 # far below its peak; above _PER_SAMPLE output positions they are as fast as one big GEMM, and the
 # transposing copies decide (measured on the W2 layers and 8x8 / 14x14 maps).
-# Depthwise convolutions (one input channel per group) have no useful GEMM: see _depthwise_*.
+# Depthwise convolutions (one input channel per group) have no useful GEMM: see ops/depthwise.py.
 _PER_SAMPLE = 256
 
 
@@ -204,8 +205,8 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
     co = w.shape[0]
     kernel = tuple(w.shape[2:])
     out = tuple(_conv_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], *padding[i]) for i in range(nd))
-    if w.shape[1] == 1 and groups > 1:
-        return _depthwise_forward(xp, x, w, out, stride, padding, dilation)
+    if w.shape[1] == 1 and groups > 1 and depthwise.usable(stride, x, w):
+        return depthwise.forward(xp, x, w, out, stride, padding, dilation)
     per_sample = _per_sample(n, out)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
     y = xp.matmul(w.reshape(groups, co // groups, -1), cols)
@@ -217,8 +218,8 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
 def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
     n, c = x.shape[:2]
     co, out = gy.shape[1], tuple(gy.shape[2:])
-    if c == groups > 1:
-        return _depthwise_weight_grad(xp, x, gy, kernel, stride, padding, dilation)
+    if c == groups > 1 and depthwise.usable(stride, x, gy):
+        return depthwise.weight_grad(xp, x, gy, kernel, stride, padding, dilation)
     per_sample = _per_sample(n, out)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
     if per_sample:
@@ -237,8 +238,8 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
     size_in = tuple(x.shape[2:])
     out = tuple((size_in[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
                 - padding[i][0] - padding[i][1] for i in range(nd))
-    if ci == groups > 1:
-        return _depthwise_transpose(xp, x, w, out, stride, padding, dilation)
+    if ci == groups > 1 and depthwise.usable(stride, x, w):
+        return depthwise.transpose(xp, x, w, out, stride, padding, dilation)
     wm = w.reshape(groups, ci // groups, -1).swapaxes(1, 2)  # (g, cg*kk, ci/g)
     if _per_sample(n, size_in):
         cols = xp.matmul(wm, x.reshape(n, groups, ci // groups, -1))  # (n, g, cg*kk, p_in)
@@ -247,63 +248,6 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
         cols = xp.matmul(wm, _channels_first(xp, x, groups))  # (g, cg*kk, n*p_in)
         cols = xp.moveaxis(cols.reshape((groups * cg,) + kernel + (n,) + size_in), 1 + nd, 0)
     return _col2im(xp, cols, out, stride, padding, dilation)
-
-
-# Depthwise: x (N, C, *S) with C groups of one channel, each with M = C_out / C filters. Written as
-# a sum over kernel offsets of whole-plane multiply-adds.
-def _depthwise_forward(xp, x, w, out, stride, padding, dilation):
-    """y (N, C*M, *out) from x (N, C, *S) and w (C*M, 1, *kernel)."""
-    nd = len(out)
-    n, c = x.shape[:2]
-    m = w.shape[0] // c
-    kernel = tuple(w.shape[2:])
-    padded = _padded(xp, x, padding)
-    coef = w.reshape(c, m, -1)
-    y = tmp = None
-    for k, offset in enumerate(_offsets(kernel)):
-        view = padded[(slice(None), slice(None), None) + _offset_slices(offset, out, stride, dilation)]
-        ck = coef[:, :, k].reshape((c, m) + (1,) * nd)
-        if y is None:
-            y = view * ck  # (n, c, m, *out)
-        else:
-            tmp = xp.multiply(view, ck, out=tmp)
-            y += tmp
-    return y.reshape((n, c * m) + tuple(out))
-
-
-def _depthwise_weight_grad(xp, x, gy, kernel, stride, padding, dilation):
-    """gw (C*M, 1, *kernel) from x (N, C, *S) and gy (N, C*M, *out)."""
-    nd = len(kernel)
-    n, c = x.shape[:2]
-    m = gy.shape[1] // c
-    out = tuple(gy.shape[2:])
-    padded = _padded(xp, x, padding)
-    gyg = gy.reshape((n, c, m) + out)
-    axes = "".join(chr(ord("h") + i) for i in range(nd))
-    rule = f"nc{axes},ncm{axes}->cm"
-    gw = xp.empty((c, m, math.prod(kernel)), dtype=xp.result_type(x, gy))
-    for k, offset in enumerate(_offsets(kernel)):
-        view = padded[(slice(None), slice(None)) + _offset_slices(offset, out, stride, dilation)]
-        gw[:, :, k] = xp.einsum(rule, view, gyg)
-    return gw.reshape((c * m, 1) + tuple(kernel))
-
-
-def _depthwise_transpose(xp, x, w, out, stride, padding, dilation):
-    """The adjoint of _depthwise_forward in x: y (N, C*M, *out) from x (N, C, *S) and w (C, M, *kernel)."""
-    nd = len(out)
-    n, c = x.shape[:2]
-    m = w.shape[1]
-    kernel, size_in = tuple(w.shape[2:]), tuple(x.shape[2:])
-    coef = w.reshape(c, m, -1)
-    y = xp.zeros((n, c, m) + tuple(out), dtype=xp.result_type(x, w))
-    for k, offset in enumerate(_offsets(kernel)):
-        ranges = [_scatter_range(size_in[i], out[i], offset[i], stride[i], dilation[i], padding[i][0])
-                  for i in range(nd)]
-        if None in ranges:
-            continue
-        src = x[(slice(None), slice(None), None) + tuple(r[0] for r in ranges)]
-        y[(Ellipsis,) + tuple(r[1] for r in ranges)] += src * coef[:, :, k].reshape((c, m) + (1,) * nd)
-    return y.reshape((n, c * m) + tuple(out))
 
 
 def _offsets(kernel: tuple):

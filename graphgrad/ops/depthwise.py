@@ -1,0 +1,156 @@
+"""Kernels (backend arrays) for depthwise convolutions: one input channel per group, as in
+MobileNet / EfficientNet blocks. ``ops/conv.py`` calls them from its conv ops; they are not ops.
+
+A depthwise convolution has no useful matrix product (each output plane is one plane of the input
+times one small filter), so it is written as a sum over kernel offsets of whole-plane
+multiply-adds. Two things make that fast in NumPy:
+
+* flat planes: each plane (one channel of one sample) is padded and flattened. With the same
+  stride ``s`` along every axis, the input element under kernel offset ``k`` for output position
+  ``q = row * Wp + column`` sits at ``s * q + offset(k)`` of the flat plane (``Wp`` the padded row
+  length), so one offset is one strided slice of every plane: long inner loops instead of one
+  loop per image row. The ``Wp - W_out`` extra columns of each output row are computed and dropped
+  (zeros in the transposed direction).
+* chunks of planes small enough for the cache, so the running sum stays there across offsets.
+
+With ``M`` filters per input channel the input planes are repeated ``M`` times first, so every
+output plane has exactly one input plane and one filter.
+"""
+from __future__ import annotations
+
+import math
+
+_CHUNK = 1 << 15  # elements of output per chunk of planes (the running sum and a temporary in L2)
+
+
+def usable(stride: tuple, *arrays) -> bool:
+    """Whether to use these kernels: stride 1, and at least single precision. They compute any
+    stride that is the same along every axis, but a stride ``s`` computes about ``s`` times the
+    needed rows' width (the dropped columns), and im2col with stacked matmuls was faster there
+    (ops/conv.py's general path); float16 sums would round at every offset, where matmul sums in
+    float32."""
+    return all(s == 1 for s in stride) and all(a.dtype.itemsize >= 4 for a in arrays)
+
+
+def _offsets(kernel: tuple, dilation: tuple, row: int) -> list:
+    """Flat offset of every kernel element (row-major), for planes of row length ``row``."""
+    if len(kernel) == 1:
+        return [k * dilation[0] for k in range(kernel[0])]
+    return [i * dilation[0] * row + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])]
+
+
+def _plane_length(positions: int, step: int, offsets: list) -> int:
+    return step * (positions - 1) + max(offsets) + 1
+
+
+def _flat_planes(xp, x, lead: tuple, size: tuple, length: int):
+    """Planes ``x`` (P, *S) copied into zero planes of ``size`` (padded; ``lead`` zeros before each
+    axis), flattened and extended with zeros to at least ``length``: (P, length') with rows of
+    ``size[-1]``."""
+    p = x.shape[0]
+    rows = max(math.prod(size[:-1]), -(-length // size[-1]))
+    out = xp.zeros((p, rows * size[-1]), dtype=x.dtype)
+    view = out[:, :math.prod(size)].reshape((p,) + tuple(size))
+    view[(slice(None),) + tuple(slice(lo, lo + n) for lo, n in zip(lead, x.shape[1:]))] = x
+    return out
+
+
+def _per_plane(xp, w, n: int):
+    """Filters (C, K) repeated for each of ``n`` samples: (n * C, K), one row per plane."""
+    return xp.tile(w.reshape(w.shape[0], -1), (n, 1))
+
+
+def _chunks(xp, planes: int, positions: int, dtype):
+    """[(first, end)] chunks of planes, and a temporary for one chunk."""
+    step = max(1, _CHUNK // positions)
+    bounds = [(a, min(planes, a + step)) for a in range(0, planes, step)]
+    return bounds, xp.empty((min(planes, step), positions), dtype=dtype)
+
+
+def _repeat(xp, x, m: int):
+    """(N, C, *S) -> (N * C * m, *S): each channel's plane repeated ``m`` times, one plane per row."""
+    if m > 1:
+        x = xp.repeat(x, m, axis=1)
+    return x.reshape((-1,) + x.shape[2:])
+
+
+def forward(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation: tuple):
+    """y (N, C*M, *out) from x (N, C, *S) and w (C*M, 1, *kernel)."""
+    n, c = x.shape[:2]
+    cm, kernel = w.shape[0], tuple(w.shape[2:])
+    size = tuple(x.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(padding))
+    step, row = stride[0], size[-1]
+    positions = math.prod(out[:-1]) * row  # output rows of the padded row length
+    offsets = _offsets(kernel, dilation, row)
+    span = step * (positions - 1) + 1
+    flat = _flat_planes(xp, _repeat(xp, x, cm // c), tuple(lo for lo, _ in padding), size,
+                        _plane_length(positions, step, offsets))
+    coef = _per_plane(xp, w, n).astype(xp.result_type(x, w), copy=False)
+    y = xp.empty((n * cm, positions), dtype=coef.dtype)
+    bounds, tmp = _chunks(xp, n * cm, positions, y.dtype)
+    for a, b in bounds:
+        acc, t = y[a:b], tmp[:b - a]
+        for k, off in enumerate(offsets):
+            view = flat[a:b, off:off + span:step]
+            if k == 0:
+                xp.multiply(view, coef[a:b, k:k + 1], out=acc)
+            else:
+                xp.multiply(view, coef[a:b, k:k + 1], out=t)
+                acc += t
+    y = y.reshape((n, cm) + tuple(out[:-1]) + (row,))
+    return xp.ascontiguousarray(y[..., :out[-1]])
+
+
+def weight_grad(xp, x, gy, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+    """gw (C*M, 1, *kernel) from x (N, C, *S) and gy (N, C*M, *out)."""
+    n, c = x.shape[:2]
+    cm, out = gy.shape[1], tuple(gy.shape[2:])
+    size = tuple(x.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(padding))
+    step, row = stride[0], size[-1]
+    positions = math.prod(out[:-1]) * row
+    offsets = _offsets(kernel, dilation, row)
+    span = step * (positions - 1) + 1
+    flat = _flat_planes(xp, _repeat(xp, x, cm // c), tuple(lo for lo, _ in padding), size,
+                        _plane_length(positions, step, offsets))
+    g = xp.zeros((n * cm,) + out[:-1] + (row,), dtype=gy.dtype)  # zeros past each row: no garbage
+    g[..., :out[-1]] = gy.reshape((n * cm,) + out)
+    g = g.reshape(n * cm, positions)
+    dtype = xp.result_type(x, gy)
+    sums = xp.empty((n * cm, len(offsets)), dtype=dtype)
+    bounds, _ = _chunks(xp, n * cm, positions, dtype)
+    for a, b in bounds:
+        for k, off in enumerate(offsets):
+            sums[a:b, k] = xp.einsum("ij,ij->i", flat[a:b, off:off + span:step], g[a:b])
+    return sums.reshape(n, cm, -1).sum(axis=0).reshape((cm, 1) + tuple(kernel))
+
+
+def transpose(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation: tuple):
+    """The adjoint of :func:`forward` in its input, with one input channel per group: y (N, C*M, *out)
+    from x (N, C, *S) and w (C, M, *kernel); input position ``i`` and kernel offset ``k`` add into
+    output position ``i * stride + k * dilation - padding``."""
+    n, c = x.shape[:2]
+    m, kernel, size_in = w.shape[1], tuple(w.shape[2:]), tuple(x.shape[2:])
+    step = stride[0]
+    # the uncropped output ("full"): every position any input reaches, and the cropped window
+    full = tuple(max((size_in[i] - 1) * step + dilation[i] * (kernel[i] - 1) + 1, padding[i][0] + out[i])
+                 for i in range(len(out)))
+    row = full[-1]
+    positions = math.prod(size_in[:-1]) * row  # input rows widened to the output's row length
+    offsets = _offsets(kernel, dilation, row)
+    span = step * (positions - 1) + 1
+    src = xp.zeros((n * c * m,) + size_in[:-1] + (row,), dtype=x.dtype)
+    src[..., :size_in[-1]] = _repeat(xp, x, m)
+    src = src.reshape(n * c * m, positions)
+    dtype = xp.result_type(x, w)
+    coef = _per_plane(xp, w.reshape((c * m, 1) + kernel), n).astype(dtype, copy=False)
+    length = max(_plane_length(positions, step, offsets), math.prod(full))
+    buf = xp.zeros((n * c * m, length), dtype=dtype)
+    bounds, tmp = _chunks(xp, n * c * m, positions, dtype)
+    for a, b in bounds:
+        t = tmp[:b - a]
+        for k, off in enumerate(offsets):
+            xp.multiply(src[a:b], coef[a:b, k:k + 1], out=t)
+            buf[a:b, off:off + span:step] += t
+    buf = buf[:, :math.prod(full)].reshape((n, c * m) + full)
+    crop = tuple(slice(lo, lo + o) for (lo, _), o in zip(padding, out))
+    return xp.ascontiguousarray(buf[(Ellipsis,) + crop])
