@@ -432,25 +432,26 @@ class GeluGrad(Op):
 
 
 def _gelu_tanh_slope(xp, x):
-    """d/dx of gelu's tanh formula: ``(1 + t)/2 + x/2 (1 - t^2) k (1 + 3 c x^2)``, ``t = tanh(k (x + c x^3))``."""
-    x2 = x * x
-    t = x2 * _TANH_C
-    t += 1.0
-    t *= x
-    t *= _TANH_K
-    xp.tanh(t, out=t)
-    x2 *= 3.0 * _TANH_C
-    x2 += 1.0
-    x2 *= _TANH_K
-    x2 *= x
-    x2 *= 0.5  # x/2 k (1 + 3 c x^2)
-    slope = t * t
-    xp.subtract(1.0, slope, out=slope)
-    slope *= x2
-    t += 1.0
-    t *= 0.5
-    slope += t
-    return slope
+    """d/dx of gelu's tanh formula: ``(1 + tanh u)/2 + x/2 k (1 + 3 c x^2) / cosh(u)^2`` with
+    ``u = k (x + c x^3)`` (``1 / cosh^2``, not ``1 - tanh^2``: no cancellation where ``|tanh u|`` ~ 1)."""
+    u = x * x
+    u *= _TANH_C
+    u += 1.0
+    u *= x
+    u *= _TANH_K
+    ramp = x * x
+    ramp *= 3.0 * _TANH_C
+    ramp += 1.0
+    ramp *= _TANH_K
+    ramp *= x
+    ramp *= 0.5  # x/2 k (1 + 3 c x^2)
+    with xp.errstate(over="ignore"):
+        ramp /= xp.square(xp.cosh(u))  # (cosh overflows to inf for |u| > 89: the term is 0 there)
+    xp.tanh(u, out=u)
+    u += 1.0
+    u *= 0.5
+    ramp += u
+    return ramp
 
 
 class _Rounding(Unary):

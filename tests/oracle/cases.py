@@ -1056,6 +1056,36 @@ C("layer_norm[empty_batch]", [F((0, 4)), P((4,)), F((4,))], *_ln((4,)))
 # ====================================================================================================
 
 #: Every op that must have at least one case (the graphgrad ops PyTorch also has).
+# ====================================================================================================
+# fused transformer ops: scaled dot-product attention (one op), gelu/erf over wide float32 ranges (the
+# rational erf kernel), layer norm on transformer-like shapes
+
+
+def _sdpa(**kw):
+    return (lambda t, q, k, v, *m: nnf(t).scaled_dot_product_attention(q, k, v, *m, **kw),
+            lambda g, q, k, v, *m: g.scaled_dot_product_attention(q, k, v, *m, **kw))
+
+
+def _keep_first_key(rng, xs):
+    """A boolean attention mask where every query keeps key 0 (no query sees nothing)."""
+    xs[3][..., 0] = True
+    return xs
+
+
+C("scaled_dot_product_attention", [F((2, 3, 4, 5)), F((2, 3, 6, 5)), F((2, 3, 6, 7))], *_sdpa())
+C("scaled_dot_product_attention[causal_f32]", [F((2, 4, 8, 8)), F((2, 4, 8, 8)), F((2, 4, 8, 8))],
+  *_sdpa(is_causal=True), **F32)
+C("scaled_dot_product_attention[scale_unbatched]", [F((5, 4)), F((6, 4)), F((6, 3))], *_sdpa(scale=0.3))
+C("scaled_dot_product_attention[bool_mask]", [F((2, 4, 5)), F((2, 6, 5)), F((2, 6, 3)), B((4, 6), p=0.6)],
+  *_sdpa(), prepare=_keep_first_key)
+C("scaled_dot_product_attention[float_mask_f32]", [F((2, 2, 4, 5)), F((2, 2, 6, 5)), F((2, 2, 6, 5)),
+                                                   F((2, 1, 4, 6), diff=False)], *_sdpa(), **F32)
+C("gelu[f32_wide]", [F((64, 32), -7, 7)], lambda t, x: nnf(t).gelu(x), lambda g, x: g.gelu(x), **F32)
+C("gelu[tanh_f32_wide]", [F((64, 32), -7, 7)], lambda t, x: nnf(t).gelu(x, approximate="tanh"),
+  lambda g, x: g.gelu(x, approximate="tanh"), **F32)
+C("erf[f32_wide]", [F((64, 32), -5, 5)], lambda t, x: t.erf(x), lambda g, x: g.erf(x), **F32)
+C("layer_norm[f32_transformer]", [F((4, 16, 32), -3, 3), P((32,)), F((32,))], *_ln((32,)), **F32)
+
 REQUIRED_OPS = """
 add sub mul div floor_divide remainder pow neg abs sign exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin
 cos tan tanh sinh cosh arcsin arccos arctan arctan2 sigmoid relu leaky_relu elu selu gelu silu softplus mish
