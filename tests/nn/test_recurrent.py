@@ -414,3 +414,19 @@ def test_second_derivatives_eager_and_graph(kind):
     got = gg.Session(graph).run(second, {p: xv})
     for e, g in zip(eager, got):
         np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12)
+
+
+def test_sequence_op_errors_are_actionable():
+    x, w_ih, w_hh = gg.randn(5, 2, 3), gg.randn(16, 3), gg.randn(16, 4)
+    with pytest.raises(gg.ShapeError, match="w_hh must be"):
+        gg.lstm(x, w_ih, gg.randn(12, 4))
+    with pytest.raises(gg.ShapeError, match="w_ih must be"):
+        gg.lstm(x, gg.randn(16, 5), w_hh)
+    with pytest.raises(gg.ShapeError, match="initial state"):
+        gg.lstm(x, w_ih, w_hh, h0=gg.randn(3, 4), c0=gg.randn(3, 4))
+    with pytest.raises(gg.ShapeError, match="x must be"):
+        gg.gru(gg.randn(2, 3), gg.randn(12, 3), gg.randn(12, 4))
+    with pytest.raises(gg.DTypeError, match="floating-point"):
+        gg.gru(gg.tensor(np.ones((5, 2, 3), dtype=np.int64)), gg.randn(12, 3), gg.randn(12, 4))
+    with pytest.raises(ValueError, match="h0 and c0"):
+        gg.lstm(x, w_ih, w_hh, h0=gg.randn(2, 4))

@@ -75,6 +75,7 @@ ROWS = [
            [X] + _weights(3) + [H0]),
     OpSpec("gru[reverse,no bias]", lambda x, wi, wh: gg.gru(x, wi, wh, reverse=True),
            lambda x, wi, wh: ref_gru(x, wi, wh, reverse=True), [X] + _weights(3)[:2]),
-    OpSpec("gru[reverse,state,unknown sizes]", lambda x, wi, wh, bi, bh, h0: gg.gru(x, wi, wh, bi, bh, h0, reverse=True),
+    OpSpec("gru[reverse,state,unknown sizes]",
+           lambda x, wi, wh, bi, bh, h0: gg.gru(x, wi, wh, bi, bh, h0, reverse=True),
            lambda *a: ref_gru(*a, reverse=True), [X] + _weights(3) + [H0], batch=True),
 ]
