@@ -1,14 +1,14 @@
-"""Scaled dot-product attention as one op forward and one op backward.
+"""Scaled dot-product attention as two ops forward and one op backward.
 
 ``softmax(q k^T * scale + mask) v`` written with ordinary ops is a dozen ops each way and as many
-passes over the (..., L, S) scores. ``ScaledDotProductAttention`` computes it with two batched
-matmuls and a softmax done in place; its gradient ``ScaledDotProductAttentionGrad`` recomputes the
-attention weights (a matmul and the softmax, cheaper than keeping them) and returns the gradients of
-all inputs from one op, in one array.
+passes over the (..., L, S) scores. Here ``AttentionWeights`` computes the weights with one batched
+matmul and a softmax done in place, ``ScaledDotProductAttention`` applies them to ``v`` (one batched
+matmul), and ``ScaledDotProductAttentionGrad`` returns the gradients of all inputs from one op, in
+one array, reusing the weights (nothing is recomputed).
 
 The scores are computed transposed, as (..., S, L) = ``k q^T``: the softmax then reduces over axis -2,
 whose rows NumPy combines whole, where a reduction over a short last axis runs 3-5x slower. The
-matmuls take the transposes as strided views (no copies).
+matmuls take the transposes as strided views (no copies). The batch is split over threads.
 
 Two input layouts (the ``heads`` prop):
 
@@ -89,8 +89,7 @@ def _transposed_mask(xp, mask, dtype):
 
 def _exp_scores_t(xp, op, q, k, mask) -> tuple:
     """``E^T = exp(scale * k q^T + mask^T - max)`` (..., S, L), a new array, and its column sums
-    (..., 1, L): the attention weights are ``P^T = E^T / sums``, a division the callers apply to the
-    smaller (..., L, Ev) operands instead. ``q`` (..., L, E), ``k`` (..., S, E)."""
+    (..., 1, L): the transposed attention weights are ``E^T / sums``. ``q`` (..., L, E), ``k`` (..., S, E)."""
     st = xp.matmul(k, q.swapaxes(-1, -2))
     st *= op.scale
     if op.causal:
@@ -127,11 +126,12 @@ def _split_batch(xp, part, q, k) -> None:
 
 # ---- the ops ---------------------------------------------------------------------------------------------
 class _Attention(Op):
-    """Props and input layout shared by the attention op and its gradient (see the module docstring).
-    Inputs: ``q, k, v`` (or ``qkv`` when ``heads``), then the mask when ``mask``, then extras."""
+    """Props and input layout shared by the attention ops (see the module docstring). Inputs:
+    ``q, k, v`` (or ``qkv`` when ``heads``), then the mask when ``mask``, then the op's own extras."""
 
     props = ("scale", "causal", "mask", "heads")
     saves_output = False
+    n_extra = 0  # inputs after q, k, v and the mask
 
     def __init__(self, scale: float, causal: bool = False, mask: Optional[str] = None, heads: Optional[int] = None):
         if mask not in (None, "float", "bool"):
@@ -144,8 +144,11 @@ class _Attention(Op):
         has_mask = self.mask is not None
         return tuple(items[:n]), items[n] if has_mask else None, tuple(items[n + has_mask:])
 
-    def _heads(self, x):
-        """q, k, v of a packed (N, L, 3E) array as (N, h, L, E/h) views."""
+    def _qkv(self, arrays) -> tuple:
+        """q (..., L, E), k (..., S, E), v (..., S, Ev) arrays (views of a packed input)."""
+        if not self.heads:
+            return tuple(arrays)
+        x = arrays[0]
         N, L, width = x.shape
         heads = x.reshape(N, L, 3, self.heads, width // (3 * self.heads))
         return tuple(heads[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
@@ -156,8 +159,11 @@ class _Attention(Op):
         return out.reshape(N, L, self.heads, E // self.heads).transpose(0, 2, 1, 3)
 
     def _check(self, specs) -> TensorSpec:
-        """The output spec (the shape rule of both ops)."""
+        """The attention output's spec (the shape rule shared by the ops)."""
         arrays, mask, extras = self._split(specs)
+        expected = (1 if self.heads else 3) + (self.mask is not None) + self.n_extra
+        if len(specs) != expected:
+            raise ShapeError(f"{self.name}: expected {expected} inputs for its props {self!r}, got {len(specs)}")
         dtype = arrays[0].dtype
         if dtype.kind != "f" or any(s.dtype != dtype for s in arrays + extras):
             raise DTypeError(f"{self.name}: q, k and v must be float tensors of one dtype, got "
@@ -181,39 +187,74 @@ class _Attention(Op):
                              f"batch dimensions, got {_fmt(q.shape)}, {_fmt(k.shape)}, {_fmt(v.shape)}")
         return TensorSpec(q.shape[:-1] + v.shape[-1:], dtype)
 
+    def _weights_spec(self, specs) -> TensorSpec:
+        """The spec of the transposed weights (..., S, L) ((N, h, L, L) packed)."""
+        out = self._check(specs)
+        arrays, _, _ = self._split(specs)
+        if self.heads:
+            N, L = arrays[0].shape[:2]
+            return TensorSpec((N, self.heads, L, L), out.dtype)
+        return TensorSpec(arrays[1].shape[:-1] + arrays[0].shape[-2:-1], out.dtype)
+
+
+class AttentionWeights(_Attention):
+    """The attention weights, transposed: ``softmax(q k^T * scale + mask)^T`` (..., S, L) ((N, h, L, L)
+    packed). They are what ``ScaledDotProductAttention`` multiplies ``v`` by (its last input) and what
+    its gradient reuses, so the backward recomputes nothing. No gradient of its own: q and k get theirs
+    through ``ScaledDotProductAttention``."""
+
+    def infer(self, *specs):
+        return self._weights_spec(specs)
+
+    def forward(self, xp, *arrays):
+        arrays, mask, _ = self._split(arrays)
+        q, k, v = self._qkv(arrays)
+        weights = xp.empty(q.shape[:-2] + (k.shape[-2], q.shape[-2]), q.dtype)
+
+        def part(start: int, stop: int) -> None:
+            q_, k_, mask_, weights_ = _batch_slice((q, k, mask, weights), q.ndim, start, stop)
+            exp_t, sums = _exp_scores_t(xp, self, q_, k_, mask_)
+            xp.divide(exp_t, sums, out=weights_)
+
+        _split_batch(xp, part, q, k)
+        return weights
+
+    def backward(self, inputs, out, g):
+        return (None,) * len(inputs)
+
 
 class ScaledDotProductAttention(_Attention):
-    """``softmax(q k^T * scale + mask) v`` (see the module docstring for layouts, masks and props)."""
+    """``softmax(q k^T * scale + mask) v`` from the weights of ``AttentionWeights`` (the last input):
+    one batched matmul, written straight into the (merged-heads) output. Its gradient is one op,
+    ``ScaledDotProductAttentionGrad``; with ``create_graph``, the composition's formula in ordinary ops."""
+
+    n_extra = 1
 
     def infer(self, *specs):
         return self._check(specs)
 
     def forward(self, xp, *arrays):
-        (x, *rest), mask, _ = self._split(arrays)
+        arrays, mask, (weights,) = self._split(arrays)
+        q, k, v = self._qkv(arrays)
         if self.heads:
-            q, k, v = self._heads(x)
-            out = xp.empty(x.shape[:2] + (x.shape[2] // 3,), x.dtype)
+            out = xp.empty(arrays[0].shape[:2] + (arrays[0].shape[2] // 3,), q.dtype)
             target = self._merged(out)
         else:
-            q, (k, v) = x, rest
             out = target = xp.empty(q.shape[:-1] + v.shape[-1:], q.dtype)
 
         def part(start: int, stop: int) -> None:
-            q_, k_, v_, mask_, target_ = _batch_slice((q, k, v, mask, target), q.ndim, start, stop)
-            exp_t, sums = _exp_scores_t(xp, self, q_, k_, mask_)
-            xp.matmul(exp_t.swapaxes(-1, -2), v_, out=target_)
-            target_ /= sums.swapaxes(-1, -2)  # P v = (E v) / sums
+            weights_, v_, target_ = _batch_slice((weights, v, target), q.ndim, start, stop)
+            xp.matmul(weights_.swapaxes(-1, -2), v_, out=target_)
 
         _split_batch(xp, part, q, k)
         return out
 
     def backward(self, inputs, out, g):
         arrays, mask, _ = self._split(inputs)
-        float_mask = mask if isinstance(mask, Tensor) and mask.requires_grad else None
-        if is_grad_enabled() or float_mask is not None:
+        tail = ((None,) if self.mask else ()) + (None,)  # the mask (unless differentiated), the weights
+        if is_grad_enabled() or (isinstance(mask, Tensor) and mask.requires_grad):
             return self._composed_backward(arrays, mask, g)
         packed = ScaledDotProductAttentionGrad(self.scale, self.causal, self.mask, self.heads).apply(*inputs, g)
-        tail = (None,) if self.mask else ()
         if self.heads:
             return (packed,) + tail
         q, k, v = arrays
@@ -240,11 +281,11 @@ class ScaledDotProductAttention(_Attention):
         gw = matmul(g, swapaxes(v, -1, -2))
         gs = weights * (gw - _sum(gw * weights, axis=-1, keepdims=True))
         gq, gk = matmul(gs * self.scale, k), matmul(swapaxes(gs, -1, -2) * self.scale, q)
-        gmask = gs if self.mask == "float" else None
+        tail = ((gs if self.mask == "float" else None,) if self.mask else ()) + (None,)
         if not self.heads:
-            return (gq, gk, gv) + ((gmask,) if self.mask else ())
+            return (gq, gk, gv) + tail
         heads = stack([transpose(t, (0, 2, 1, 3)) for t in (gq, gk, gv)], axis=2)  # (N, L, 3, h, E/h)
-        return (reshape_like(heads, arrays[0]),) + ((gmask,) if self.mask else ())
+        return (reshape_like(heads, arrays[0]),) + tail
 
 
 def _causal_mask(L: Optional[int], S: Optional[int]) -> Tensor:
@@ -269,9 +310,10 @@ def _scores(op: _Attention, q: Tensor, k: Tensor, mask: Optional[Tensor]) -> Ten
 
 class ScaledDotProductAttentionGrad(_Attention):
     """The gradients of :class:`ScaledDotProductAttention` with respect to ``q, k, v`` (or ``qkv``),
-    in one array: (N, L, 3E) packed, else (..., L*E + S*E + S*Ev). Inputs: the op's inputs, then the
-    upstream gradient. Made only when no graph is recorded (the op's backward writes the formula in
-    ordinary ops otherwise)."""
+    in one array: (N, L, 3E) packed, else (..., L*E + S*E + S*Ev). Inputs: the op's inputs (the
+    weights last), then the upstream gradient. Made only when no graph is recorded."""
+
+    n_extra = 2
 
     def infer(self, *specs):
         out = self._check(specs)
@@ -283,52 +325,48 @@ class ScaledDotProductAttentionGrad(_Attention):
         return TensorSpec(out.shape[:-2] + (width,), out.dtype)
 
     def forward(self, xp, *arrays):
-        (x, *rest), mask, (g,) = self._split(arrays)
+        arrays, _, (weights, g) = self._split(arrays)
+        q, k, v = self._qkv(arrays)
         if self.heads:
-            q, k, v = self._heads(x)
-            grad = xp.empty(x.shape, x.dtype)
-            gq, gk, gv = self._heads(grad)
+            grad = xp.empty(arrays[0].shape, q.dtype)
+            gq, gk, gv = self._qkv((grad,))
             g = self._merged(g)
         else:
-            q, (k, v) = x, rest
             (L, E), (S, Ev) = q.shape[-2:], v.shape[-2:]
             grad = xp.empty(q.shape[:-2] + (L * E + S * E + S * Ev,), q.dtype)
-            gq = xp.empty(q.shape, q.dtype)
-            gk = xp.empty(k.shape, q.dtype)
-            gv = xp.empty(v.shape, q.dtype)
+            gq, gk, gv = xp.empty(q.shape, q.dtype), xp.empty(k.shape, q.dtype), xp.empty(v.shape, q.dtype)
 
         def part(start: int, stop: int) -> None:
-            views = _batch_slice((q, k, v, mask, g, gq, gk, gv), q.ndim, start, stop)
-            self._gradients(xp, *views)
+            self._gradients(xp, *_batch_slice((q, k, v, weights, g, gq, gk, gv), q.ndim, start, stop))
 
         _split_batch(xp, part, q, k)
         if not self.heads:
-            lead = q.shape[:-2]
-            cut1, cut2 = L * E, L * E + S * E
+            lead, cut1, cut2 = q.shape[:-2], L * E, L * E + S * E
             grad[..., :cut1] = gq.reshape(lead + (cut1,))
             grad[..., cut1:cut2] = gk.reshape(lead + (S * E,))
             grad[..., cut2:] = gv.reshape(lead + (S * Ev,))
         return grad
 
-    def _gradients(self, xp, q, k, v, mask, g, gq, gk, gv) -> None:
-        """Write the gradients of q, k, v into ``gq, gk, gv``. With ``P^T = E^T / s`` (column sums
-        ``s``) and ``g' = g scale / s``, every step over the (..., S, L) scores works on ``E``."""
-        exp_t, sums = _exp_scores_t(xp, self, q, k, mask)
-        g = g / sums.swapaxes(-1, -2)                              # g / s (..., L, Ev)
-        xp.matmul(exp_t, g, out=gv)                                # dV = P^T g = E^T (g / s)
-        g *= self.scale
-        gs_t = xp.matmul(v, g.swapaxes(-1, -2))                    # scale * dP^T / s
-        gs_t *= exp_t                                              # scale * P^T * dP^T
-        colsum = _column_sum(xp, gs_t)
-        colsum /= sums
-        exp_t *= colsum
-        gs_t -= exp_t                                              # dS^T = scale * P^T * (dP^T - colsum)
-        xp.matmul(gs_t.swapaxes(-1, -2), k, out=gq)                # dQ = dS k
-        xp.matmul(gs_t, q, out=gk)                                 # dK = dS^T q
+    def _gradients(self, xp, q, k, v, weights_t, g, gq, gk, gv) -> None:
+        """Write the gradients of q, k, v into ``gq, gk, gv`` (``weights_t``: P^T, (..., S, L))."""
+        xp.matmul(weights_t, g, out=gv)                            # dV = P^T g
+        gs_t = xp.matmul(v, g.swapaxes(-1, -2))                    # dP^T = v g^T
+        gs_t *= weights_t
+        gs_t -= weights_t * _column_sum(xp, gs_t)                  # dS^T = P^T * (dP^T - colsum(P^T * dP^T))
+        gs_t *= self.scale
+        xp.matmul(gs_t.swapaxes(-1, -2), k, out=gq)                # dQ = scale dS k
+        xp.matmul(gs_t, q, out=gk)                                 # dK = scale dS^T q
 
     def backward(self, inputs, out, g):
         raise GradError("ScaledDotProductAttentionGrad is made only when no gradient graph is recorded: "
                         "differentiate with create_graph=True instead")
+
+
+def _apply_attention(props: tuple, inputs: tuple) -> Tensor:
+    """The attention output of ``inputs`` (``q, k, v`` or ``qkv``, then the mask if any) for the op
+    props ``(scale, causal, mask, heads)``: the weights op, then the op that applies them."""
+    weights = AttentionWeights(*props).apply(*inputs)
+    return ScaledDotProductAttention(*props).apply(*inputs, weights)
 
 
 # ---- the public function -------------------------------------------------------------------------------
@@ -378,14 +416,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                              f"unknown in {_fmt(query.shape)}")
         scale = 1.0 / math.sqrt(query.shape[-1])
     kind = None if attn_mask is None else ("bool" if attn_mask.dtype.kind == "b" else "float")
-    op = ScaledDotProductAttention(scale, is_causal, kind)
+    props = (scale, is_causal, kind, None)
     inputs = (query, key, value) + ((attn_mask,) if attn_mask is not None else ())
     if dropout_p == 0.0 and _fusable(query, key, value, attn_mask):
-        return op.apply(*inputs)
-    weights = softmax(_scores(op, query, key, attn_mask), axis=-1)
+        return _apply_attention(props, inputs)
+    weights = softmax(_scores(AttentionWeights(*props), query, key, attn_mask), axis=-1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return matmul(weights, value)
 
 
-__all__ = ["ScaledDotProductAttention", "ScaledDotProductAttentionGrad", "scaled_dot_product_attention"]
+__all__ = ["AttentionWeights", "ScaledDotProductAttention", "ScaledDotProductAttentionGrad",
+           "scaled_dot_product_attention"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import graphgrad as gg
-from graphgrad.ops.attention import ScaledDotProductAttention
+from graphgrad.ops.attention import _apply_attention
 
 RNG = np.random.default_rng(0)
 
@@ -53,7 +53,7 @@ CASES = {
                        lambda x, w, b: _layer_norm_composed(x, w, b, 2, 1e-3), [(2, 3, 4), (3, 4), (3, 4)]),
     "sdpa[causal]": (lambda q, k, v: gg.scaled_dot_product_attention(q, k, v, is_causal=True),
                      lambda q, k, v: _sdpa_composed(q, k, v, True), [(2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 3)]),
-    "sdpa[packed]": (lambda x: ScaledDotProductAttention(1 / math.sqrt(3), True, None, 2).apply(x),
+    "sdpa[packed]": (lambda x: _apply_attention((1 / math.sqrt(3), True, None, 2), (x,)),
                      lambda x: _packed_composed(x, 2, True), [(2, 5, 18)]),
 }
 

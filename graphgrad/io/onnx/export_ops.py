@@ -538,34 +538,45 @@ def _layer_norm(ctx, node):
     return y if bias is None else ctx.add("Add", [y, bias])
 
 
-@exports(G.ScaledDotProductAttention)
-def _attention(ctx, node):
+def _attention_inputs(ctx, node) -> tuple:
+    """ONNX names of q, k, v ((N, h, L, d) heads of a packed input), and the attention's rank."""
     op, dtype = node.op, node.out.dtype
-    arrays, mask, _ = op._split(node.inputs)
-    if op.heads:  # (N, L, 3E) -> q, k, v (N, h, L, d)
-        width = arrays[0].shape[2]
-        shape = ctx.ints([0, 0, 3, op.heads, width // (3 * op.heads)])
-        split = ctx.add("Reshape", [ctx.value(arrays[0], dtype), shape])
-        heads = ctx.add("Transpose", [split], perm=[2, 0, 3, 1, 4])
-        q, k, v = (ctx.add("Gather", [heads, ctx.const(i, np.int64)], axis=0) for i in range(3))
-        rank, L = 4, arrays[0].shape[1]
-        S = L
-    else:
-        q, k, v = (ctx.value(a, dtype) for a in arrays)
-        rank, L, S = len(arrays[0].shape), arrays[0].shape[-2], arrays[1].shape[-2]
-    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
-    scores = ctx.add("MatMul", [q, ctx.add("Transpose", [k], perm=perm)])
-    scores = ctx.add("Mul", [scores, ctx.const(op.scale, dtype)])
+    arrays = op._split(node.inputs)[0]
+    if not op.heads:
+        return tuple(ctx.value(a, dtype) for a in arrays), len(arrays[0].shape)
+    width = arrays[0].shape[2]
+    shape = ctx.ints([0, 0, 3, op.heads, width // (3 * op.heads)])  # (N, L, 3E) -> (N, L, 3, h, d)
+    heads = ctx.add("Transpose", [ctx.add("Reshape", [ctx.value(arrays[0], dtype), shape])], perm=[2, 0, 3, 1, 4])
+    return tuple(ctx.add("Gather", [heads, ctx.const(i, np.int64)], axis=0) for i in range(3)), 4
+
+
+@exports(G.AttentionWeights)
+def _attention_weights(ctx, node):  # softmax(q k^T * scale + mask), transposed to (..., S, L)
+    op, dtype = node.op, node.out.dtype
+    (q, k, _), rank = _attention_inputs(ctx, node)
+    swap = list(range(rank - 2)) + [rank - 1, rank - 2]
+    scores = ctx.add("Mul", [ctx.add("MatMul", [q, ctx.add("Transpose", [k], perm=swap)]), ctx.const(op.scale, dtype)])
     if op.causal:
+        S, L = node.out.shape[-2:]
         if L is None or S is None:
             raise OnnxExportError("causal attention needs the query and key lengths known when exporting")
         scores = ctx.add("Add", [scores, ctx.const(np.triu(np.full((L, S), -np.inf), 1), dtype)])
+    mask = op._split(node.inputs)[1]
     if op.mask == "float":
         scores = ctx.add("Add", [scores, ctx.value(mask, dtype)])
     elif op.mask == "bool":
         scores = ctx.add("Where", [ctx.value(mask), scores, ctx.const(-np.inf, dtype)])
-    out = ctx.add("MatMul", [ctx.add("Softmax", [scores], axis=-1), v])
+    return ctx.add("Transpose", [ctx.add("Softmax", [scores], axis=-1)], perm=swap)
+
+
+@exports(G.ScaledDotProductAttention)
+def _attention(ctx, node):  # the weights (the last input) applied to v
+    op, dtype = node.op, node.out.dtype
+    (_, _, v), rank = _attention_inputs(ctx, node)
+    swap = list(range(rank - 2)) + [rank - 1, rank - 2]
+    weights = ctx.add("Transpose", [ctx.value(node.inputs[-1], dtype)], perm=swap)
+    out = ctx.add("MatMul", [weights, v])
     if not op.heads:
         return out
-    merged = ctx.add("Transpose", [out], perm=[0, 2, 1, 3])
-    return ctx.add("Reshape", [merged, ctx.ints([0, 0, width // 3])])
+    merged = ctx.add("Transpose", [out], perm=[0, 2, 1, 3])  # (N, h, L, d) -> (N, L, E)
+    return ctx.add("Reshape", [merged, ctx.ints([0, 0, node.out.shape[2]])])

@@ -22,7 +22,7 @@ from graphgrad.nn.layers.linear import Linear
 from graphgrad.nn.layers.norm import LayerNorm
 from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Parameter
-from graphgrad.ops.attention import ScaledDotProductAttention, _causal_mask, scaled_dot_product_attention
+from graphgrad.ops.attention import _apply_attention, _causal_mask, scaled_dot_product_attention
 from graphgrad.ops.elementwise import where
 from graphgrad.ops.linalg import linear, matmul
 from graphgrad.ops.nn import dropout as _dropout
@@ -182,8 +182,8 @@ class MultiheadAttention(Module):
             kind, mask = "float", _additive(masks[0])
             for m in masks[1:]:
                 mask = mask + _additive(m)
-        op = ScaledDotProductAttention(1.0 / math.sqrt(self.head_dim), causal, kind, self.num_heads)
-        return op.apply(qkv) if mask is None else op.apply(qkv, mask)
+        props = (1.0 / math.sqrt(self.head_dim), causal, kind, self.num_heads)
+        return _apply_attention(props, (qkv,) if mask is None else (qkv, mask))
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
                 average_attn_weights: bool = True, is_causal: bool = False) -> tuple:
