@@ -127,10 +127,11 @@ def _checked(op: Op, *inputs) -> Tensor:
 # transposing copies decide (measured on the W2 layers and 8x8 / 14x14 maps).
 # Depthwise convolutions (one input channel per group) have no useful GEMM: see ops/depthwise.py.
 _PER_SAMPLE = 256
+_PER_SAMPLE_WEIGHT_GRAD = 128  # its per-sample form skips a transpose of the gradient, so wins sooner
 
 
-def _per_sample(n: int, out: tuple) -> bool:
-    return n > 1 and math.prod(out) >= _PER_SAMPLE
+def _per_sample(n: int, out: tuple, threshold: int = _PER_SAMPLE) -> bool:
+    return n > 1 and math.prod(out) >= threshold
 
 
 def _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample: bool):
@@ -220,7 +221,7 @@ def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
     co, out = gy.shape[1], tuple(gy.shape[2:])
     if c == groups > 1 and depthwise.usable(stride, x, gy):
         return depthwise.weight_grad(xp, x, gy, kernel, stride, padding, dilation)
-    per_sample = _per_sample(n, out)
+    per_sample = _per_sample(n, out, _PER_SAMPLE_WEIGHT_GRAD)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
     if per_sample:
         gyg = gy.reshape(n, groups, co // groups, -1)
