@@ -319,15 +319,18 @@ def spiral_step(fw: Framework, x, y, seed: int = 1) -> Callable:
 
 
 def steps_to_accuracy(step: Callable, fw: Framework, x, y, target: float = SPIRAL_TARGET,
-                      max_steps: int = 20000) -> tuple:
+                      max_steps: int = 20000, max_seconds: float = 60.0) -> tuple:
     """Run ``step(xt, yt)`` (returning the logits before the update) until the training accuracy of
-    those logits reaches ``target``; returns ``(seconds, steps)`` (steps is ``None`` if never)."""
+    those logits reaches ``target``; returns ``(seconds, steps)`` (steps is ``None`` if it did not
+    within ``max_steps`` steps or ``max_seconds``)."""
     xt, yt = fw.tensor(x), fw.tensor(y)
     start = time.perf_counter()
     for n in range(1, max_steps + 1):
         logits = fw.numpy(step(xt, yt))
         if (logits.argmax(axis=1) == y).mean() >= target:
             return time.perf_counter() - start, n
+        if time.perf_counter() - start > max_seconds:
+            break
     return time.perf_counter() - start, None
 
 
