@@ -131,11 +131,13 @@ class Profile:
         self._phase = "forward"   # category of eager ops: "forward", or "backward" inside a backward walk
         self._sites: dict = {}    # id(an eager node's inputs tuple) -> site of its forward op
         self._previous: tuple = ()
+        self._native_thread = 0
 
     # ---- entering and leaving ----------------------------------------------------------------------
     def __enter__(self) -> "Profile":
         self._previous = (PROFILER.active, PROFILER.profile)
         self.thread = _thread()
+        self._native_thread = threading.get_native_id()  # the id the OS (and a trace viewer) shows
         self._origin = _clock()
         PROFILER.profile = self
         PROFILER.active = True
@@ -313,7 +315,7 @@ class Profile:
     def export_chrome_trace(self, path: str) -> None:
         """Write the events in the Chrome trace event format (complete events, microseconds), which
         https://ui.perfetto.dev and chrome://tracing open."""
-        pid, tid = os.getpid(), self.thread or 0
+        pid, tid = os.getpid(), self._native_thread
         trace = [{"name": "process_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": "graphgrad"}},
                  {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": "profiled thread"}}]
         for e in sorted(self.events, key=lambda e: (e.start, e.depth)):
