@@ -63,8 +63,30 @@ class Softmax(_Normalizer):
         return e
 
     def backward(self, inputs, out, g):
-        gy = g * out
+        if not is_grad_enabled():
+            return (SoftmaxGrad(self.axis).apply(out, g),)
+        gy = g * out  # create_graph: in ordinary ops, differentiable again
         return (gy - out * _sum(gy, axis=self.axis, keepdims=True),)
+
+
+class SoftmaxGrad(_Normalizer):
+    """``y * (g - sum(g * y))`` along ``axis`` (softmax's backward from its output ``y``) as one op.
+    Made only when no gradient graph is recorded."""
+
+    def infer(self, y, g):
+        normalize_axis(self.name, self.axis, len(y.shape))
+        return TensorSpec(y.shape, y.dtype)
+
+    def forward(self, xp, y, g):
+        gy = g * y
+        total = gy.sum(axis=self.axis, keepdims=True)
+        total = y * total
+        gy -= total
+        return gy
+
+    def backward(self, inputs, out, g):
+        raise GradError("SoftmaxGrad is made only when no gradient graph is recorded: differentiate softmax "
+                        "with create_graph=True instead")
 
 
 class LogSoftmax(_Normalizer):
@@ -496,6 +518,6 @@ def embedding(input, weight, padding_idx: Optional[int] = None) -> Tensor:
     return Embedding(padding_idx).apply(idx, weight)
 
 
-__all__ = ["Softmax", "LogSoftmax", "LayerNorm", "LayerNormGrad", "DropoutMask",
+__all__ = ["Softmax", "SoftmaxGrad", "LogSoftmax", "LayerNorm", "LayerNormGrad", "DropoutMask",
            "Embedding", "EmbeddingBackward", "softmax", "log_softmax",
            "batch_norm", "layer_norm", "group_norm", "dropout", "embedding"]
