@@ -4,11 +4,14 @@ Three primitives, closed under differentiation, so every gradient (and gradient 
 itself a convolution:
 
 * ``Conv1d``/``Conv2d`` (``y = conv(x, w)``): im2col through a strided view of the padded input and
-  one (batched over groups) matmul;
+  matmuls stacked over groups (and samples; see the kernels section);
 * ``ConvTranspose1d``/``ConvTranspose2d`` (``conv``'s adjoint in ``x``): one matmul, then col2im
   by a loop over the kernel offsets (never over pixels);
 * ``ConvWeightGrad`` (``conv``'s adjoint in ``w``): the correlation of the input with the upstream
   gradient, again im2col plus one matmul.
+
+Depthwise convolutions (one input channel per group) compute the same three by shift-and-add over
+the kernel offsets instead (``ops/depthwise.py``).
 
 With ``<., .>`` the sum of elementwise products, ``<g, conv(x, w)> = <convT(g, w), x> =
 <wgrad(x, g), w>``; every backward below is one of these three identities.

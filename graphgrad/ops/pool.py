@@ -5,7 +5,9 @@ source pixels of ``interpolate``). Each op pairs with a linear op that is its ad
 gradients of gradients are ops too:
 
 * ``MaxPool2d`` (values) / ``MaxPool2dIndices`` (argmax, first max in a window as PyTorch);
-  the gradient routes through ``TakeSpatial``/``ScatterSpatial``, adjoints of each other;
+  the gradient is ``MaxPool2dBackward``, which finds each window's first maximum by comparing the
+  windows with the pooled values; its own gradient (and the general path for NaN or infinite
+  maxima) goes through ``TakeSpatial``/``ScatterSpatial``, adjoints of each other;
 * ``AvgPool2d`` / ``AvgPool2dBackward``: sums over kernel offsets (loops over the kernel, never
   over pixels);
 * ``AdaptiveAvgPool2d`` and ``Interpolate``: separable, one small matrix per spatial axis
