@@ -198,13 +198,17 @@ class MaxPool2dBackward(MaxPool2d):
         gx = xp.empty(shape, dtype=g.dtype) if tiled else xp.zeros(shape, dtype=g.dtype)
         found = None
         for i, (_, view) in enumerate(views):
-            equal = buf[view] == out
-            if found is None:
-                first, found = equal, equal.copy()
+            last = i + 1 == len(views)
+            if last and exact and found is not None:  # every window has its maximum: here if not before
+                first = xp.logical_not(found)
             else:
-                first = xp.greater(equal, found)  # equal and not found before: the first maximum
-                if i + 1 < len(views):
-                    found |= equal
+                equal = buf[view] == out
+                if found is None:
+                    first, found = equal, equal.copy()
+                else:
+                    first = xp.greater(equal, found)  # equal and not found before: the first maximum
+                    if not last:
+                        found |= equal
             if overlap:
                 gx[view] += g * first
             else:
