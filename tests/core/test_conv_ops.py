@@ -330,7 +330,8 @@ def test_grouped_and_depthwise_match_pytorch_to_second_order(kind, nd, c, co, gr
 @pytest.mark.parametrize("values", ["relu", "integers", "nan", "-inf"])
 @pytest.mark.parametrize("args", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
                                   dict(kernel_size=2, stride=2, ceil_mode=True), dict(kernel_size=3, stride=1),
-                                  dict(kernel_size=2, stride=3), dict(kernel_size=2, stride=1, dilation=2)])
+                                  dict(kernel_size=2, stride=3), dict(kernel_size=2, stride=1, dilation=2),
+                                  dict(kernel_size=1)])
 def test_max_pool_gradient_matches_pytorch_with_ties_nan_and_infinities(values, args):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(12)
