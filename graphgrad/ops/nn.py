@@ -282,12 +282,17 @@ class LayerNorm(Op):
             grads = [gx] + ([g * xhat] if weight is not None else []) + ([g] if bias is not None else [])
             return tuple(grads)  # (autograd sums the parameter gradients over the leading axes)
         packed = LayerNormGrad(self.k, self.eps, self.has_weight).apply(x, *params[:int(self.has_weight)], g)
-        grads = [reshape_like(packed[:-2], x)]
+        grads = [_shaped_like(packed[:-2], x)]
         if weight is not None:
-            grads.append(reshape_like(packed[-2], weight))
+            grads.append(_shaped_like(packed[-2], weight))
         if bias is not None:
-            grads.append(reshape_like(packed[-1], bias))
+            grads.append(_shaped_like(packed[-1], bias))
         return tuple(grads)
+
+
+def _shaped_like(x: Tensor, like: Tensor) -> Tensor:
+    """``x`` reshaped to ``like``'s shape (no op when the known shapes already agree)."""
+    return x if None not in like.shape and tuple(x.shape) == tuple(like.shape) else reshape_like(x, like)
 
 
 class LayerNormGrad(Op):
