@@ -47,6 +47,10 @@ def set_num_threads(n: int) -> None:
         _POOL.pop().shutdown(wait=False)
 
 
+if hasattr(os, "register_at_fork"):  # a forked child (a data loader worker) has no pool threads: make new ones
+    os.register_at_fork(after_in_child=_POOL.clear)
+
+
 def _pool(workers: int) -> ThreadPoolExecutor:
     if not _POOL or _POOL[0]._max_workers < workers:
         if _POOL:

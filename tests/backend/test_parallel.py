@@ -74,3 +74,19 @@ def test_thread_count_comes_from_the_environment(monkeypatch):
     monkeypatch.delenv("GRAPHGRAD_NUM_THREADS")
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     assert parallel._threads_from_environment() == 2
+
+
+def test_a_forked_child_gets_a_working_pool(threads):
+    import os
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    threads(2)
+    parallel_for(np, lambda a, b: None, 10)  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # the child: would hang on the parent's (threadless) pool
+        seen = np.zeros(10, int)
+        parallel_for(np, lambda a, b: seen.__setitem__(slice(a, b), 1), 10)
+        os._exit(0 if seen.all() else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
