@@ -13,6 +13,10 @@ multiply-adds. Two things make that fast in NumPy:
   (zeros in the transposed direction).
 * chunks of planes small enough for the cache, so the running sum stays there across offsets.
 
+Small maps (a 7x7 or 14x14 output, the late blocks of those models) make short planes, and there
+the forward and transposed kernels work channels last instead: the image as (N, *S, C), where one
+offset of all the channels of a whole output row is one contiguous run of ``W_out * C`` values.
+
 With ``M`` filters per input channel the input planes are repeated ``M`` times first, so every
 output plane has exactly one input plane and one filter.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 import math
 
 _CHUNK = 1 << 15  # elements of output per chunk of planes (the running sum and a temporary in L2)
+_SMALL = 256  # output maps up to this many positions go channels last (measured on 7x7 to 56x56 maps)
 
 
 def usable(stride: tuple, *arrays) -> bool:
@@ -76,6 +81,12 @@ def _repeat(xp, x, m: int):
 
 def forward(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation: tuple):
     """y (N, C*M, *out) from x (N, C, *S) and w (C*M, 1, *kernel)."""
+    if math.prod(out) <= _SMALL:
+        return _forward_channels_last(xp, x, w, out, padding, dilation)
+    return _forward_flat(xp, x, w, out, stride, padding, dilation)
+
+
+def _forward_flat(xp, x, w, out, stride, padding, dilation):
     n, c = x.shape[:2]
     cm, kernel = w.shape[0], tuple(w.shape[2:])
     size = tuple(x.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(padding))
@@ -128,6 +139,12 @@ def transpose(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation: tup
     """The adjoint of :func:`forward` in its input, with one input channel per group: y (N, C*M, *out)
     from x (N, C, *S) and w (C, M, *kernel); input position ``i`` and kernel offset ``k`` add into
     output position ``i * stride + k * dilation - padding``."""
+    if math.prod(out) <= _SMALL:
+        return _transpose_channels_last(xp, x, w, out, padding, dilation)
+    return _transpose_flat(xp, x, w, out, stride, padding, dilation)
+
+
+def _transpose_flat(xp, x, w, out, stride, padding, dilation):
     n, c = x.shape[:2]
     m, kernel, size_in = w.shape[1], tuple(w.shape[2:]), tuple(x.shape[2:])
     step = stride[0]
@@ -154,3 +171,68 @@ def transpose(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation: tup
     buf = buf[:, :math.prod(full)].reshape((n, c * m) + full)
     crop = tuple(slice(lo, lo + o) for (lo, _), o in zip(padding, out))
     return xp.ascontiguousarray(buf[(Ellipsis,) + crop])
+
+
+# ---- channels last (small maps, stride 1) -------------------------------------------------------------
+def _channels_last(xp, x, lead: tuple, size: tuple, m: int):
+    """x (N, C, *S) as (N, *size, C*M): channels last, each repeated ``m`` times, placed ``lead``
+    positions into zeros of ``size`` along each spatial axis."""
+    n, c = x.shape[:2]
+    out = xp.zeros((n,) + tuple(size) + (c, m), dtype=x.dtype)
+    inner = tuple(slice(lo, lo + s) for lo, s in zip(lead, x.shape[2:]))
+    out[(slice(None),) + inner] = xp.moveaxis(x, 1, -1)[..., None]
+    return out.reshape((n,) + tuple(size) + (c * m,))
+
+
+def _rows(view):
+    """(N, *S, C) with the last spatial axis and the channels merged (a view: unit spatial stride)."""
+    return view.reshape(view.shape[:-2] + (-1,))
+
+
+def _row_filters(xp, w, width: int):
+    """Filters (C, K) as (K, width * C): for each offset, its value for every channel of a merged row."""
+    return xp.tile(xp.ascontiguousarray(w.reshape(w.shape[0], -1).T), (1, width))
+
+
+def _forward_channels_last(xp, x, w, out, padding, dilation):
+    n, c = x.shape[:2]
+    cm, kernel = w.shape[0], tuple(w.shape[2:])
+    size = tuple(x.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(padding))
+    src = _channels_last(xp, x, tuple(lo for lo, _ in padding), size, cm // c)
+    coef = _row_filters(xp, w, out[-1]).astype(xp.result_type(x, w), copy=False)
+    y = tmp = None
+    for k, offset in enumerate(_kernel_offsets(kernel)):
+        window = tuple(slice(o * d, o * d + n_out) for o, d, n_out in zip(offset, dilation, out))
+        view = _rows(src[(slice(None),) + window])
+        if y is None:
+            y = view * coef[k]
+        else:
+            tmp = xp.multiply(view, coef[k], out=tmp)
+            y += tmp
+    return xp.ascontiguousarray(xp.moveaxis(y.reshape((n,) + tuple(out) + (cm,)), -1, 1))
+
+
+def _transpose_channels_last(xp, x, w, out, padding, dilation):
+    n, c = x.shape[:2]
+    m, kernel, size_in = w.shape[1], tuple(w.shape[2:]), tuple(x.shape[2:])
+    dtype = xp.result_type(x, w)
+    # the uncropped output: input position i and offset k land on i + k * dilation
+    full = tuple(max(size_in[i] + dilation[i] * (kernel[i] - 1), padding[i][0] + out[i]) for i in range(len(out)))
+    src = _rows(_channels_last(xp, x, (0,) * len(out), size_in, m))
+    coef = _row_filters(xp, w.reshape((c * m, 1) + kernel), size_in[-1]).astype(dtype, copy=False)
+    y = xp.zeros((n,) + full + (c * m,), dtype=dtype)
+    tmp = None
+    for k, offset in enumerate(_kernel_offsets(kernel)):
+        window = tuple(slice(o * d, o * d + s) for o, d, s in zip(offset, dilation, size_in))
+        tmp = xp.multiply(src, coef[k], out=tmp)
+        _rows(y[(slice(None),) + window])[...] += tmp
+    crop = tuple(slice(lo, lo + o) for (lo, _), o in zip(padding, out))
+    return xp.ascontiguousarray(xp.moveaxis(y[(slice(None),) + crop], -1, 1))
+
+
+def _kernel_offsets(kernel: tuple) -> list:
+    """Every kernel offset (a tuple of ints), in row-major order."""
+    out = [()]
+    for k in kernel:
+        out = [o + (i,) for o in out for i in range(k)]
+    return out

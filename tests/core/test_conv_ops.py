@@ -301,11 +301,13 @@ GROUPED = [
 ]
 
 
+@pytest.mark.parametrize("size", [7, 17])  # small maps and larger ones take different depthwise kernels
 @pytest.mark.parametrize("kind, nd, c, co, groups, k, stride, padding, dilation", GROUPED)
-def test_grouped_and_depthwise_match_pytorch_to_second_order(kind, nd, c, co, groups, k, stride, padding, dilation):
+def test_grouped_and_depthwise_match_pytorch_to_second_order(kind, nd, c, co, groups, k, stride, padding, dilation,
+                                                              size):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(11)
-    x = rng.standard_normal((2, c) + (7,) * nd)
+    x = rng.standard_normal((2, c) + (size,) * nd)
     w = rng.standard_normal(((co, c // groups) if kind == "conv" else (c, co // groups)) + (k,) * nd)
     args = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     if kind == "transpose":
