@@ -43,7 +43,8 @@ __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "interpolate",
     # attention, normalization, dropout, embedding
-    "scaled_dot_product_attention", "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding", "one_hot",
+    "scaled_dot_product_attention", "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding",
+    "one_hot",
     # losses
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
     "huber_loss", "smooth_l1_loss", "hinge_embedding_loss", "multi_margin_loss", "kl_div",
