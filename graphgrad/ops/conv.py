@@ -209,7 +209,7 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
     co = w.shape[0]
     kernel = tuple(w.shape[2:])
     out = tuple(_conv_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], *padding[i]) for i in range(nd))
-    if w.shape[1] == 1 and groups > 1 and depthwise.usable(stride, x, w):
+    if w.shape[1] == 1 and groups > 1 and depthwise.usable(stride, out, co, x, w):
         return depthwise.forward(xp, x, w, out, stride, padding, dilation)
     per_sample = _per_sample(n, out)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
@@ -222,7 +222,7 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
 def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
     n, c = x.shape[:2]
     co, out = gy.shape[1], tuple(gy.shape[2:])
-    if c == groups > 1 and depthwise.usable(stride, x, gy):
+    if c == groups > 1 and depthwise.usable(stride, out, co, x, gy):
         return depthwise.weight_grad(xp, x, gy, kernel, stride, padding, dilation)
     per_sample = _per_sample(n, out, _PER_SAMPLE_WEIGHT_GRAD)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
@@ -242,7 +242,7 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
     size_in = tuple(x.shape[2:])
     out = tuple((size_in[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
                 - padding[i][0] - padding[i][1] for i in range(nd))
-    if ci == groups > 1 and depthwise.usable(stride, x, w):
+    if ci == groups > 1 and all(s == 1 for s in stride) and depthwise.usable(stride, out, ci, x, w):
         return depthwise.transpose(xp, x, w, out, stride, padding, dilation)
     wm = w.reshape(groups, ci // groups, -1).swapaxes(1, 2)  # (g, cg*kk, ci/g)
     if _per_sample(n, size_in):

@@ -14,8 +14,11 @@ multiply-adds. Two things make that fast in NumPy:
 * chunks of planes small enough for the cache, so the running sum stays there across offsets.
 
 Small maps (a 7x7 or 14x14 output, the late blocks of those models) make short planes, and there
-the forward and transposed kernels work channels last instead: the image as (N, *S, C), where one
-offset of all the channels of a whole output row is one contiguous run of ``W_out * C`` values.
+the kernels work channels last instead: the image as (N, *S, C). With many channels, one
+``einsum`` over a strided view of every window sums the products in a single pass whose inner loop
+runs along the channels; with few, a shift-and-add where one offset of all the channels of a whole
+output row is one contiguous run of ``W_out * C`` values. The transposed kernel of a small map is
+the forward one with the filters flipped.
 
 With ``M`` filters per input channel the input planes are repeated ``M`` times first, so every
 output plane has exactly one input plane and one filter.
@@ -26,15 +29,19 @@ import math
 
 _CHUNK = 1 << 15  # elements of output per chunk of planes (the running sum and a temporary in L2)
 _SMALL = 256  # output maps up to this many positions go channels last (measured on 7x7 to 56x56 maps)
+_WIDE = 64  # channels from which an einsum over the windows beats shift-and-add (inner loop length)
 
 
-def usable(stride: tuple, *arrays) -> bool:
-    """Whether to use these kernels: stride 1, and at least single precision. They compute any
-    stride that is the same along every axis, but a stride ``s`` computes about ``s`` times the
-    needed rows' width (the dropped columns), and im2col with stacked matmuls was faster there
-    (ops/conv.py's general path); float16 sums would round at every offset, where matmul sums in
-    float32."""
-    return all(s == 1 for s in stride) and all(a.dtype.itemsize >= 4 for a in arrays)
+def usable(stride: tuple, out: tuple, channels: int, *arrays) -> bool:
+    """Whether these kernels apply to a convolution with output map ``out`` and ``channels`` output
+    channels: at least single precision (float16 sums would round at every offset, where matmul
+    sums in float32), and stride 1 or a small map with many channels (the einsum path; the flat
+    planes compute any stride that is the same along every axis, but a stride ``s`` computes about
+    ``s`` times the needed rows' width, and im2col with stacked matmuls, ops/conv.py's general
+    path, was faster there)."""
+    if not all(a.dtype.itemsize >= 4 for a in arrays):
+        return False
+    return all(s == 1 for s in stride) or (math.prod(out) <= _SMALL and channels >= _WIDE)
 
 
 def _offsets(kernel: tuple, dilation: tuple, row: int) -> list:
@@ -82,7 +89,7 @@ def _repeat(xp, x, m: int):
 def forward(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation: tuple):
     """y (N, C*M, *out) from x (N, C, *S) and w (C*M, 1, *kernel)."""
     if math.prod(out) <= _SMALL:
-        return _forward_channels_last(xp, x, w, out, padding, dilation)
+        return _forward_channels_last(xp, x, w, out, stride, padding, dilation)
     return _forward_flat(xp, x, w, out, stride, padding, dilation)
 
 
@@ -114,6 +121,8 @@ def _forward_flat(xp, x, w, out, stride, padding, dilation):
 
 def weight_grad(xp, x, gy, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
     """gw (C*M, 1, *kernel) from x (N, C, *S) and gy (N, C*M, *out)."""
+    if math.prod(gy.shape[2:]) <= _SMALL and gy.shape[1] >= _WIDE:
+        return _weight_grad_einsum(xp, x, gy, kernel, stride, padding, dilation)
     n, c = x.shape[:2]
     cm, out = gy.shape[1], tuple(gy.shape[2:])
     size = tuple(x.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(padding))
@@ -140,6 +149,14 @@ def transpose(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation: tup
     from x (N, C, *S) and w (C, M, *kernel); input position ``i`` and kernel offset ``k`` add into
     output position ``i * stride + k * dilation - padding``."""
     if math.prod(out) <= _SMALL:
+        # the correlation with the flipped filters, padded by the kernel's reach less the padding
+        size_in, kernel = tuple(x.shape[2:]), tuple(w.shape[2:])
+        low = tuple(d * (k - 1) - lo for d, k, (lo, _) in zip(dilation, kernel, padding))
+        high = tuple(o - s - a + d * (k - 1) for o, s, a, d, k in zip(out, size_in, low, dilation, kernel))
+        if min(low + high) >= 0:
+            flipped = w[(Ellipsis,) + (slice(None, None, -1),) * len(kernel)]
+            flipped = flipped.reshape((w.shape[0] * w.shape[1], 1) + kernel)
+            return _forward_channels_last(xp, x, flipped, out, stride, tuple(zip(low, high)), dilation)
         return _transpose_channels_last(xp, x, w, out, padding, dilation)
     return _transpose_flat(xp, x, w, out, stride, padding, dilation)
 
@@ -194,11 +211,33 @@ def _row_filters(xp, w, width: int):
     return xp.tile(xp.ascontiguousarray(w.reshape(w.shape[0], -1).T), (1, width))
 
 
-def _forward_channels_last(xp, x, w, out, padding, dilation):
+def _windows_last(xp, src, out: tuple, kernel: tuple, stride: tuple, dilation: tuple):
+    """Strided view (N, *out, *kernel, C) of every window of ``src`` (N, *S, C)."""
+    st = src.strides
+    spatial = st[1:-1]
+    strides = (st[0],) + tuple(s * t for s, t in zip(spatial, stride)) \
+        + tuple(s * d for s, d in zip(spatial, dilation)) + (st[-1],)
+    shape = (src.shape[0],) + tuple(out) + tuple(kernel) + (src.shape[-1],)
+    return xp.lib.stride_tricks.as_strided(src, shape, strides)
+
+
+def _letters(nd: int) -> tuple:
+    """einsum letters of the spatial and of the kernel axes (1-D or 2-D)."""
+    return "hw"[:nd], "ab"[:nd]
+
+
+def _forward_channels_last(xp, x, w, out, stride, padding, dilation):
+    """Small maps: an einsum over the windows for many channels (any stride), else shift-and-add
+    (stride 1)."""
     n, c = x.shape[:2]
     cm, kernel = w.shape[0], tuple(w.shape[2:])
     size = tuple(x.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(padding))
     src = _channels_last(xp, x, tuple(lo for lo, _ in padding), size, cm // c)
+    if cm >= _WIDE:
+        sp, kk = _letters(len(out))
+        filters = xp.ascontiguousarray(xp.moveaxis(w.reshape((cm,) + kernel), 0, -1), dtype=xp.result_type(x, w))
+        y = xp.einsum(f"n{sp}{kk}c,{kk}c->n{sp}c", _windows_last(xp, src, out, kernel, stride, dilation), filters)
+        return xp.ascontiguousarray(xp.moveaxis(y, -1, 1))
     coef = _row_filters(xp, w, out[-1]).astype(xp.result_type(x, w), copy=False)
     y = tmp = None
     for k, offset in enumerate(_kernel_offsets(kernel)):
@@ -210,6 +249,17 @@ def _forward_channels_last(xp, x, w, out, padding, dilation):
             tmp = xp.multiply(view, coef[k], out=tmp)
             y += tmp
     return xp.ascontiguousarray(xp.moveaxis(y.reshape((n,) + tuple(out) + (cm,)), -1, 1))
+
+
+def _weight_grad_einsum(xp, x, gy, kernel, stride, padding, dilation):
+    n, c = x.shape[:2]
+    cm, out = gy.shape[1], tuple(gy.shape[2:])
+    size = tuple(x.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(padding))
+    src = _channels_last(xp, x, tuple(lo for lo, _ in padding), size, cm // c)
+    g = xp.ascontiguousarray(xp.moveaxis(gy, 1, -1))  # channels contiguous: einsum's inner loop
+    sp, kk = _letters(len(out))
+    gw = xp.einsum(f"n{sp}{kk}c,n{sp}c->c{kk}", _windows_last(xp, src, out, kernel, stride, dilation), g)
+    return gw.reshape((cm, 1) + tuple(kernel))
 
 
 def _transpose_channels_last(xp, x, w, out, padding, dilation):

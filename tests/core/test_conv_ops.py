@@ -295,7 +295,10 @@ GROUPED = [
     ("conv", 2, 6, 4, 2, 2, 2, 0, 1),  # grouped
     ("conv", 2, 6, 9, 3, 3, 2, 2, 2),  # grouped, stride and dilation 2
     ("conv", 1, 5, 5, 5, 3, 2, 1, 1),  # 1-D depthwise
+    ("conv", 2, 64, 64, 64, 3, 2, 1, 1),  # depthwise with many channels, stride 2
+    ("conv", 2, 64, 128, 64, 5, 1, 2, 1),  # many channels, multiplier 2, 5x5
     ("transpose", 2, 6, 6, 6, 3, 2, 1, 1),  # depthwise transpose
+    ("transpose", 2, 64, 64, 64, 3, 1, 1, 1),  # many channels
     ("transpose", 2, 3, 6, 3, 3, 1, 1, 2),  # one input channel per group, two outputs each
     ("transpose", 2, 6, 3, 3, 2, 2, 0, 1),  # grouped transpose
 ]
