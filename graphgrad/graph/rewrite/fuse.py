@@ -152,6 +152,9 @@ def _eligible(node) -> bool:
         if not (isinstance(cond, Tensor) and cond.dtype.kind == "b"):
             return False
         return all(v.dtype.kind == "f" for v in (x, y) if isinstance(v, Tensor))
+    if cls is E.Mul and spec.dtype.kind == "f" and any(x.dtype == spec.dtype for x in tensors):
+        # a float times a bool mask (relu's backward): the mask converts to 0/1 exactly
+        return all(x.dtype.kind in "fb" for x in tensors)
     if any(x.dtype.kind != "f" for x in tensors):
         return False
     if cls is U.TanhGrad:
@@ -277,12 +280,28 @@ def find_groups(program: Program) -> list:
         assigned.update(members)
         for m in members:
             group_of[m] = len(groups)
-        groups.append((sorted(members, key=index.__getitem__), root, sorted(extras, key=index.__getitem__)))
+        groups.append((_heads_late(sorted(members, key=index.__getitem__)), root,
+                       sorted(extras, key=index.__getitem__)))
     if any(g[2] for g in groups) and not _acyclic(order, users, group_of):
         # safety net: the per-group check should make this unreachable; single-output groups are
         # always safe, so keep those only
         return [g for g in groups if not g[2]]
     return groups
+
+
+def _heads_late(members: list) -> list:
+    """``members`` (in execution order) with each MatMul head moved to just before its first reader:
+    the instructions before it (e.g. relu's mask from the activation) then read their inputs before
+    the kernel's output is written, so a dying input can be the output buffer."""
+    heads = [m for m in members if type(m.op) is MatMul]
+    if not heads:
+        return members
+    order = [m for m in members if type(m.op) is not MatMul]
+    for head in heads:
+        readers = [i for i, m in enumerate(order)
+                   if any(isinstance(x, Tensor) and x._node is head for x in member_inputs(m))]
+        order.insert(readers[0] if readers else len(order), head)
+    return order
 
 
 def _acyclic(order, users, group_of) -> bool:
