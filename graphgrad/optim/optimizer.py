@@ -290,19 +290,10 @@ class Optimizer:
                 view["step"] = assigns["step"] = state["step"] + 1
             new = self._update(p, grad, view, group=hyper)
             made = [k for k, v in view.items() if k not in state and isinstance(v, Tensor)]
-            if made and self._zero_state_is_exact(group):
-                # the later-step formula from zero state gives the first update exactly: use only it
-                for name in made:
-                    state[name] = StateVariable(namespace_of(p.data).zeros(p.shape, dtype=view[name].dtype),
-                                                name=name)
-                view = dict(state)
-                if "step" in state:
-                    view["step"] = assigns["step"]
-                new = self._update(p, grad, view, group=hyper)
-            elif made:
+            if made:
                 # state the rule creates at its first update (SGD's velocity starts at the gradient):
-                # zero Variables, the rule's usual update too, and a flag choosing between the two
-                started = StateVariable(namespace_of(p.data).asarray(False), name="started")
+                # zero Variables and the rule's usual update. When that update from zeros is exactly
+                # the first one, it is all; otherwise a flag chooses between the two formulas
                 for name in made:
                     state[name] = StateVariable(namespace_of(p.data).zeros(p.shape, dtype=view[name].dtype),
                                                 name=name)
@@ -310,13 +301,17 @@ class Optimizer:
                 if "step" in state:
                     later["step"] = view["step"]
                 new_later = self._update(p, grad, later, group=hyper)
-                new = where(started, new_later, new)
-                for name in made:
-                    view[name] = where(started, later[name], view[name])
-                for name, value in later.items():
-                    if name not in made and isinstance(value, Tensor) and name != "step":
-                        view[name] = where(started, value, view[name])
-                started.assign(True)
+                if self._zero_state_is_exact(group):
+                    new, view = new_later, later
+                else:
+                    started = StateVariable(namespace_of(p.data).asarray(False), name="started")
+                    new = where(started, new_later, new)
+                    for name in made:
+                        view[name] = where(started, later[name], view[name])
+                    for name, value in later.items():
+                        if name not in made and isinstance(value, Tensor) and name != "step":
+                            view[name] = where(started, value, view[name])
+                    started.assign(True)
             for name, value in view.items():
                 var = state.get(name)
                 if isinstance(var, Variable) and isinstance(value, Tensor) and value is not var:
