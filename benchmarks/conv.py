@@ -1,5 +1,6 @@
 """Convolution micro-benchmarks: graphgrad's conv2d against PyTorch's (when installed), forward alone
-and forward + backward (gradients in the input and the weight), interleaved in one process.
+and forward + backward (gradients in the input and the weight), interleaved in one process with a
+pause between the two libraries (the threads one leaves spinning would slow the other).
 
 Cases: the two convolutions of W2 (../shared/BENCHMARKS.md), a grouped convolution, and depthwise
 3x3 convolutions as in MobileNet-style models (stride 1 and 2, one with a channel multiplier).
@@ -79,7 +80,8 @@ def main(argv=None) -> dict:
         if torch is not None:
             tf, tb = _steps("torch", *torch_fns(torch), x, w, g, stride, padding, groups)
             steps.update({"pytorch forward": tf, "pytorch fwd+bwd": tb})
-        rows = time_steps(steps, warmup=2, repeats=args.repeats, inner=1)
+        groups = {name: name.split()[0] for name in steps}  # pause between libraries: spinning threads
+        rows = time_steps(steps, warmup=2, repeats=args.repeats, inner=3, groups=groups)
         print(f"\n{name}")
         for kind in ("forward", "fwd+bwd"):
             ours = rows[f"graphgrad {kind}"]["median"]

@@ -242,7 +242,7 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
     size_in = tuple(x.shape[2:])
     out = tuple((size_in[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
                 - padding[i][0] - padding[i][1] for i in range(nd))
-    if ci == groups > 1 and all(s == 1 for s in stride) and depthwise.usable(stride, out, ci, x, w):
+    if ci == groups > 1 and depthwise.transpose_usable(stride, x, w):
         return depthwise.transpose(xp, x, w, out, stride, padding, dilation)
     wm = w.reshape(groups, ci // groups, -1).swapaxes(1, 2)  # (g, cg*kk, ci/g)
     if _per_sample(n, size_in):

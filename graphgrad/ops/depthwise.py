@@ -44,6 +44,12 @@ def usable(stride: tuple, out: tuple, channels: int, *arrays) -> bool:
     return all(s == 1 for s in stride) or (math.prod(out) <= _SMALL and channels >= _WIDE)
 
 
+def transpose_usable(stride: tuple, *arrays) -> bool:
+    """Whether :func:`transpose` applies: the same stride along every axis (the flat planes waste
+    no work on that side: each input row is widened, not each output row), single precision or more."""
+    return all(s == stride[0] for s in stride) and all(a.dtype.itemsize >= 4 for a in arrays)
+
+
 def _offsets(kernel: tuple, dilation: tuple, row: int) -> list:
     """Flat offset of every kernel element (row-major), for planes of row length ``row``."""
     if len(kernel) == 1:
@@ -148,7 +154,7 @@ def transpose(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation: tup
     """The adjoint of :func:`forward` in its input, with one input channel per group: y (N, C*M, *out)
     from x (N, C, *S) and w (C, M, *kernel); input position ``i`` and kernel offset ``k`` add into
     output position ``i * stride + k * dilation - padding``."""
-    if math.prod(out) <= _SMALL:
+    if math.prod(out) <= _SMALL and all(s == 1 for s in stride):
         # the correlation with the flipped filters, padded by the kernel's reach less the padding
         size_in, kernel = tuple(x.shape[2:]), tuple(w.shape[2:])
         low = tuple(d * (k - 1) - lo for d, k, (lo, _) in zip(dilation, kernel, padding))
