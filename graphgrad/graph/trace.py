@@ -261,6 +261,7 @@ class ConcreteFunction:
         self.signature = signature
         self.fetches = list(outputs) + [g for _, g in gradients] + ([effects] if effects is not None else [])
         self.session = Session(graph, optimize=optimize)
+        self._run = None  # the session's callable for these fetches and feeds, made at the first call
 
     @property
     def fetch_nodes(self) -> list:
@@ -303,7 +304,9 @@ class ConcreteFunction:
     def __call__(self, leaves: list) -> Any:
         for callback in self.callbacks:
             callback()
-        values = self.session.run(self.fetches, self.feed_dict(leaves))
+        if self._run is None:
+            self._run = self.session.make_callable(self.fetches, self.feed_nodes)
+        values = self._run(*self.feed_dict(leaves).values())
         n = len(self.outputs)
         for (variable, _), value in zip(self.gradients, values[n:n + len(self.gradients)]):
             variable.grad = Tensor._wrap(np.asarray(value))
@@ -369,8 +372,8 @@ class Function:
         return self.concrete(*args, **kwargs).explain()
 
     def __call__(self, *args, **kwargs) -> Any:
-        if building_graph() or any(isinstance(a, Tensor) and a.data is None
-                                   for a in list(args) + list(kwargs.values())):
+        if building_graph() or any(isinstance(a, Tensor) and a.data is None for a in args) or (
+                kwargs and any(isinstance(a, Tensor) and a.data is None for a in kwargs.values())):
             return self.python_function(*args, **kwargs)  # inside another trace or graph: inline it
         key, leaves, specs = self._key(args, kwargs)
         concrete = self._cache.get(key)

@@ -306,3 +306,25 @@ def test_same_variables_eager_and_graph_give_same_loss_and_gradients():
         with gg.no_grad():  # an eager update; the graph reads the new values on the next run
             w -= w.grad * 0.5
             b -= b.grad * 0.5
+
+
+def test_make_callable_runs_like_run():
+    graph = gg.Graph()
+    with graph.as_default():
+        x = gg.placeholder(gg.float32, (None, 3), name="x")
+        v = gg.Variable(np.ones(3, np.float32))
+        y = (x * v).sum(axis=1)
+        step = v.assign(v.value() * 2.0)
+    sess = gg.Session(graph)
+    run = sess.make_callable([y, step], [x])
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = run(xs)
+    assert isinstance(out, list) and out[1] is not None
+    np.testing.assert_allclose(out[0], xs.sum(axis=1))
+    np.testing.assert_allclose(sess.run(y, {x: xs}), xs.sum(axis=1) * 2)  # the assign ran
+    as_dict = sess.make_callable({"y": y}, [x])
+    np.testing.assert_allclose(as_dict([[1, 1, 1]])["y"], [6.0])  # a list is converted like run() does
+    with pytest.raises(gg.FeedError):
+        run(np.ones((2, 4), np.float32))
+    with pytest.raises(TypeError):
+        run()
