@@ -5,9 +5,11 @@ a batch of attention heads, blocks of an erf) run at the same time on two cores;
 elementwise kernels on one thread. ``parallel_for`` is what ops use: it splits a range into one part
 per thread and runs them on a small pool, the calling thread taking the last part.
 
-The thread count is ``GRAPHGRAD_NUM_THREADS``, else ``OMP_NUM_THREADS``, else the CPU count (at most 8),
-and can be changed with :func:`set_num_threads`; 1 turns the splitting off. CuPy arrays are never split
-(the device is parallel already).
+The thread count is ``GRAPHGRAD_NUM_THREADS``, else 1 (no splitting), and can be changed with
+:func:`set_num_threads`. Off by default because it did not pay on the two-core machine the benchmarks
+run on: the BLAS threads already keep both cores busy (and spin between calls), and a W5 training
+step was 3-4% slower with two threads than with one (interleaved, two paired runs). Try it on a
+machine with more cores. CuPy arrays are never split (the device is parallel already).
 """
 from __future__ import annotations
 
@@ -24,11 +26,8 @@ _THREADS: list = []         # [count], read from the environment at the first ca
 
 
 def _threads_from_environment() -> int:
-    for name in ("GRAPHGRAD_NUM_THREADS", "OMP_NUM_THREADS"):
-        value = os.environ.get(name, "").strip()
-        if value.isdigit() and int(value) > 0:
-            return int(value)
-    return max(1, min(8, os.cpu_count() or 1))
+    value = os.environ.get("GRAPHGRAD_NUM_THREADS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 1
 
 
 def num_threads() -> int:
