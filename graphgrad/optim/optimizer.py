@@ -5,12 +5,14 @@ group's hyperparameters, defaulting to the optimizer's ``defaults``) and a per-p
 dict. ``step()`` applies the optimizer's update rule (one of :mod:`graphgrad.optim.rules`, the
 functions the graph optimizers of ``gg.train`` use too) to every parameter that has a gradient.
 
-How ``step()`` writes results back: the rule runs under ``gg.no_grad()`` on tensors and returns a
-*new* parameter value; it is then copied **in place** into the existing ``param.data`` array
-(``param.data[...] = new``). So the array keeps its identity (views of it, a graph that reads the
-parameter, a ``state_dict`` of the module all see the new values), and its dtype: a float32
+How ``step()`` writes results back: by default (``fused = True``) the rule is traced once per
+parameter set and hyperparameters into a compiled function (``gg.function``), whose fused kernels
+write the new parameter values and state **in place** into the existing arrays; otherwise the rule
+runs op by op under ``gg.no_grad()`` and the new value is copied in place (``param.data[...] =
+new``). Either way the parameter's array keeps its identity (views of it, a graph that reads the
+parameter, a ``state_dict`` of the module all see the new values) and its dtype: a float32
 parameter stays float32 even if its gradient is float64 (the gradient is cast to the parameter's
-dtype before the rule). The optimizer's own state arrays are replaced by the rule's new ones.
+dtype before the rule). Both ways give the same numbers.
 
 Example:
     >>> model = gg.nn.Linear(3, 1)
