@@ -8,6 +8,9 @@ A plan is a flat list of steps ``[slot, forward, argument slots, node, slots fre
   instead of allocating;
 * **assign without copy**: an ``Assign`` of a value that dies there takes the array as the
   variable's new value instead of copying it.
+* **in-place updates**: a fused kernel computing a variable's new value from its old one (an
+  optimizer update) writes into the variable's own array when no later step needs the old value
+  (``_in_place_updates``); fetched values that are a variable's storage are returned as copies.
 
 A buffer is reused only when it is certainly private to the run: made by an op known to return a
 fresh array (elementwise ops, matmul, fused kernels), never fetched, never a fed value, a Variable's
@@ -139,7 +142,8 @@ def _in_place_updates(steps: list, fetched: set, producer: dict, users: dict) ->
 
     Returns {kernel step: {output index: input position}} and, under ``"assigns"``, the slots whose
     assign then only records the (same) array."""
-    index_of_slot = {step[0]: i for i, step in enumerate(steps)}
+    from graphgrad.graph.rewrite.fuse import Unpack
+
     reads: dict = {}    # id(variable) -> steps reading it
     assigns: dict = {}  # id(variable) -> steps assigning it
     for i, step in enumerate(steps):
@@ -168,7 +172,7 @@ def _in_place_updates(steps: list, fetched: set, producer: dict, users: dict) ->
         outputs = {}  # output index -> slot holding that output
         if multiple:
             for u in users.get(step[0], ()):
-                if type(steps[u][3].op).__name__ == "Unpack":
+                if type(steps[u][3].op) is Unpack:
                     outputs[steps[u][3].op.index] = steps[u][0]
         else:
             outputs[0] = step[0]
@@ -229,6 +233,7 @@ def _into_outputs(forward_into, chosen: dict, n_outputs: int):
             return forward_into(xp, target if _writable(target) else None, *arrays)
 
         return forward
+
     def forward_many(xp, *arrays):
         outs = [None] * n_outputs
         for k, pos in chosen.items():

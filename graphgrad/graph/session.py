@@ -116,14 +116,7 @@ class Session:
             feeds[node] = _feed_value(node, value)
         fetch_nodes = tuple(flat)
         plan_key = (fetch_nodes, frozenset(feeds))  # fed-but-unneeded tensors are part of the key: rare
-        plan = self._plans.get(plan_key)
-        if plan is None:
-            plan = self._plans[plan_key] = self._make_plan(fetch_nodes, feeds)
-        values = self._execute(plan, feeds)
-        copied = plan.copied
-        results = [None if slot is None else _fetched(values[slot].copy() if slot in copied else values[slot])
-                   for slot in plan.fetch_slots]
-        return _unflatten(structure, iter(results))
+        return _unflatten(structure, iter(self._results(plan_key, fetch_nodes, feeds)))
 
     def make_callable(self, fetches: Any, feed_list: Sequence = ()) -> Callable:
         """TensorFlow 1's ``Session.make_callable``: a function ``f(*feed_values)`` that runs
@@ -143,17 +136,20 @@ class Session:
             if len(values) != len(feed_nodes):
                 raise TypeError(f"this callable takes {len(feed_nodes)} feed values, got {len(values)}")
             feeds = {node: _feed_value(node, value) for node, value in zip(feed_nodes, values)}
-            plan = self._plans.get(plan_key)
-            if plan is None:
-                plan = self._plans[plan_key] = self._make_plan(fetch_nodes, feeds)
-            run_values = self._execute(plan, feeds)
-            copied = plan.copied
-            results = [None if slot is None else
-                       _fetched(run_values[slot].copy() if slot in copied else run_values[slot])
-                       for slot in plan.fetch_slots]
+            results = self._results(plan_key, fetch_nodes, feeds)
             return results if flat_list else _unflatten(structure, iter(results))
 
         return call
+
+    def _results(self, plan_key: tuple, fetch_nodes: tuple, feeds: dict) -> list:
+        """Run the plan of ``plan_key`` (made on first use) and return the fetched values, in order."""
+        plan = self._plans.get(plan_key)
+        if plan is None:
+            plan = self._plans[plan_key] = self._make_plan(fetch_nodes, feeds)
+        values = self._execute(plan, feeds)
+        copied = plan.copied
+        return [None if slot is None else _fetched(values[slot].copy() if slot in copied else values[slot])
+                for slot in plan.fetch_slots]
 
     def _node_of(self, key: Any, what: str) -> GraphNode:
         if isinstance(key, str):

@@ -501,4 +501,5 @@ def solve(a, b) -> Tensor:
     return _SOLVE.apply(*as_tensor_args(a, b))
 
 
-__all__ = ["MatMul", "Linear", "linear", "Einsum", "Inv", "Det", "Solve", "matmul", "dot", "outer", "einsum", "inv", "det", "solve"]
+__all__ = ["MatMul", "Linear", "Einsum", "Inv", "Det", "Solve", "matmul", "linear", "dot", "outer", "einsum", "inv",
+           "det", "solve"]
