@@ -15,9 +15,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from common import save_json, time_steps, torch_or_none  # noqa: E402  (first: sets the BLAS threads)
+
 import numpy as np  # noqa: E402
 
-from common import report, save_json, time_steps, torch_or_none  # noqa: E402
 
 # name: (family, input shape, weight shape, stride, padding, groups)
 CASES = {
@@ -33,7 +34,7 @@ CASES = {
 }
 
 
-def _steps(lib, conv, grad, tensor, x, w, g, stride, padding, groups):
+def _steps(conv, grad, tensor, x, w, g, stride, padding, groups):
     """(forward, forward + backward) step functions for one library."""
     xt, wt, gt = tensor(x, True), tensor(w, True), tensor(g, False)
 
@@ -75,10 +76,10 @@ def main(argv=None) -> dict:
         w = rng.standard_normal(ws).astype(np.float32)
         out = gg.conv2d(gg.tensor(x), gg.tensor(w), stride=stride, padding=padding, groups=groups)
         g = rng.standard_normal(out.shape).astype(np.float32)
-        fwd, bwd = _steps("graphgrad", *graphgrad_fns(gg), x, w, g, stride, padding, groups)
+        fwd, bwd = _steps(*graphgrad_fns(gg), x, w, g, stride, padding, groups)
         steps = {"graphgrad forward": fwd, "graphgrad fwd+bwd": bwd}
         if torch is not None:
-            tf, tb = _steps("torch", *torch_fns(torch), x, w, g, stride, padding, groups)
+            tf, tb = _steps(*torch_fns(torch), x, w, g, stride, padding, groups)
             steps.update({"pytorch forward": tf, "pytorch fwd+bwd": tb})
         groups = {name: name.split()[0] for name in steps}  # pause between libraries: spinning threads
         rows = time_steps(steps, warmup=2, repeats=args.repeats, inner=3, groups=groups)

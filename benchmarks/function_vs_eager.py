@@ -14,9 +14,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
+from common import save_json, time_steps  # noqa: E402  (first: sets the BLAS threads)
 
-from common import save_json, time_steps  # noqa: E402
+import numpy as np  # noqa: E402
 
 
 def _step(gg, model, opt, inputs, target, flat=False):

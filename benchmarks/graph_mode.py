@@ -17,9 +17,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from common import report, save_json, time_steps  # noqa: E402  (first: sets the BLAS threads)
+
 import numpy as np  # noqa: E402
 
-from common import report, save_json, time_steps  # noqa: E402
 
 from graphgrad.bench.workloads import mlp_arrays, mlp_forward, sgd_step  # noqa: E402
 

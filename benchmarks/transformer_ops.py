@@ -7,15 +7,17 @@ installed), forward alone and forward + backward, interleaved in one process.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from common import report, save_json, time_steps, torch_or_none  # noqa: E402  (first: sets the BLAS threads)
+
 import numpy as np  # noqa: E402
 
-from common import report, save_json, time_steps, torch_or_none  # noqa: E402
 
 N, L, E, H, FF = 16, 64, 128, 4, 512  # W5: batch, sequence, width, heads, feed-forward width
 
@@ -88,20 +90,15 @@ def main(argv=None) -> dict:
             steps = {"graphgrad": ours[name][k]}
             if name in theirs:
                 steps[f"pytorch {torch.__version__}"] = theirs[name][k]
-            with gg.no_grad() if k == 0 else _nothing():
-                rows = time_steps(steps, warmup=3, repeats=args.repeats, inner=3)
+            no_grad = k == 0  # forward alone: no autograd recording in either library
+            groups = {n: n.split()[0] for n in steps}  # pause between libraries: their threads spin
+            with (gg.no_grad() if no_grad else contextlib.nullcontext()), \
+                    (torch.no_grad() if no_grad and torch is not None else contextlib.nullcontext()):
+                rows = time_steps(steps, warmup=3, repeats=args.repeats, inner=3, groups=groups)
             report(f"{name} ({label}), W5 shapes", "ms", 1e3, rows, "graphgrad", None)
             results[f"{name} {label}"] = rows
     save_json(args.json, results)
     return results
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        return False
 
 
 if __name__ == "__main__":

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import os
 import resource
 import statistics
 import sys
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 #: Thread counts every benchmark runs with (BENCHMARKS.md: 2 threads for NumPy's BLAS and PyTorch).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -91,12 +90,5 @@ def report(title: str, unit: str, scale: float, rows: dict, baseline: str, json_
     save_json(json_path, {"title": title, "unit": unit, "scale": scale, "rows": rows, "peak_rss_mb": peak_rss_mb()})
 
 
-def timed(fn: Callable, *args) -> tuple:
-    """``(fn(*args), seconds)``."""
-    start = time.perf_counter()
-    value = fn(*args)
-    return value, time.perf_counter() - start
-
-
-__all__ = ["time_steps", "summary", "peak_rss_mb", "torch_or_none", "save_json", "report", "timed",
+__all__ = ["time_steps", "summary", "peak_rss_mb", "torch_or_none", "save_json", "report",
            "THREADS", "THREAD_VARIABLES"]

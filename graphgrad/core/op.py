@@ -24,19 +24,16 @@ when any input is symbolic (a graph placeholder), so one definition serves both 
 """
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any, Callable, ClassVar
 
 from graphgrad import backend, config
 from graphgrad.backend import np
 from graphgrad.core.autograd import GRAD_MODE, Node, check_finite
-from graphgrad.core.profiler import PROFILER
+from graphgrad.core.profiler import PROFILER, user_site
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError, GraphgradError, ShapeError
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ndarray = np.ndarray
 _namespace_of = backend.namespace_of
 _new_tensor = object.__new__
@@ -180,25 +177,10 @@ class _GraphBuilder:
 GRAPH_BUILDER = _GraphBuilder()
 
 
-_INSIDE: dict = {}  # filename -> whether it is a file of the graphgrad package (abspath is slow)
-
-
-def _inside_package(filename: str) -> bool:
-    inside = _INSIDE.get(filename)
-    if inside is None:
-        inside = _INSIDE[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
-    return inside
-
-
 def creation_site() -> str:
-    """``file:line`` of the innermost stack frame outside the graphgrad package (the user's code)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not _inside_package(filename):
-            return f"{filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return ""
+    """``file:line`` of the innermost stack frame outside the graphgrad library (the user's code)."""
+    site = user_site()
+    return f"{site[0]}:{site[1]}" if site else ""
 
 
 def needs_grad(x: Any) -> bool:

@@ -75,7 +75,7 @@ def _in_library(filename: str) -> bool:
     return flag
 
 
-def _user_site() -> Optional[tuple]:
+def user_site() -> Optional[tuple]:
     """(filename, line) of the innermost frame outside the graphgrad library, or None."""
     frame = sys._getframe(1)
     while frame is not None:
@@ -168,7 +168,7 @@ class Profile:
         entered = _clock()
         if _thread() != self.thread:
             return op.forward(xp, *arrays)
-        site = _user_site()
+        site = user_site()
         self._sites[id(inputs)] = site
         self._open.append(0)
         lost, out, forward = self._lost, None, op.forward
@@ -409,7 +409,7 @@ def record_function(name: str):
     profile, with the ops inside it nested below; nothing happens when no profile is open."""
     if not PROFILER.active:
         return _NULL
-    return PROFILER.profile.span(name, "user", site=_user_site())
+    return PROFILER.profile.span(name, "user", site=user_site())
 
 
 def profile(record_shapes: bool = True) -> Profile:

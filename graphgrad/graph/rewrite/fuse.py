@@ -500,7 +500,7 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast, in_place=
             # and a non-finite one NaN (rare: detected by a sum, which is NaN or inf whenever a NaN is
             # there and costs a fraction of an isnan pass, then repaired exactly)
             c = ops[0]
-            lines.extend([f"    with xp.errstate(invalid='ignore', over='ignore'):",
+            lines.extend(["    with xp.errstate(invalid='ignore', over='ignore'):",
                           f"        xp.multiply({target}, {c}, out={target})",
                           f"        if not xp.isfinite({target}.sum()) and xp.isnan({target}).any():",
                           f"            xp.copyto({target}, 0.0, where=xp.logical_and(xp.isnan({target}), "

@@ -17,7 +17,6 @@ depends on the data) is interpreted on each call's tensors, as is a call made in
 """
 from __future__ import annotations
 
-from typing import Any
 
 from graphgrad.backend import np
 from graphgrad.core.autograd import GRAD_MODE
@@ -179,7 +178,7 @@ class _RecordingInterpreter(Interpreter):
     def known_value(self, t: Tensor):
         value = super().known_value(t)
         variable = self.reads.get(id(t))
-        if variable is not None and value is not None:
+        if variable is not None and value is not None and all(v is not variable for v, _ in self.constant_reads):
             self.constant_reads.append((variable, np.array(value, copy=True)))
         return value
 
@@ -220,7 +219,7 @@ class _Program:
                 self.steps.append((slot_of[node], node.op.apply, args))
         self.slot_of = slot_of
         self.session = Session(graph)
-        self.feed_nodes = placeholders
+        self._call = self.session.make_callable(self.fetches, placeholders) if self.fetches else None
 
     def current(self) -> bool:
         """Whether the parameters taken as constants when converting still have those values."""
@@ -237,8 +236,7 @@ class _Program:
         return self._outputs(lambda t: values[self.slot_of[t._node]])
 
     def run(self, leaves: list) -> list:
-        feeds = {p: t.data for p, t in zip(self.feed_nodes, leaves)}
-        results = self.session.run(self.fetches, feeds) if self.fetches else []
+        results = self._call(*[t.data for t in leaves]) if self._call is not None else []
         by_node = {t._node: Tensor._wrap(np.asarray(r)) for t, r in zip(self.fetches, results)}
         return self._outputs(lambda t: by_node[t._node])
 
