@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from graphgrad.backend import numpy_backend
-from graphgrad.backend.allocator import malloc_tuned, tune_at_import, tune_malloc
+from graphgrad.backend.allocator import malloc_tuned, tune_at_import, tune_malloc  # noqa: F401  (public)
 
 tune_at_import()
 

@@ -8,8 +8,9 @@ here, a small CNN step spent half its time in them). Raising both thresholds kee
 the process for reuse, as PyTorch's and TensorFlow's caching allocators do for their tensors.
 
 This is a process-wide setting. graphgrad makes it when imported, on Linux with glibc only, unless
-the environment variable ``GRAPHGRAD_MALLOC_TUNING`` is ``0``; :func:`tune_malloc` turns it on or
-back to glibc's defaults at any time. The cost: memory freed by a step stays mapped in the process
+the environment variable ``GRAPHGRAD_MALLOC_TUNING`` is ``0`` (then glibc's own adaptive thresholds
+stay untouched); :func:`tune_malloc` turns it on, or off again with glibc's initial values (fixed:
+set explicitly, they no longer adapt), at any time. The cost: memory freed by a step stays mapped in the process
 (up to the trim threshold) instead of going back to the system.
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ _M_MMAP_THRESHOLD = -3
 #: The thresholds set: blocks up to 256 MiB come from the heap, and up to 1 GiB of free heap is kept.
 MMAP_THRESHOLD = 256 << 20
 TRIM_THRESHOLD = 1 << 30
-#: glibc's defaults (mmap threshold 128 KiB, trim threshold 128 KiB; both then adapt dynamically).
+#: glibc's initial values (128 KiB each; glibc adapts them while they were never set explicitly).
 _DEFAULT_MMAP_THRESHOLD = 128 << 10
 _DEFAULT_TRIM_THRESHOLD = 128 << 10
 
@@ -43,7 +44,7 @@ def _libc():
 
 
 def tune_malloc(enable: bool = True) -> bool:
-    """Keep freed large blocks in the process (``enable``) or restore glibc's default thresholds.
+    """Keep freed large blocks in the process (``enable``) or set glibc's initial thresholds again.
 
     Returns whether the setting could be made (False off Linux/glibc)."""
     libc = _libc()

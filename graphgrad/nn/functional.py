@@ -18,7 +18,8 @@ from graphgrad.core.random import Generator
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 from graphgrad.ops.attention import scaled_dot_product_attention
-from graphgrad.ops.composite import elu, gelu, hardtanh, leaky_relu, mish, selu, silu, softplus
+from graphgrad.ops.composite import elu, hardtanh, leaky_relu, mish, selu, silu, softplus
+from graphgrad.ops.unary import gelu
 from graphgrad.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from graphgrad.ops.elementwise import maximum
 from graphgrad.ops.linalg import einsum, matmul

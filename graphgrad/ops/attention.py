@@ -333,18 +333,17 @@ class ScaledDotProductAttentionGrad(_Attention):
             g = self._merged(g)
         else:
             (L, E), (S, Ev) = q.shape[-2:], v.shape[-2:]
-            grad = xp.empty(q.shape[:-2] + (L * E + S * E + S * Ev,), q.dtype)
-            gq, gk, gv = xp.empty(q.shape, q.dtype), xp.empty(k.shape, q.dtype), xp.empty(v.shape, q.dtype)
+            cut1, cut2 = L * E, L * E + S * E
+            grad = xp.empty(q.shape[:-2] + (cut2 + S * Ev,), q.dtype)
+            # the three gradients are written straight into their parts of the packed result (views)
+            gq = grad[..., :cut1].reshape(q.shape)
+            gk = grad[..., cut1:cut2].reshape(k.shape)
+            gv = grad[..., cut2:].reshape(v.shape)
 
         def part(start: int, stop: int) -> None:
             self._gradients(xp, *_batch_slice((q, k, v, weights, g, gq, gk, gv), q.ndim, start, stop))
 
         _split_batch(xp, part, q, k)
-        if not self.heads:
-            lead, cut1, cut2 = q.shape[:-2], L * E, L * E + S * E
-            grad[..., :cut1] = gq.reshape(lead + (cut1,))
-            grad[..., cut1:cut2] = gk.reshape(lead + (S * E,))
-            grad[..., cut2:] = gv.reshape(lead + (S * Ev,))
         return grad
 
     def _gradients(self, xp, q, k, v, weights_t, g, gq, gk, gv) -> None:

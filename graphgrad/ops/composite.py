@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from graphgrad.core.tensor import Tensor
 from graphgrad.ops.elementwise import greater, greater_equal, less_equal, where
-from graphgrad.ops.unary import exp, expm1, gelu, log1p, sigmoid, sqrt, tanh  # noqa: F401  (gelu re-exported)
+from graphgrad.ops.unary import exp, expm1, log1p, sigmoid, sqrt, tanh
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -65,5 +65,5 @@ def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     return where(less_equal(x, min_val), min_val, where(greater_equal(x, max_val), max_val, x))
 
 
-__all__ = ["square", "rsqrt", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softplus", "mish",
+__all__ = ["square", "rsqrt", "leaky_relu", "elu", "selu", "silu", "swish", "softplus", "mish",
            "hardtanh"]

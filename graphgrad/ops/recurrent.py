@@ -177,16 +177,15 @@ class _Recurrent(Op):
         return T, B, H, dtype
 
 
-
 # ---- LSTM -----------------------------------------------------------------------------------------------
 def _lstm_rows(T: int) -> int:
     return 7 * T + 2
 
 
 def _lstm_views(ws, T: int) -> tuple:
-    """The parts of an LSTM workspace (rows of (B, H)): ``h`` (T rows, in time order), ``h_n``,
-    ``c_n``, ``c`` (T), ``tanh(c)`` (T), gate activations ``i, f, g, o`` gate-major as (4, T, B, H)
-    (so that every elementwise pass runs over contiguous (B, H) blocks)."""
+    """The parts of an LSTM workspace (rows of (B, H)) that backward reads: ``h`` (T rows, in time
+    order), ``c`` (T), ``tanh(c)`` (T), gate activations ``i, f, g, o`` gate-major as (4, T, B, H) (so
+    that every elementwise pass runs over contiguous (B, H) blocks); ``h_n``, ``c_n`` sit after ``h``."""
     B, H = ws.shape[1], ws.shape[2]
     return ws[:T], ws[T + 2:2 * T + 2], ws[2 * T + 2:3 * T + 2], ws[3 * T + 2:].reshape(4, T, B, H)
 
@@ -270,7 +269,7 @@ class LSTMSequence(_LSTMOp):
         x, w_ih, w_hh, b_ih, b_hh, (h0, c0), _ = self._unpack(inputs)
         d = LSTMSequenceGrad(self.reverse, self.has_bias, self.has_state).apply(*inputs, g)
         d_gates = d[:-1]  # (T, B, 4H)
-        grads = _projection_grads(x, w_ih, w_hh, h0, out[:-2], d_gates, d_gates, self.reverse)
+        grads = _projection_grads(x, w_ih, w_hh, b_ih, b_hh, h0, out[:-2], d_gates, d_gates, self.reverse)
         gx, gw_ih, gw_hh, gb_ih, gb_hh = grads
         H = w_hh.shape[1]
         result = [gx, gw_ih, gw_hh]
@@ -347,8 +346,9 @@ def _gru_rows(T: int) -> int:
 
 
 def _gru_views(ws, T: int) -> tuple:
-    """The parts of a GRU workspace (rows of (B, H)): ``h`` (T rows, in time order), ``h_n``, gate
-    activations ``r, z, n`` gate-major as (3, T, B, H), ``W_hn h_{t-1} + b_hn`` (T)."""
+    """The parts of a GRU workspace (rows of (B, H)) that backward reads: ``h`` (T rows, in time
+    order), gate activations ``r, z, n`` gate-major as (3, T, B, H), ``W_hn h_{t-1} + b_hn`` (T);
+    ``h_n`` sits after ``h``."""
     B, H = ws.shape[1], ws.shape[2]
     return ws[:T], ws[T + 1:4 * T + 1].reshape(3, T, B, H), ws[4 * T + 1:]
 
@@ -431,7 +431,8 @@ class GRUSequence(_GRUOp):
         x, w_ih, w_hh, b_ih, b_hh, (h0,), _ = self._unpack(inputs)
         d = GRUSequenceGrad(self.reverse, self.has_bias, self.has_state).apply(*inputs, g)
         d_x, d_h = d[0, :-1], d[1, :-1]
-        gx, gw_ih, gw_hh, gb_ih, gb_hh = _projection_grads(x, w_ih, w_hh, h0, out[:-1], d_x, d_h, self.reverse)
+        gx, gw_ih, gw_hh, gb_ih, gb_hh = _projection_grads(x, w_ih, w_hh, b_ih, b_hh, h0, out[:-1], d_x, d_h,
+                                                             self.reverse)
         H = w_hh.shape[1]
         result = [gx, gw_ih, gw_hh]
         if self.has_bias:
@@ -503,7 +504,7 @@ class GRUSequenceGrad(_GRUOp):
 
 
 # ---- the gradient ops' gradient -----------------------------------------------------------------------
-def _projection_grads(x, w_ih, w_hh, h0, y, d_x, d_h, reverse: bool) -> tuple:
+def _projection_grads(x, w_ih, w_hh, b_ih, b_hh, h0, y, d_x, d_h, reverse: bool) -> tuple:
     """Gradients of ``x``, the weights and the biases from the gate gradients of every step: ``d_x``
     (T, B, G) of the input projections ``x_t W_ih^T + b_ih``, ``d_h`` of the recurrent ones
     ``h_{t-1} W_hh^T + b_hh`` (the same tensor for the LSTM); ``y`` (T, B, H) are the outputs, so
@@ -519,8 +520,10 @@ def _projection_grads(x, w_ih, w_hh, h0, y, d_x, d_h, reverse: bool) -> tuple:
         gw_hh = matmul(transpose(reshape(later, (-1, G))), reshape(earlier, (-1, H)))
         if h0 is not None:
             gw_hh = gw_hh + matmul(transpose(d_h[-1] if reverse else d_h[0]), h0)
-    gb_ih = _sum(dx2, axis=0)
-    gb_hh = gb_ih if d_h is d_x else _sum(reshape(d_h, (-1, G)), axis=0)
+    gb_ih = _sum(dx2, axis=0) if b_ih is not None and b_ih.requires_grad else None
+    gb_hh = None
+    if b_hh is not None and b_hh.requires_grad:
+        gb_hh = gb_ih if d_h is d_x and gb_ih is not None else _sum(reshape(d_h, (-1, G)), axis=0)
     return gx, gw_ih, gw_hh, gb_ih, gb_hh
 
 

@@ -434,12 +434,12 @@ class GeluGrad(Op):
 def _gelu_tanh_slope(xp, x):
     """d/dx of gelu's tanh formula: ``(1 + tanh u)/2 + x/2 k (1 + 3 c x^2) / cosh(u)^2`` with
     ``u = k (x + c x^3)`` (``1 / cosh^2``, not ``1 - tanh^2``: no cancellation where ``|tanh u|`` ~ 1)."""
-    u = x * x
-    u *= _TANH_C
+    square = x * x
+    u = square * _TANH_C
     u += 1.0
     u *= x
     u *= _TANH_K
-    ramp = x * x
+    ramp = square
     ramp *= 3.0 * _TANH_C
     ramp += 1.0
     ramp *= _TANH_K

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from graphgrad.core.tensor import Tensor
 from graphgrad.nn.module import Module
-from graphgrad.ops.composite import elu, gelu, hardtanh, leaky_relu, mish, selu, silu, softplus
+from graphgrad.ops.composite import elu, hardtanh, leaky_relu, mish, selu, silu, softplus
+from graphgrad.ops.unary import gelu
 from graphgrad.ops.nn import log_softmax, softmax
 from graphgrad.ops.unary import relu, sigmoid, tanh
 
