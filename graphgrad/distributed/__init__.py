@@ -1,0 +1,19 @@
+"""Data-parallel training on MPI (mpi4py): the world, collectives as ops, and the training helpers.
+
+Run a script on several processes with ``python -m graphgrad.distributed.run -n 4 train.py`` (or
+``mpiexec -n 4 python train.py``); without a launcher the same script runs as a world of one.
+
+* the world: :func:`init`, :func:`rank`, :func:`world_size`, :func:`local_rank`,
+  :func:`is_initialized`, :func:`barrier`;
+* collectives on tensors, differentiable and usable in eager code, static graphs and
+  ``gg.function``: :func:`all_reduce`, :func:`broadcast`, :func:`all_gather`,
+  :func:`reduce_scatter` (``async_op=True`` returns a :class:`Work` with ``wait()``).
+
+``import graphgrad`` never imports mpi4py: MPI is loaded by :func:`init`, under a launcher only.
+"""
+from graphgrad.distributed.world import (CollectiveTimeout, DistributedError, init, is_initialized, is_main_process,
+                                         local_rank, rank, world_size)
+from graphgrad.distributed.ops import Work, all_gather, all_reduce, barrier, broadcast, reduce_scatter
+
+__all__ = ["init", "is_initialized", "is_main_process", "rank", "world_size", "local_rank", "barrier", "all_reduce",
+           "broadcast", "all_gather", "reduce_scatter", "Work", "DistributedError", "CollectiveTimeout"]
