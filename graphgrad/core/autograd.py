@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import weakref
 from typing import Any, Optional, Sequence
 
 from graphgrad import config
@@ -22,6 +23,12 @@ from graphgrad.errors import GradError, NonFiniteError
 
 
 _SEQUENCE = itertools.count()
+#: id(leaf) -> (weak reference to the leaf, [hooks]): hooks called once per backward walk, after the
+#: leaf's ``.grad`` holds every contribution of that walk (``register_post_accumulate_grad_hook``).
+_POST_ACCUMULATE: dict = {}
+#: Callbacks queued (``queue_callback``) during the running walk, called when it ends; one list per
+#: nested walk.
+_CALLBACKS: list = []
 
 
 class Node:
@@ -170,6 +177,9 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
     """
     captured: dict = {}
     grads: dict = {}  # node -> gradient of its output, summed over consumers
+    # leaves with post-accumulate hooks -> gradient contributions still to come in this walk
+    pending = _pending_uses(roots) if _POST_ACCUMULATE and targets is None else None
+    arrived: set = set()
     handed_out = {id(g.data) for g in root_grads}  # arrays a leaf's .grad must not share
     heap: list = []
 
@@ -194,6 +204,8 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
                 x.grad = Tensor._wrap(gx.data if owned else gx.data.copy())
         else:
             x.grad = x.grad + gx
+        if pending is not None and id(x) in pending:
+            _count_down(pending, x, arrived)
 
     def send(x: Tensor, gx: Tensor) -> None:
         xd, gd = x.data, gx.data
@@ -205,55 +217,152 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
         elif _add_into(grads, parent, gx):
             heapq.heappush(heap, (-parent.seq, parent))
 
-    with set_grad_enabled(create_graph), profile_span("backward", "backward", phase="backward"):
-        for root, g in zip(roots, root_grads):
-            send(root, g)
-        anomaly = config.detect_anomaly
-        profiling = PROFILER.active  # gg.profile(): each gradient rule is recorded
-        while heap:
-            node = heapq.heappop(heap)[1]
-            g = grads.pop(node)
-            inputs, op = node.inputs, node.op
-            if inputs is None:
-                raise GradError(
-                    f"trying to backward through the graph a second time (through {op.name}): "
-                    "its saved values were freed by the first backward(); pass retain_graph=True to it")
-            if node._hooks:
-                g = _run_hooks(node._hooks, g)
-            if node.retained is not None and node.retained() is not None:
-                kept = node.retained()
-                kept.grad = g if kept.grad is None else kept.grad + g
-            if targets is not None and node in targets:
-                _add_into(captured, targets[node], g)
-            if not inputs:  # a graph source (placeholder, variable read): nothing further back
-                # a source that stands for a leaf (a Variable's read: ``op.gradient_target``) hands the
-                # gradient on to it, as if the leaf itself had been used
-                target = getattr(op, "gradient_target", None)
-                if target is not None and target.requires_grad:
-                    to_leaf(target, g)
-                continue
-            out = node.out
-            if out is not None and out.__class__ is not Tensor:  # an eager node keeps the output array
-                out = Tensor._wrap(out, node, True)
-            if anomaly:
-                try:
-                    gxs = op.backward(inputs, out, g)
-                except NonFiniteError as error:
-                    raise NonFiniteError(f"in the backward of {op.name}: {error}") from None
-            elif profiling:
-                gxs = PROFILER.profile.backward(node, inputs, out, g)
-            else:
-                gxs = op.backward(inputs, out, g)
-            for x, gx in zip(inputs, gxs):
-                if gx is not None and isinstance(x, Tensor) and x.requires_grad:
-                    if anomaly and gx.data is not None:
-                        check_finite(f"the gradient of {op.name} (backward)", gx.data)
-                    send(x, gx)
-            if not retain_graph and (out is None or out.data is not None):
-                # (the nodes of a static graph are never freed: the graph is reused)
-                node.inputs = None
-                node.out = None
+    _CALLBACKS.append([])
+    try:
+        with set_grad_enabled(create_graph), profile_span("backward", "backward", phase="backward"):
+            _reverse(roots, root_grads, retain_graph, targets, captured, grads, heap, send, to_leaf)
+            if pending:  # hooked leaves some of whose expected gradients never came (a None gradient)
+                for key in [k for k in pending if k in arrived]:
+                    _fire_post_accumulate(key)
+            callbacks = _CALLBACKS[-1]
+            while callbacks:
+                callbacks.pop(0)()
+    finally:
+        _CALLBACKS.pop()
     return captured
+
+
+def _reverse(roots, root_grads, retain_graph, targets, captured, grads, heap, send, to_leaf) -> None:
+    """The loop of :func:`_walk`: pop nodes in decreasing creation order and apply their rules."""
+    for root, g in zip(roots, root_grads):
+        send(root, g)
+    anomaly = config.detect_anomaly
+    profiling = PROFILER.active  # gg.profile(): each gradient rule is recorded
+    while heap:
+        node = heapq.heappop(heap)[1]
+        g = grads.pop(node)
+        inputs, op = node.inputs, node.op
+        if inputs is None:
+            raise GradError(
+                f"trying to backward through the graph a second time (through {op.name}): "
+                "its saved values were freed by the first backward(); pass retain_graph=True to it")
+        if node._hooks:
+            g = _run_hooks(node._hooks, g)
+        if node.retained is not None and node.retained() is not None:
+            kept = node.retained()
+            kept.grad = g if kept.grad is None else kept.grad + g
+        if targets is not None and node in targets:
+            _add_into(captured, targets[node], g)
+        if not inputs:  # a graph source (placeholder, variable read): nothing further back
+            # a source that stands for a leaf (a Variable's read: ``op.gradient_target``) hands the
+            # gradient on to it, as if the leaf itself had been used
+            target = getattr(op, "gradient_target", None)
+            if target is not None and target.requires_grad:
+                to_leaf(target, g)
+            continue
+        out = node.out
+        if out is not None and out.__class__ is not Tensor:  # an eager node keeps the output array
+            out = Tensor._wrap(out, node, True)
+        if anomaly:
+            try:
+                gxs = op.backward(inputs, out, g)
+            except NonFiniteError as error:
+                raise NonFiniteError(f"in the backward of {op.name}: {error}") from None
+        elif profiling:
+            gxs = PROFILER.profile.backward(node, inputs, out, g)
+        else:
+            gxs = op.backward(inputs, out, g)
+        for x, gx in zip(inputs, gxs):
+            if gx is not None and isinstance(x, Tensor) and x.requires_grad:
+                if anomaly and gx.data is not None:
+                    check_finite(f"the gradient of {op.name} (backward)", gx.data)
+                send(x, gx)
+        if not retain_graph and (out is None or out.data is not None):
+            # (the nodes of a static graph are never freed: the graph is reused)
+            node.inputs = None
+            node.out = None
+
+
+def _pending_uses(roots) -> dict:
+    """For the leaves with post-accumulate hooks: how many gradient contributions the walk from
+    ``roots`` will deliver to each (one per edge from a reachable node; one per variable read)."""
+    counts: dict = {}
+    seen: set = set()
+    stack = []
+    for root in roots:
+        if root._node is None:
+            if id(root) in _POST_ACCUMULATE:
+                counts[id(root)] = counts.get(id(root), 0) + 1
+        else:
+            stack.append(root._node)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        inputs = node.inputs
+        if not inputs:
+            target = getattr(node.op, "gradient_target", None)
+            if target is not None and id(target) in _POST_ACCUMULATE:
+                counts[id(target)] = counts.get(id(target), 0) + 1
+            continue
+        for x in inputs:
+            if isinstance(x, Tensor) and x.requires_grad:
+                if x._node is None:
+                    if id(x) in _POST_ACCUMULATE:
+                        counts[id(x)] = counts.get(id(x), 0) + 1
+                elif id(x._node) not in seen:
+                    stack.append(x._node)
+    return counts
+
+
+def _count_down(pending: dict, leaf: Tensor, arrived: set) -> None:
+    key = id(leaf)
+    left = pending[key] - 1
+    if left > 0:
+        pending[key] = left
+        arrived.add(key)
+    else:
+        del pending[key]
+        arrived.discard(key)
+        _fire_post_accumulate(key)
+
+
+def _fire_post_accumulate(key: int) -> None:
+    entry = _POST_ACCUMULATE.get(key)
+    leaf = entry[0]() if entry else None
+    if leaf is not None:
+        for hook in list(entry[1]):
+            hook(leaf)
+
+
+def register_post_accumulate_grad_hook(leaf: Tensor, hook) -> "Any":
+    """Call ``hook(leaf)`` once per backward pass, after ``leaf.grad`` holds all of that pass's
+    gradient (the place to start communicating or applying it). Returns a function removing the hook."""
+    if leaf._node is not None:
+        raise GradError("post-accumulate-grad hooks can only be registered on leaf tensors")
+    if not leaf.requires_grad:
+        raise GradError("cannot register a hook on a tensor that does not require grad")
+    key = id(leaf)
+    entry = _POST_ACCUMULATE.get(key)
+    if entry is None or entry[0]() is not leaf:
+        entry = _POST_ACCUMULATE[key] = (weakref.ref(leaf, lambda _, key=key, table=_POST_ACCUMULATE: table.pop(key, None)), [])
+    entry[1].append(hook)
+
+    def remove() -> None:
+        if hook in entry[1]:
+            entry[1].remove(hook)
+        if not entry[1] and _POST_ACCUMULATE.get(key) is entry:
+            del _POST_ACCUMULATE[key]
+
+    return remove
+
+
+def queue_callback(callback) -> None:
+    """Call ``callback()`` when the backward pass now running ends (from inside a hook)."""
+    if not _CALLBACKS:
+        raise GradError("queue_callback() can only be called while a backward pass runs (from a hook)")
+    _CALLBACKS[-1].append(callback)
 
 
 def backward(tensors: Sequence[Tensor], grad_tensors: Optional[Sequence[Any]] = None,

@@ -275,6 +275,13 @@ class Tensor:
         owner._hooks.append(hook)
         return lambda: owner._hooks.remove(hook)
 
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> Callable[[], None]:
+        """Call ``hook(self)`` once per backward pass, after this leaf's ``.grad`` holds all of that
+        pass's gradient. Returns a function that removes the hook."""
+        from graphgrad.core import autograd
+
+        return autograd.register_post_accumulate_grad_hook(self, hook)
+
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf tensor after backward (leaves always keep it)."""
         if self._node is not None:
