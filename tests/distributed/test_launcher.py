@@ -1,0 +1,59 @@
+"""The launcher: ``python -m graphgrad.distributed.run -n N script args`` over the installed mpiexec."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from graphgrad.distributed import run
+from tests.distributed.launch import ROOT, needs_mpi
+
+SCRIPT = """
+import sys
+import graphgrad as gg
+import graphgrad.distributed as dist
+dist.init()
+total = int(dist.all_reduce(gg.tensor([dist.rank()])).item())
+if dist.rank() == 0:
+    print("world", dist.world_size(), "ranks sum", total, "args", sys.argv[1:], flush=True)
+"""
+
+
+@needs_mpi
+def test_the_launcher_starts_the_ranks_and_passes_arguments(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-m", "graphgrad.distributed.run", "-n", "3", str(script), "--epochs", "2"],
+                         capture_output=True, text=True, timeout=90, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "world 3 ranks sum 3 args ['--epochs', '2']" in out.stdout
+
+
+def test_a_script_without_a_launcher_is_a_world_of_one(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")}
+    env["PYTHONPATH"] = ROOT
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=90, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "world 1 ranks sum 0" in out.stdout
+
+
+def test_the_command_line_for_several_machines(monkeypatch):
+    monkeypatch.setattr(run, "_is_open_mpi", lambda mpiexec: False)
+    line = run.command(8, ["train.py", "--lr", "0.1"], hostfile="hosts.txt", mpiexec="mpiexec", python="python3")
+    assert line == ["mpiexec", "-n", "8", "-f", "hosts.txt", "python3", "train.py", "--lr", "0.1"]
+    line = run.command(4, ["-m", "pkg.train"], hosts="a,b", mpiexec="mpiexec", python="python3")
+    assert line == ["mpiexec", "-n", "4", "-hosts", "a,b", "python3", "-m", "pkg.train"]
+    monkeypatch.setattr(run, "_is_open_mpi", lambda mpiexec: True)
+    line = run.command(4, ["t.py"], hostfile="h", hosts="a,b", mpiexec="mpiexec", python="python3")
+    assert line[:7] == ["mpiexec", "-n", "4", "--hostfile", "h", "--host", "a,b"]
+
+
+def test_the_launcher_needs_a_script(capsys):
+    try:
+        run.main(["-n", "2"])
+    except SystemExit as stop:
+        assert stop.code == 2
+    assert "give the script to run" in capsys.readouterr().err
