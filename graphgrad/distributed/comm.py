@@ -62,6 +62,8 @@ def describe(record: dict) -> str:
         kind += f"(root={record['root']})"
     if kind == "barrier":
         return "barrier()"
+    if kind == "exit":
+        return "the end of the script (this rank has finished)"
     shape = tuple(record["shape"])
     return f"{kind} of {record['name']!r} {shape} {record['dtype']} on {record['device']}"
 
@@ -71,7 +73,7 @@ def _must_agree(kind: str) -> tuple:
     common = ("kind", "op", "root", "dtype", "device")
     if kind == "all_gather":
         return common + ("trailing",)
-    if kind == "barrier":
+    if kind in ("barrier", "exit"):
         return ("kind",)
     return common + ("shape",)
 

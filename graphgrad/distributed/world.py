@@ -11,6 +11,7 @@ them within seconds with a non-zero exit.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import traceback
@@ -107,6 +108,7 @@ def init(timeout: Optional[float] = None, check: Optional[bool] = None) -> None:
         world.local_rank, world.local_size = local.Get_rank(), local.Get_size()
         local.Free()
         _install_abort_on_exception()
+        atexit.register(_leave)
     world.initialized = True
 
 
@@ -127,6 +129,20 @@ def _install_abort_on_exception() -> None:
             previous(kind, value, tb)
 
     sys.excepthook = abort_all
+
+
+def _leave() -> None:
+    """At exit, tell the other ranks this one has finished (a last handshake): ranks still waiting
+    in a collective then fail at once, naming this rank, instead of waiting for the timeout."""
+    world = WORLD
+    if world.comm is None or world.size == 1 or not world.check:
+        return
+    from graphgrad.distributed import comm
+
+    try:
+        comm.handshake(world, {"kind": "exit", "name": "", "shape": [], "dtype": "", "device": ""})
+    except DistributedError:
+        pass  # another rank is waiting in a collective: it reports the mismatch and aborts the job
 
 
 def require_init(what: str) -> World:

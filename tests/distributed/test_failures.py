@@ -30,6 +30,16 @@ def test_an_exception_on_one_rank_ends_every_rank_quickly():
 
 
 @needs_mpi
+def test_a_rank_that_finishes_early_fails_the_others_at_once():
+    start = time.monotonic()
+    result = run_ranks(2, SCRIPT, "exit", "30", check=False, timeout=60)
+    assert result.returncode != 0
+    assert time.monotonic() - start < 15
+    assert "rank 1: collective #0: the end of the script (this rank has finished)" in result.stderr + result.stdout
+    assert "rank 0: collective #0: all_reduce(sum) of 'w.grad'" in result.stderr + result.stdout
+
+
+@needs_mpi
 def test_a_rank_that_never_arrives_gives_a_timeout():
     start = time.monotonic()
     result = run_ranks(2, SCRIPT, "timeout", "2", check=False, timeout=60)

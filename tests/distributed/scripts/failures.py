@@ -3,6 +3,7 @@
 * mismatch: ranks submit different collectives; every rank must get a DistributedError naming the
   ranks and tensors (and the job goes on afterwards); rank 0 prints "ok".
 * raise: rank 1 raises mid-training while rank 0 waits in a collective; the job must end quickly.
+* exit: rank 1 finishes early while rank 0 waits in a collective; rank 0 must fail at once.
 * timeout: rank 1 never reaches a collective; rank 0 must raise CollectiveTimeout after the timeout.
 """
 import sys
@@ -51,6 +52,10 @@ elif scenario == "raise":
             raise ValueError("boom: a bad batch on this rank")
         dist.all_reduce(w)
     time.sleep(60)  # never reached on rank 0: it is aborted while waiting in step 2's collective
+elif scenario == "exit":
+    if r == 1:
+        sys.exit(0)  # leaves early, without an error
+    dist.all_reduce(gg.tensor(np.ones(3)), name="w.grad")
 elif scenario == "timeout":
     if r == 0:
         dist.all_reduce(gg.tensor(np.ones(3)), name="lonely")
