@@ -33,6 +33,7 @@ from graphgrad import train
 from graphgrad.train import Model, Sequential
 from graphgrad.io import save, load, save_checkpoint, load_checkpoint
 from graphgrad.io import onnx  # gg.onnx.export / gg.onnx.load (the onnx package is imported on use)
+from graphgrad import distributed  # gg.distributed (mpi4py is imported by init(), under a launcher only)
 
 bool = bool_  # noqa: A001  (gg.bool, like torch.bool)
 __version__ = "0.1.0"
