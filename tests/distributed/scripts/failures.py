@@ -13,6 +13,7 @@ import numpy as np
 
 import graphgrad as gg
 import graphgrad.distributed as dist
+from graphgrad.distributed import comm
 
 scenario = sys.argv[1]
 dist.init(timeout=float(sys.argv[2]) if len(sys.argv) > 2 else None)
@@ -41,6 +42,12 @@ if scenario == "mismatch":
     expect_mismatch(lambda: dist.all_reduce(a) if r == 0 else dist.broadcast(a, src=0), "all_reduce(sum)", "broadcast(root=0)")
     expect_mismatch(lambda: dist.all_reduce(a.astype(gg.float32 if r == 0 else gg.float64)), "float32", "float64")
     expect_mismatch(lambda: dist.all_reduce(a) if r == 0 else dist.barrier(), "barrier()")
+    # a tensor on another device on one rank (a GPU array, simulated by the device name)
+    real_device_of = comm.backend.device_of
+    if r == 1:
+        comm.backend.device_of = lambda array: "cuda:0"
+    expect_mismatch(lambda: dist.all_reduce(a, name="x"), "'x' (3,) float64 on cpu", "'x' (3,) float64 on cuda:0")
+    comm.backend.device_of = real_device_of
     # after the errors the ranks are in step again
     np.testing.assert_allclose(dist.all_reduce(a).numpy(), np.full(3, dist.world_size()))
     if r == 0:
