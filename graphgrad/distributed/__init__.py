@@ -14,6 +14,8 @@ Run a script on several processes with ``python -m graphgrad.distributed.run -n 
 from graphgrad.distributed.world import (CollectiveTimeout, DistributedError, init, is_initialized, is_main_process,
                                          local_rank, rank, world_size)
 from graphgrad.distributed.ops import Work, all_gather, all_reduce, barrier, broadcast, reduce_scatter
+from graphgrad.distributed.sampler import DistributedSampler, ShardSampler
 
 __all__ = ["init", "is_initialized", "is_main_process", "rank", "world_size", "local_rank", "barrier", "all_reduce",
-           "broadcast", "all_gather", "reduce_scatter", "Work", "DistributedError", "CollectiveTimeout"]
+           "broadcast", "all_gather", "reduce_scatter", "Work", "DistributedError", "CollectiveTimeout",
+           "DistributedSampler", "ShardSampler"]
