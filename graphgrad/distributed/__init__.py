@@ -7,7 +7,10 @@ Run a script on several processes with ``python -m graphgrad.distributed.run -n 
   :func:`is_initialized`, :func:`barrier`;
 * collectives on tensors, differentiable and usable in eager code, static graphs and
   ``gg.function``: :func:`all_reduce`, :func:`broadcast`, :func:`all_gather`,
-  :func:`reduce_scatter` (``async_op=True`` returns a :class:`Work` with ``wait()``).
+  :func:`reduce_scatter` (``async_op=True`` returns a :class:`Work` with ``wait()``);
+  :func:`grouped_all_reduce` reduces a list of tensors in a few bucketed collectives;
+* static graphs, TensorFlow-1 style: :class:`DistributedOptimizer` (gradients averaged over the ranks
+  inside ``minimize``) and :func:`broadcast_variables` / :func:`broadcast_global_variables`.
 
 ``import graphgrad`` never imports mpi4py: MPI is loaded by :func:`init`, under a launcher only.
 """
@@ -15,7 +18,10 @@ from graphgrad.distributed.world import (CollectiveTimeout, DistributedError, in
                                          local_rank, rank, world_size)
 from graphgrad.distributed.ops import Work, all_gather, all_reduce, barrier, broadcast, reduce_scatter
 from graphgrad.distributed.sampler import DistributedSampler, ShardSampler
+from graphgrad.distributed.graph import (DistributedOptimizer, broadcast_global_variables, broadcast_variables,
+                                         grouped_all_reduce)
 
 __all__ = ["init", "is_initialized", "is_main_process", "rank", "world_size", "local_rank", "barrier", "all_reduce",
            "broadcast", "all_gather", "reduce_scatter", "Work", "DistributedError", "CollectiveTimeout",
-           "DistributedSampler", "ShardSampler"]
+           "DistributedSampler", "ShardSampler",
+           "DistributedOptimizer", "broadcast_variables", "broadcast_global_variables", "grouped_all_reduce"]
