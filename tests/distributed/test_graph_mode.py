@@ -169,3 +169,26 @@ def test_grouped_all_reduce_eagerly(fresh_world):
     assert [t.dtype for t in out] == [gg.float64, gg.float64, gg.float32]
     for got, want in zip(out, (a, b, c)):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_the_compiler_keeps_every_collective(fresh_world):
+    """Collectives are impure: CSE does not merge equal ones, folding leaves those of constants alone,
+    fusion and pruning keep them, and a Session runs each once per run."""
+    dist.init()
+    graph = gg.Graph()
+    with graph.as_default():
+        p = gg.placeholder(gg.float64, (2, 3), name="p")
+        c = gg.constant(np.ones((2, 3)))
+        fetches = [dist.all_reduce(p, name="twin"), dist.all_reduce(p, name="twin"),
+                   dist.all_reduce(c, name="of a constant") + 1.0, dist.broadcast(c * 2.0, name="scaled constant"),
+                   dist.all_reduce(p, name="times one") * 1.0, gg.exp(dist.all_gather(p + 0.0, name="gathered"))]
+    sess = gg.Session(graph)
+    before = world.WORLD.sequence
+    for _ in range(2):
+        values = sess.run(fetches, {p: np.full((2, 3), 2.0)})
+    assert world.WORLD.sequence - before == 2 * 6
+    np.testing.assert_array_equal(values[2], np.full((2, 3), 2.0))
+    np.testing.assert_allclose(values[5], np.exp(np.full((2, 3), 2.0)))
+    (plan,) = sess._plans.values()
+    labels = sorted(s[3].op.label for s in plan.steps if getattr(s[3].op, "pure", True) is False)
+    assert labels == sorted(["twin", "twin", "of a constant", "scaled constant", "times one", "gathered"])
