@@ -226,6 +226,8 @@ def broadcast_variables(variables: Optional[Sequence[Any]] = None, root_rank: in
         variables: the Variables (default: every global variable of the default graph, optimizer
             slots included).
         root_rank: whose values everyone takes.
+        bucket_mb: variables of one dtype travel together, up to this many megabytes per collective.
+        name: the op's name (and the name scope of its nodes).
 
     Returns:
         An operation (a group of assigns); in a world of one, an op that does nothing.
