@@ -136,7 +136,9 @@ def _begin(kind: str, array, name: Optional[str], op: Optional[str] = None, root
 # ---- host buffers ----------------------------------------------------------------------------------------
 def _host(array):
     """A contiguous NumPy array MPI can read, in a dtype MPI knows."""
-    host = np.ascontiguousarray(backend.to_numpy(array))
+    host = backend.to_numpy(array)
+    if not host.flags.c_contiguous:
+        host = host.copy()  # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
     wide = _WIDENED.get(host.dtype.name)
     return host.astype(wide) if wide else host
 

@@ -14,8 +14,10 @@ rank differentiates. Then, with ``g_r`` the gradient arriving at rank ``r``'s ou
 * ``all_gather(x)``: each rank gets the sum over ranks of the rows of ``g`` that came from it (a
   reduce-scatter), and ``reduce_scatter`` has an all-gather as its gradient.
 
-Collective ops are impure (``pure = False``): the compiler never merges, folds or reorders them
-relative to each other, so every rank runs its collectives in the same order.
+Collective ops are impure (``pure = False``: the compiler never merges or folds them) and set
+``collective = True``: an execution plan keeps them in program order, so every rank runs its
+collectives in the same sequence. Their graphs never depend on the rank (a rank-dependent gradient
+is one op, :class:`Reduce`), so every rank builds and schedules the same program.
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ class AllReduce(Op):
 
     props = ("reduce_op", "label")
     pure = False
+    collective = True
 
     def __init__(self, reduce_op: str = "sum", label: Optional[str] = None) -> None:
         if reduce_op not in comm.REDUCE_OPS:
@@ -69,11 +72,11 @@ class Broadcast(Op):
 
     props = ("root", "label")
     pure = False
+    collective = True
+    saves_output = False
 
     def __init__(self, root: int = 0, label: Optional[str] = None) -> None:
         self.root, self.label = int(root), label
-
-    saves_output = False
 
     def forward(self, xp, x):
         return comm.broadcast(x, self.root, self.label)
@@ -82,20 +85,43 @@ class Broadcast(Op):
         return TensorSpec(x.shape, x.dtype)
 
     def backward(self, inputs, out, g):
-        total = AllReduce("sum", f"gradient of {self.label}" if self.label else "gradient").apply(g)
-        if WORLD.rank == self.root:
-            return (total,)
-        return (total * 0.0,)
+        return (Reduce(self.root, f"gradient of {self.label}" if self.label else "gradient").apply(g),)
+
+
+class Reduce(Op):
+    """The sum over ranks on rank ``root``, zeros on the others (the gradient of a broadcast).
+
+    One op rather than a sum and a rank-dependent product, so every rank builds the same graph."""
+
+    props = ("root", "label")
+    pure = False
+    collective = True
+    saves_output = False
+
+    def __init__(self, root: int = 0, label: Optional[str] = None) -> None:
+        self.root, self.label = int(root), label
+
+    def forward(self, xp, x):
+        total = comm.all_reduce(x, "sum", self.label)
+        return total if WORLD.rank == self.root else xp.zeros_like(total)
+
+    def infer(self, x: TensorSpec) -> TensorSpec:
+        return TensorSpec(x.shape, x.dtype)
+
+    def backward(self, inputs, out, g):
+        return (Broadcast(self.root, self.label).apply(g),)
 
 
 class AllGather(Op):
     """The ranks' tensors concatenated along axis 0 in rank order (parts may differ in length).
 
-    The static shape assumes equal parts (``world_size * n`` rows); the run-time shape is exact.
+    In a graph the number of rows is known only at run time (the ranks' parts may differ), except
+    in a world of one.
     """
 
     props = ("label",)
     pure = False
+    collective = True
     saves_output = False
 
     def __init__(self, label: Optional[str] = None) -> None:
@@ -107,12 +133,12 @@ class AllGather(Op):
     def infer(self, x: TensorSpec) -> TensorSpec:
         if not x.shape:
             raise ShapeError(f"AllGather of {self.label or 'a tensor'}: needs at least one dimension, got a scalar")
-        rows = None if x.shape[0] is None else x.shape[0] * _size()
+        rows = x.shape[0] if _size() == 1 else None
         return TensorSpec((rows,) + tuple(x.shape[1:]), x.dtype)
 
     def backward(self, inputs, out, g):
         (x,) = inputs
-        return (ReduceScatterLike(self.label).apply(g, x.detach()),)
+        return (ReduceScatterLike(self.label).apply(g, x),)
 
 
 class ReduceScatter(Op):
@@ -120,6 +146,7 @@ class ReduceScatter(Op):
 
     props = ("reduce_op", "label")
     pure = False
+    collective = True
     saves_output = False
 
     def __init__(self, reduce_op: str = "sum", label: Optional[str] = None) -> None:
@@ -149,6 +176,7 @@ class ReduceScatterLike(Op):
 
     props = ("label",)
     pure = False
+    collective = True
     saves_output = False
 
     def __init__(self, label: Optional[str] = None) -> None:
@@ -249,5 +277,5 @@ def barrier() -> None:
     comm.barrier()
 
 
-__all__ = ["AllReduce", "Broadcast", "AllGather", "ReduceScatter", "ReduceScatterLike", "Work", "all_reduce",
+__all__ = ["AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "ReduceScatterLike", "Work", "all_reduce",
            "broadcast", "all_gather", "reduce_scatter", "barrier"]

@@ -320,6 +320,8 @@ def schedule(order: list, fetched: Iterable = ()) -> list:
     before the kernel that back-propagates through the layer's activation, which thereby becomes
     the activation's last reader and may overwrite it in place. Variable reads without control
     inputs run first: every uncontrolled read sees the value from before the run's assignments.
+    Ops that communicate (``collective = True``: the distributed collectives) keep their order in
+    ``order``: every process must run them in the same sequence, whatever the sizes it sees.
     """
     fetched = set(fetched)
     index = {n: i for i, n in enumerate(order)}
@@ -334,6 +336,13 @@ def schedule(order: list, fetched: Iterable = ()) -> list:
                 found.append(p)
                 users[p].append(n)
         deps[n] = found
+    previous = None
+    for n in order:
+        if getattr(n.op, "collective", False):
+            if previous is not None and previous not in deps[n]:
+                deps[n].append(previous)
+                users[previous].append(n)
+            previous = n
     owned = {n: 0 if n in fetched or _is_view_op(n.op) or isinstance(n.op, (Const, ReadVariable, Placeholder))
              else _nbytes(n) for n in order}
     remaining = {n: len(users[n]) for n in order}

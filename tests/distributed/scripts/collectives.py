@@ -65,6 +65,22 @@ close(g_v, np.concatenate(everyone))
 close(b_v, everyone[src])
 close(dp_v, np.full((2, 3), n * (n + 1) / 2))
 
+# symbolic gradients through all_gather of unequal parts and broadcast equal the eager ones
+g = gg.Graph()
+with g.as_default():
+    p = gg.placeholder(gg.float64, (r + 2, 3), name="p")
+    q = gg.placeholder(gg.float64, (2, 3), name="q")
+    loss = (dist.all_gather(p.sin()) ** 2).sum() * (r + 1) + (dist.broadcast(q.sin(), src=src) * (r + 1)).sum()
+    dp, dq = gg.gradients(loss, [p, q])
+pv = np.random.default_rng(r).standard_normal((r + 2, 3))
+dp_v, dq_v = gg.Session(graph=g).run([dp, dq], {p: pv, q: local})
+pe, qe = gg.tensor(pv, requires_grad=True), gg.tensor(local, requires_grad=True)
+((dist.all_gather(pe.sin()) ** 2).sum() * (r + 1) + (dist.broadcast(qe.sin(), src=src) * (r + 1)).sum()).backward()
+close(dp_v, pe.grad.numpy(), rtol=1e-12)
+close(dq_v, qe.grad.numpy(), rtol=1e-12)
+close(dq_v, np.cos(local) * n * (n + 1) / 2 if r == src else np.zeros_like(local))
+assert dist.all_reduce(gg.tensor(2.0)).shape == ()   # 0-d tensors keep their shape
+
 # ---- gg.function: a compiled step containing collectives -------------------------------------------------
 @gg.function
 def step(a):
