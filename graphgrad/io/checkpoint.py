@@ -58,6 +58,7 @@ from __future__ import annotations
 import json
 import os
 import random as _pyrandom
+import sys
 import tempfile
 import zipfile
 from typing import Any, Callable, Iterable, Optional, Sequence
@@ -245,24 +246,35 @@ def save(obj: Any, path, format: Optional[str] = None) -> None:
             ``.safetensors`` -> safetensors, anything else -> safetensors if the ``safetensors``
             package is installed, otherwise npz). The module docstring describes the on-disk layout.
 
+    With several ranks (after ``graphgrad.distributed.init()`` under a launcher, or in ``fit``) call
+    it on every rank: rank 0 writes the file and the others wait until it is complete, so every rank
+    can load it right after. (Calling it on rank 0 alone leaves rank 0 waiting for the others: the
+    job fails with an error naming this save.)
+
     Example:
         >>> gg.save(model.state_dict(), "model.safetensors")
         >>> model.load_state_dict(gg.load("model.safetensors"))
     """
     path = os.fspath(path)
     chosen = _pick_format(path, format)
-    encoder = _Encoder()
-    root = encoder.encode(obj, [])
-    structure = json.dumps({"graphgrad_format": FORMAT_VERSION, "root": root}, separators=(",", ":"))
-    arrays = encoder.arrays
-    if chosen == "safetensors":
-        st_numpy, _ = _safetensors()
-        data = st_numpy.save(arrays, metadata={_META_KEY: structure})
-        _atomic_write(path, lambda f: f.write(data))
-    else:
-        arrays = dict(arrays)
-        arrays[_NPZ_META] = np.frombuffer(structure.encode("utf-8"), dtype=np.uint8)
-        _atomic_write(path, lambda f: _write_npz(f, arrays))
+
+    def write() -> None:
+        encoder = _Encoder()
+        root = encoder.encode(obj, [])
+        structure = json.dumps({"graphgrad_format": FORMAT_VERSION, "root": root}, separators=(",", ":"))
+        arrays = encoder.arrays
+        if chosen == "safetensors":
+            st_numpy, _ = _safetensors()
+            data = st_numpy.save(arrays, metadata={_META_KEY: structure})
+            _atomic_write(path, lambda f: f.write(data))
+        else:
+            arrays = dict(arrays)
+            arrays[_NPZ_META] = np.frombuffer(structure.encode("utf-8"), dtype=np.uint8)
+            _atomic_write(path, lambda f: _write_npz(f, arrays))
+
+    from graphgrad.distributed.training import written_by_rank_zero  # a sibling layer, loaded on first use
+
+    written_by_rank_zero(write, repr(path))
 
 
 def load(path) -> Any:
@@ -354,6 +366,28 @@ def _set_rng_state(state: dict, generators: Sequence, path: str) -> None:
         _pyrandom.setstate(state["python"])
 
 
+def _unwrapped(model):
+    """The module a ``DistributedDataParallel`` wraps (so saved names carry no ``module.`` prefix), or ``model``."""
+    parallel = sys.modules.get("graphgrad.distributed.parallel")  # never imported here: a wrapper implies it
+    if parallel is not None and isinstance(model, parallel.DistributedDataParallel):
+        return model.module
+    return model
+
+
+def _without_wrapper_prefix(state: dict, expected, prefix: str = "module.") -> dict:
+    """``state`` with its names fitted to the ``expected`` names when they differ only by a wrapper's
+    ``prefix`` (a state dict saved from a ``DistributedDataParallel`` and loaded into the bare module,
+    or the reverse); otherwise ``state`` itself."""
+    keys, expected = list(state), list(expected)
+    if not keys or not expected or set(keys) == set(expected):
+        return state
+    if all(k.startswith(prefix) for k in keys) and not any(k.startswith(prefix) for k in expected):
+        return {k[len(prefix):]: v for k, v in state.items()}
+    if all(k.startswith(prefix) for k in expected) and not any(k.startswith(prefix) for k in keys):
+        return {prefix + k: v for k, v in state.items()}
+    return state
+
+
 def save_checkpoint(path, model, optimizer=None, scheduler=None, epoch: Optional[int] = None,
                     extra: Any = None, generators: Sequence = (), format: Optional[str] = None) -> None:
     """Save everything needed to resume training bit-identically, atomically.
@@ -364,6 +398,10 @@ def save_checkpoint(path, model, optimizer=None, scheduler=None, epoch: Optional
     ``generators`` (e.g. the one given to a Dropout layer), of NumPy's global (legacy) generator and of
     Python's ``random`` module. ``extra`` is any structure :func:`save` accepts.
 
+    With several ranks, call it on every rank: rank 0 writes (see :func:`save`). Nothing in the file
+    depends on the number of ranks (a ``DistributedDataParallel`` is saved as the module it wraps;
+    the random state is rank 0's), so training can resume on any number of ranks.
+
     Example:
         >>> gg.save_checkpoint("run.ckpt", model, opt, sched, epoch=3, generators=[g])
         >>> info = gg.load_checkpoint("run.ckpt", model, opt, sched, generators=[g])
@@ -371,7 +409,7 @@ def save_checkpoint(path, model, optimizer=None, scheduler=None, epoch: Optional
         3
     """
     checkpoint = {
-        "model": model.state_dict(),
+        "model": _unwrapped(model).state_dict(),
         "optimizer": None if optimizer is None else optimizer.state_dict(),
         "scheduler": None if scheduler is None else scheduler.state_dict(),
         "epoch": epoch,
@@ -388,15 +426,18 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, generators: Seq
 
     A model whose parameter names or shapes differ from the checkpoint's raises the error of
     ``Module.load_state_dict`` (naming every mismatched key and both shapes) with the checkpoint's
-    path added; the model is then unchanged. Returns ``{"epoch": ..., "extra": ...}``.
+    path added; the model is then unchanged. Names that differ only by the ``module.`` prefix of a
+    ``DistributedDataParallel`` wrapper (on either side) are matched. With several ranks every rank
+    loads the file. Returns ``{"epoch": ..., "extra": ...}``.
     """
     path = os.fspath(path)
     checkpoint = load(path)
     if not isinstance(checkpoint, dict) or "model" not in checkpoint:
         raise ValueError(f"{path} is not a training checkpoint (no 'model' entry); use gg.load() for plain "
                          "state dicts")
+    model = _unwrapped(model)
     try:
-        model.load_state_dict(checkpoint["model"], strict=strict)
+        model.load_state_dict(_without_wrapper_prefix(checkpoint["model"], model.state_dict()), strict=strict)
     except Exception as exc:
         try:
             error = type(exc)(f"checkpoint {path}: {exc}")

@@ -5,6 +5,10 @@ A callback reaches the model as ``self.model`` (set by ``fit``); setting ``self.
 = True`` ends training after the current batch. Epochs are numbered from 0 in the hooks (shown from
 1 in progress output and in ``ModelCheckpoint`` file names, as in Keras).
 
+Under a launcher with several ranks, ``fit`` runs every callback on every rank with the same logs
+(averaged over the ranks), except those whose ``main_process_only`` is true (``CSVLogger``,
+``TensorBoard``: they only write), which run on rank 0 alone; callbacks print on rank 0 only.
+
 Example:
     >>> model.fit(x, y, epochs=50, validation_split=0.2,
     ...           callbacks=[EarlyStopping(patience=3, restore_best_weights=True),
@@ -27,7 +31,14 @@ __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "ModelCheckpo
 
 
 class Callback:
-    """Base class: override the hooks you need. ``logs`` is a dict of floats (may be empty)."""
+    """Base class: override the hooks you need. ``logs`` is a dict of floats (may be empty).
+
+    Set ``main_process_only = True`` on a callback that only writes (files, output): under several
+    ranks ``fit`` then runs it on rank 0 alone. Callbacks that decide (stop, change the learning
+    rate) must run on every rank.
+    """
+
+    main_process_only = False
 
     def __init__(self) -> None:
         self.model = None
@@ -184,6 +195,14 @@ def _set_lr(optimizer, lr: float) -> None:
         group["lr"] = float(lr)
 
 
+def _print(*args, **kwargs) -> None:
+    """``print``, on rank 0 only when several ranks run the same callbacks."""
+    from graphgrad.distributed.world import is_main_process
+
+    if is_main_process():
+        print(*args, **kwargs)
+
+
 def _copy_state(model) -> dict:
     return {k: v.data.copy() for k, v in model.state_dict().items()}
 
@@ -243,16 +262,19 @@ class EarlyStopping(Callback):
 
     def on_train_end(self, logs=None) -> None:
         if self.stopped_epoch > 0 and self.verbose:
-            print(f"Epoch {self.stopped_epoch + 1}: early stopping", file=sys.stdout)
+            _print(f"Epoch {self.stopped_epoch + 1}: early stopping", file=sys.stdout)
         if self.restore_best_weights and self.best_weights is not None:
             if self.verbose:
-                print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
+                _print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
             self.model.load_state_dict(self.best_weights)
 
 
 # ---- ModelCheckpoint -------------------------------------------------------------------------------------------
 class ModelCheckpoint(Callback):
     """Save the model's ``state_dict`` with ``gg.save`` at the end of epochs.
+
+    Under several ranks it runs on every rank (all see the same logs, so all decide alike) and
+    ``gg.save`` has rank 0 write the file while the others wait for it.
 
     Args:
         filepath: where to save; may contain ``{epoch}`` (from 1) and log keys with formats, e.g.
@@ -299,7 +321,7 @@ class ModelCheckpoint(Callback):
         if value is None or not _better(self.mode, value, self.best, 0.0):
             return
         if self.verbose:
-            print(f"Epoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} to {value:.5f}, saving model")
+            _print(f"Epoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} to {value:.5f}, saving model")
         self.best = value
         self._save(self._path(epoch, logs))
 
@@ -332,7 +354,7 @@ class LearningRateScheduler(Callback):
             raise ValueError(f"LearningRateScheduler: the schedule returned {lr} for epoch {epoch}")
         _set_lr(optimizer, lr)
         if self.verbose:
-            print(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {lr:g}.")
+            _print(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {lr:g}.")
 
     def on_epoch_end(self, epoch: int, logs=None) -> None:
         if self.is_scheduler:
@@ -407,7 +429,7 @@ class ReduceLROnPlateau(Callback):
                     if old - new > 1e-12:
                         _set_lr(optimizer, new)
                         if self.verbose:
-                            print(f"Epoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new:g}.")
+                            _print(f"Epoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new:g}.")
                         self.cooldown_counter = self.cooldown
                         self.wait = 0
         if logs is not None:
@@ -423,6 +445,8 @@ class CSVLogger(Callback):
         separator: the field separator.
         append: keep an existing file and add rows (no second header) instead of overwriting.
     """
+
+    main_process_only = True
 
     def __init__(self, filename: str, separator: str = ",", append: bool = False) -> None:
         super().__init__()
@@ -479,6 +503,8 @@ class TensorBoard(Callback):
     ``histogram_freq`` epochs (0: never), and the model's graph (``write_graph``) traced on the
     shape of the first training batch. Needs the ``tensorboard`` extra.
     """
+
+    main_process_only = True
 
     def __init__(self, log_dir: str = "logs", histogram_freq: int = 1, write_graph: bool = True) -> None:
         super().__init__()

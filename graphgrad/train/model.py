@@ -151,12 +151,17 @@ def _unpack(batch: Any) -> tuple:
 
 
 class _Data:
-    """Batches of ``(x, y)`` from arrays (optionally shuffled each epoch) or from a loader."""
+    """Batches of ``(x, y)`` from arrays (optionally shuffled each epoch) or from a loader.
+
+    Under several ranks, :meth:`sharded` gives each rank its share: array data through a sampler
+    (``sampler``: the order of this rank's indices), a ``DataLoader`` rebuilt on one.
+    """
 
     def __init__(self, x: Any, y: Any = None, batch_size: Optional[int] = 32, what: str = "x") -> None:
         if x is None:
             raise ValueError(f"{what}: no data given")
         self.loader = None
+        self.sampler = None
         if _is_data_array(x):
             self.x = _as_array(x)
             self.y = None if y is None else _as_array(y)
@@ -179,7 +184,8 @@ class _Data:
                 return len(self.loader)
             except TypeError:
                 return 0
-        return -(-self.x.shape[0] // self.batch_size)
+        n = self.x.shape[0] if self.sampler is None else len(self.sampler)
+        return -(-n // self.batch_size)
 
     def split(self, fraction: float) -> tuple:
         """``(train, validation)``: the last ``fraction`` of the samples (before shuffling, as Keras)."""
@@ -197,13 +203,38 @@ class _Data:
         tail.y = None if self.y is None else self.y[cut:]
         return head, tail
 
-    def batches(self, shuffle: bool = False, rng=None) -> Iterable:
+    def sharded(self, world, training: bool, shuffle: bool = False, seed: int = 0, in_order: bool = False) -> "_Data":
+        """This rank's share: for training, a ``DistributedSampler``'s (every rank the same number of
+        samples); for evaluation, a strided split without padding (``ShardSampler``). ``in_order``:
+        split only a loader that keeps the dataset's order."""
+        from graphgrad.distributed.sampler import DistributedSampler, ShardSampler
+        from graphgrad.distributed.training import shard_loader
+
+        share = copy.copy(self)
         if self.loader is not None:
+            share.loader = shard_loader(self.loader, world, training, seed, in_order)
+        elif training:
+            share.sampler = DistributedSampler(range(self.x.shape[0]), world.size, world.rank, shuffle, seed)
+        else:
+            share.sampler = ShardSampler(range(self.x.shape[0]), world.size, world.rank)
+        return share
+
+    def batches(self, shuffle: bool = False, rng=None, epoch: Optional[int] = None) -> Iterable:
+        if self.loader is not None:
+            sampler = getattr(self.loader, "sampler", None)
+            if epoch is not None and hasattr(sampler, "set_epoch"):
+                sampler.set_epoch(epoch)  # a DistributedSampler's order depends on the epoch
             for batch in self.loader:
                 yield _unpack(batch)
             return
-        n = self.x.shape[0]
-        order = rng.permutation(n) if shuffle else None
+        if self.sampler is not None:
+            if epoch is not None and hasattr(self.sampler, "set_epoch"):
+                self.sampler.set_epoch(epoch)
+            order = self.sampler.index_array()
+            n = len(order)
+        else:
+            n = self.x.shape[0]
+            order = rng.permutation(n) if shuffle else None
         for start in range(0, n, self.batch_size):
             if order is None:
                 xb = self.x[start:start + self.batch_size]
@@ -220,6 +251,26 @@ def _validation(validation_data: Any, batch_size: int) -> _Data:
             _is_data_array(validation_data[0]):
         return _Data(validation_data[0], validation_data[1], batch_size, "validation_data")
     return _Data(validation_data, None, batch_size, "validation_data")
+
+
+def _parallel_world():
+    """The world when this process is one of several ranks under a launcher, else ``None``."""
+    from graphgrad.distributed.training import data_parallel_world
+
+    return data_parallel_world()
+
+
+def _logs(loss_mean: Optional[_metrics.Mean], metrics: list, samples: int, world) -> dict:
+    """``{"loss": ..., <metric name>: ...}``; on several ranks (``world``) over every rank's samples."""
+    tracked = ([] if loss_mean is None else [loss_mean]) + list(metrics)
+    if world is None:
+        values = [m.result() for m in tracked]
+    else:
+        from graphgrad.distributed.training import reduce_results
+
+        values, _ = reduce_results(tracked, samples, world)
+    names = ([] if loss_mean is None else ["loss"]) + [m.name for m in metrics]
+    return dict(zip(names, values))
 
 
 def _fmt(value: float) -> str:
@@ -398,6 +449,19 @@ class Model(Module):
 
         Returns:
             The :class:`History` (``history.history["loss"]``...).
+
+        Under a launcher with several ranks (``python -m graphgrad.distributed.run -n 4 train.py``)
+        fit trains data-parallel, with nothing to change in the script: each rank trains on its share
+        of the data (a ``DistributedSampler``'s: a new order every epoch from ``seed + epoch``, the
+        same on every rank; ``seed=None`` lets rank 0 draw one), gradients are averaged over the
+        ranks during ``backward`` (``DistributedDataParallel``), and the loss and metrics in the logs
+        are those of all the ranks' samples together, so every rank's callbacks see the same logs
+        (``EarlyStopping`` stops every rank at the same epoch). Only rank 0 prints progress and runs
+        the callbacks that only write (``CSVLogger``, ``TensorBoard``); ``ModelCheckpoint`` runs on
+        every rank and rank 0 writes. A step on ``batch_size`` samples per rank on ``R`` ranks is one
+        step on ``R * batch_size`` samples (with a mean loss). A ``DataLoader`` over a sequential or
+        shuffled sampler is rebuilt on a ``DistributedSampler``; another iterable of batches is taken
+        to be this rank's share already.
         """
         self._need("fit")
         if self.optimizer is None:
@@ -408,10 +472,22 @@ class Model(Module):
             val = _validation(validation_data, batch_size or 32)
         elif validation_split:
             data, val = data.split(float(validation_split))
+        callbacks = list(callbacks or [])
+        world = _parallel_world()
+        stop_averaging = None
+        if world is not None:  # one of several ranks: train on this rank's share, average the gradients
+            from graphgrad.distributed import training as data_parallel
+
+            seed = data_parallel.shared_seed(seed, world)
+            data = data.sharded(world, training=True, shuffle=shuffle, seed=seed)
+            val = None if val is None else val.sharded(world, training=False)
+            verbose = verbose if world.rank == 0 else 0
+            callbacks = [cb for cb in callbacks if world.rank == 0 or not cb.main_process_only]
+            stop_averaging = data_parallel.average_gradients(self)
         rng = np.random.default_rng(seed)
         float_dtype = self._float_dtype()
         history = History()
-        callback_list = CallbackList(list(callbacks or []) + [history], model=self)
+        callback_list = CallbackList(callbacks + [history], model=self)
         object.__setattr__(self, "stop_training", False)
         object.__setattr__(self, "history", history)
         logs: dict = {}
@@ -421,7 +497,7 @@ class Model(Module):
             loss_mean, metrics = _metrics.Mean(), self._make_metrics()
             callback_list.on_epoch_begin(epoch, {})
             progress = _Progress(verbose, epoch, epochs, len(data))
-            for index, (xb, yb) in enumerate(data.batches(shuffle, rng)):
+            for index, (xb, yb) in enumerate(data.batches(shuffle, rng, epoch)):
                 xb, yb = self._tensor(xb, float_dtype), self._tensor(yb, float_dtype)
                 if yb is None:
                     raise ValueError("fit: the batches have no targets; pass y or a loader of (x, y) batches")
@@ -433,28 +509,42 @@ class Model(Module):
                 output = output.detach()
                 for metric in metrics:
                     metric.update(output, yb)
-                batch_logs = {"loss": loss_mean.result(), **{m.name: m.result() for m in metrics}}
+                batch_logs = _logs(loss_mean, metrics, int(loss_mean.count), world)
                 callback_list.on_train_batch_end(index, batch_logs)
                 progress.update(batch_logs)
-                if self.stop_training:
+                if self._stop_everywhere(world):
                     break
-            logs = {"loss": loss_mean.result(), **{m.name: m.result() for m in metrics}}
+            logs = _logs(loss_mean, metrics, int(loss_mean.count), world)
             if val is not None:
-                val_logs = self._evaluate(val, float_dtype)
+                val_logs = self._evaluate(val, float_dtype, world)
                 logs.update({f"val_{k}": v for k, v in val_logs.items()})
             callback_list.on_epoch_end(epoch, logs)
             progress.close(logs)
-            if self.stop_training:
+            if self._stop_everywhere(world):
                 break
         self.train()
         callback_list.on_train_end(logs)
+        if stop_averaging is not None:
+            stop_averaging()
         return history
 
+    def _stop_everywhere(self, world) -> bool:
+        """``stop_training``, on several ranks true everywhere as soon as one rank set it (a callback
+        deciding on its own must not leave the other ranks waiting in a collective)."""
+        if world is not None:
+            from graphgrad.distributed.training import reduce_results
+
+            _, stop = reduce_results([], 0, world, stop=self.stop_training, name="stop_training")
+            object.__setattr__(self, "stop_training", stop)
+        return self.stop_training
+
     # ---- evaluation ------------------------------------------------------------------------------------------------
-    def _evaluate(self, data: _Data, float_dtype) -> dict:
+    def _evaluate(self, data: _Data, float_dtype, world=None) -> dict:
+        """Loss and metrics over ``data``; on several ranks (``world``) over every rank's share."""
         was_training = self.training
         self.eval()
         loss_mean, metrics = _metrics.Mean(), self._make_metrics()
+        samples = 0
         try:
             with no_grad():
                 for xb, yb in data.batches():
@@ -463,24 +553,33 @@ class Model(Module):
                         raise ValueError("evaluate: the batches have no targets")
                     self._remember_input(xb)
                     output = self(xb)
+                    samples += int(xb.shape[0])
                     if self.loss_fn is not None:
                         loss_mean.update(self.loss_fn(output, yb).item(), int(xb.shape[0]))
                     for metric in metrics:
                         metric.update(output, yb)
         finally:
             self.train(was_training)
-        logs = {"loss": loss_mean.result()} if self.loss_fn is not None else {}
-        logs.update({m.name: m.result() for m in metrics})
-        return logs
+        return _logs(loss_mean if self.loss_fn is not None else None, metrics, samples, world)
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = 32, verbose: int = 0,
                  callbacks: Optional[Sequence[Callback]] = None) -> dict:
         """The loss and metrics over ``(x, y)`` (or a loader), in eval mode without gradients:
-        ``{"loss": ..., "accuracy": ...}``."""
+        ``{"loss": ..., "accuracy": ...}``.
+
+        Under a launcher with several ranks, call it on every rank: each evaluates its share (a
+        strided split, no sample twice) and every rank returns the values over the whole data."""
         self._need("evaluate", loss=False)
-        callback_list = CallbackList(list(callbacks or []), model=self)
+        data = _Data(x, y, batch_size, "evaluate")
+        callbacks = list(callbacks or [])
+        world = _parallel_world()
+        if world is not None:
+            data = data.sharded(world, training=False)
+            verbose = verbose if world.rank == 0 else 0
+            callbacks = [cb for cb in callbacks if world.rank == 0 or not cb.main_process_only]
+        callback_list = CallbackList(callbacks, model=self)
         callback_list.on_test_begin({})
-        logs = self._evaluate(_Data(x, y, batch_size, "evaluate"), self._float_dtype())
+        logs = self._evaluate(data, self._float_dtype(), world)
         callback_list.on_test_end(logs)
         if verbose:
             print(_line(logs), file=sys.stdout, flush=True)
@@ -488,8 +587,21 @@ class Model(Module):
 
     def predict(self, x: Any, batch_size: Optional[int] = 32, verbose: int = 0) -> Any:
         """The model's outputs for ``x`` (array, Tensor or loader; batches' targets are ignored),
-        concatenated over batches, as a NumPy array. Eval mode, no gradients."""
+        concatenated over batches, as a NumPy array. Eval mode, no gradients.
+
+        Under a launcher with several ranks, call it on every rank: each predicts its share of array
+        data (or of a ``DataLoader`` over a ``SequentialSampler``) and every rank returns all the
+        predictions, in order. Another loader or iterable is predicted as it is, on each rank."""
         data = _Data(x, None, batch_size, "predict")
+        world = _parallel_world()
+        if world is not None:
+            verbose = verbose if world.rank == 0 else 0
+            total = data.x.shape[0] if data.loader is None else len(getattr(data.loader, "dataset", ()))
+            share = data.sharded(world, training=False, in_order=True)
+            if total >= world.size and (data.loader is None or share.loader is not data.loader):
+                data = share
+            else:
+                world = None  # too few samples to split, or a loader that cannot be split in order
         float_dtype = self._float_dtype()
         was_training = self.training
         self.eval()
@@ -502,6 +614,10 @@ class Model(Module):
                     outputs.append(self(xb).numpy())
         finally:
             self.train(was_training)
+        if world is not None:
+            from graphgrad.distributed.training import gather_rows
+
+            return gather_rows(np.concatenate(outputs, axis=0), total, world)
         if verbose:
             print(f"predict: {sum(o.shape[0] for o in outputs)} samples", file=sys.stdout)
         if not outputs:
@@ -521,10 +637,11 @@ class Model(Module):
         return path
 
     def load_weights(self, path: str, strict: bool = True) -> None:
-        """Load weights saved by :meth:`save_weights` (or ``gg.save(module.state_dict())``)."""
-        from graphgrad.io.checkpoint import load
+        """Load weights saved by :meth:`save_weights` (or ``gg.save(module.state_dict())``, also from a
+        ``DistributedDataParallel``: its ``module.`` prefix is dropped)."""
+        from graphgrad.io.checkpoint import _without_wrapper_prefix, load
 
-        self.load_state_dict(load(path), strict=strict)
+        self.load_state_dict(_without_wrapper_prefix(load(path), self.state_dict()), strict=strict)
 
     # ---- summary -----------------------------------------------------------------------------------------------------
     def build(self, input_shape: Sequence[int], dtype: Any = None) -> None:
