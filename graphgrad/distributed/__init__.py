@@ -11,6 +11,11 @@ Run a script on several processes with ``python -m graphgrad.distributed.run -n 
   :func:`grouped_all_reduce` reduces a list of tensors in a few bucketed collectives;
 * static graphs, TensorFlow-1 style: :class:`DistributedOptimizer` (gradients averaged over the ranks
   inside ``minimize``) and :func:`broadcast_variables` / :func:`broadcast_global_variables`.
+* data: :class:`DistributedSampler` (each rank its share, a new order every epoch) and
+  :class:`ShardSampler` (an unpadded split for evaluation);
+* Keras style: ``Model.fit`` / ``evaluate`` / ``predict`` run data-parallel by themselves under a
+  launcher (helpers in :mod:`graphgrad.distributed.training`); ``gg.save`` and
+  ``gg.save_checkpoint`` are written by rank 0 while the other ranks wait.
 
 ``import graphgrad`` never imports mpi4py: MPI is loaded by :func:`init`, under a launcher only.
 """
