@@ -260,6 +260,13 @@ def _parallel_world():
     return data_parallel_world()
 
 
+def _watches_batches(callback: Callback) -> bool:
+    """Whether ``callback`` has a batch hook of its own (it may read batch logs or stop mid-epoch)."""
+    hooks = ("on_train_batch_begin", "on_train_batch_end", "on_batch_end")
+    return any(name in vars(callback) or getattr(type(callback), name) is not getattr(Callback, name)
+               for name in hooks)
+
+
 def _logs(loss_mean: Optional[_metrics.Mean], metrics: list, samples: int, world) -> dict:
     """``{"loss": ..., <metric name>: ...}``; on several ranks (``world``) over every rank's samples."""
     tracked = ([] if loss_mean is None else [loss_mean]) + list(metrics)
@@ -451,17 +458,18 @@ class Model(Module):
             The :class:`History` (``history.history["loss"]``...).
 
         Under a launcher with several ranks (``python -m graphgrad.distributed.run -n 4 train.py``)
-        fit trains data-parallel, with nothing to change in the script: each rank trains on its share
-        of the data (a ``DistributedSampler``'s: a new order every epoch from ``seed + epoch``, the
-        same on every rank; ``seed=None`` lets rank 0 draw one), gradients are averaged over the
-        ranks during ``backward`` (``DistributedDataParallel``), and the loss and metrics in the logs
-        are those of all the ranks' samples together, so every rank's callbacks see the same logs
-        (``EarlyStopping`` stops every rank at the same epoch). Only rank 0 prints progress and runs
-        the callbacks that only write (``CSVLogger``, ``TensorBoard``); ``ModelCheckpoint`` runs on
-        every rank and rank 0 writes. A step on ``batch_size`` samples per rank on ``R`` ranks is one
-        step on ``R * batch_size`` samples (with a mean loss). A ``DataLoader`` over a sequential or
-        shuffled sampler is rebuilt on a ``DistributedSampler``; another iterable of batches is taken
-        to be this rank's share already.
+        fit trains data-parallel, with nothing to change: each rank trains on its share of the data
+        (a ``DistributedSampler``'s: a new order every epoch from ``seed + epoch``, the same on every
+        rank; ``seed=None`` lets rank 0 draw one; a ``DataLoader`` over a sequential or shuffled
+        sampler is rebuilt on one, any other iterable is taken to be this rank's share), gradients
+        are averaged during ``backward`` (``DistributedDataParallel``), and the epoch logs are over
+        all the ranks' samples, so every rank's callbacks decide alike (``EarlyStopping`` stops all
+        ranks at the same epoch). ``batch_size`` per rank on ``R`` ranks makes steps on
+        ``R * batch_size`` samples. Batch logs (and ``stop_training``) are combined after every
+        batch only when a callback has a batch hook; else the progress bar shows rank 0's values
+        until the epoch ends. Only rank 0 prints and runs the callbacks that only write
+        (``main_process_only``: ``CSVLogger``, ``TensorBoard``); ``ModelCheckpoint`` runs on every
+        rank and rank 0 writes.
         """
         self._need("fit")
         if self.optimizer is None:
@@ -474,7 +482,7 @@ class Model(Module):
             data, val = data.split(float(validation_split))
         callbacks = list(callbacks or [])
         world = _parallel_world()
-        stop_averaging = None
+        stop_averaging, batch_world = None, None
         if world is not None:  # one of several ranks: train on this rank's share, average the gradients
             from graphgrad.distributed import training as data_parallel
 
@@ -483,6 +491,8 @@ class Model(Module):
             val = None if val is None else val.sharded(world, training=False)
             verbose = verbose if world.rank == 0 else 0
             callbacks = [cb for cb in callbacks if world.rank == 0 or not cb.main_process_only]
+            if any(_watches_batches(cb) for cb in callbacks if not cb.main_process_only):
+                batch_world = world  # the same on every rank: combine the batch logs and stop flags too
             stop_averaging = data_parallel.average_gradients(self)
         rng = np.random.default_rng(seed)
         float_dtype = self._float_dtype()
@@ -509,10 +519,10 @@ class Model(Module):
                 output = output.detach()
                 for metric in metrics:
                     metric.update(output, yb)
-                batch_logs = _logs(loss_mean, metrics, int(loss_mean.count), world)
+                batch_logs = _logs(loss_mean, metrics, int(loss_mean.count), batch_world)
                 callback_list.on_train_batch_end(index, batch_logs)
                 progress.update(batch_logs)
-                if self._stop_everywhere(world):
+                if self._stop_everywhere(batch_world):
                     break
             logs = _logs(loss_mean, metrics, int(loss_mean.count), world)
             if val is not None:
