@@ -11,6 +11,8 @@ Run a script on several processes with ``python -m graphgrad.distributed.run -n 
   :func:`grouped_all_reduce` reduces a list of tensors in a few bucketed collectives;
 * static graphs, TensorFlow-1 style: :class:`DistributedOptimizer` (gradients averaged over the ranks
   inside ``minimize``) and :func:`broadcast_variables` / :func:`broadcast_global_variables`.
+* eager training: :class:`DistributedDataParallel` (``DDP``) averages gradients in buckets while
+  ``backward()`` runs, overlapping communication with computation; ``no_sync()`` for accumulation;
 * data: :class:`DistributedSampler` (each rank its share, a new order every epoch) and
   :class:`ShardSampler` (an unpadded split for evaluation);
 * Keras style: ``Model.fit`` / ``evaluate`` / ``predict`` run data-parallel by themselves under a
@@ -25,8 +27,10 @@ from graphgrad.distributed.ops import Work, all_gather, all_reduce, barrier, bro
 from graphgrad.distributed.sampler import DistributedSampler, ShardSampler
 from graphgrad.distributed.graph import (DistributedOptimizer, broadcast_global_variables, broadcast_variables,
                                          grouped_all_reduce)
+from graphgrad.distributed.parallel import DDP, DistributedDataParallel
 
 __all__ = ["init", "is_initialized", "is_main_process", "rank", "world_size", "local_rank", "barrier", "all_reduce",
            "broadcast", "all_gather", "reduce_scatter", "Work", "DistributedError", "CollectiveTimeout",
            "DistributedSampler", "ShardSampler",
-           "DistributedOptimizer", "broadcast_variables", "broadcast_global_variables", "grouped_all_reduce"]
+           "DistributedOptimizer", "broadcast_variables", "broadcast_global_variables", "grouped_all_reduce",
+           "DistributedDataParallel", "DDP"]
