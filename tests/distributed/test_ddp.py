@@ -57,3 +57,13 @@ def test_wrapping_needs_init_and_a_module(monkeypatch):
         dist.DistributedDataParallel(lambda x: x)
     with pytest.raises(ValueError, match="bucket_mb must be positive"):
         dist.DistributedDataParallel(gg.nn.Linear(2, 2), bucket_mb=0)
+
+
+def test_the_example_trains_on_one_process(world_of_one):
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "distributed_digits.py")
+    spec = importlib.util.spec_from_file_location("distributed_digits", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    assert example.main(epochs=2, verbose=False) > 0.85
