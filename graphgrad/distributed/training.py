@@ -26,7 +26,7 @@ from graphgrad.distributed.sampler import DistributedSampler, ShardSampler
 from graphgrad.distributed.world import WORLD, DistributedError, World, init, launched_by_mpi
 
 __all__ = ["data_parallel_world", "is_writer", "shared_seed", "shard_loader", "reduce_results", "written_by_rank_zero",
-           "gather_rows", "average_gradients"]
+           "gather_rows", "average_gradients", "sync_buffers"]
 
 #: Names of a metric's attributes (or of its parts' attributes) that are running sums over the
 #: samples seen: adding them over the ranks gives the metric of all the samples (Mean, Accuracy,
@@ -221,12 +221,19 @@ def gather_rows(local, total: int, world: World):
     return out
 
 
-def average_gradients(model) -> Callable[[], None]:
-    """Average the gradients of ``model``'s parameters over the ranks in every backward pass, from
-    now until the returned function is called: a ``DistributedDataParallel`` on the model's module
-    (which also gives every rank rank 0's parameters and buffers now)."""
+def average_gradients(model):
+    """A ``DistributedDataParallel`` on ``model``'s module (on ``model`` itself when it has none):
+    from now until its ``remove_hooks()``, the gradients of every backward pass are averaged over
+    the ranks. It gives every rank rank 0's parameters and buffers at once."""
     from graphgrad.distributed.parallel import DistributedDataParallel
 
     inner = getattr(model, "module", None)
-    wrapped = DistributedDataParallel(inner if inner is not None else model)
-    return getattr(wrapped, "remove_hooks", lambda: None)
+    return DistributedDataParallel(inner if inner is not None else model)
+
+
+def sync_buffers(model) -> None:
+    """Give every rank rank 0's buffers (BatchNorm running statistics, which each rank updates from
+    its own share in training), so evaluation and checkpoints agree on every rank."""
+    for name, buffer in model.named_buffers():
+        if buffer is not None and buffer.data is not None:
+            buffer.data[...] = comm.broadcast(buffer.data, 0, name=f"buffer {name}")

@@ -151,11 +151,8 @@ def _unpack(batch: Any) -> tuple:
 
 
 class _Data:
-    """Batches of ``(x, y)`` from arrays (optionally shuffled each epoch) or from a loader.
-
-    Under several ranks, :meth:`sharded` gives each rank its share: array data through a sampler
-    (``sampler``: the order of this rank's indices), a ``DataLoader`` rebuilt on one.
-    """
+    """Batches of ``(x, y)`` from arrays (optionally shuffled each epoch, or in the order of
+    ``sampler``: this rank's share, see :meth:`sharded`) or from a loader."""
 
     def __init__(self, x: Any, y: Any = None, batch_size: Optional[int] = 32, what: str = "x") -> None:
         if x is None:
@@ -204,9 +201,8 @@ class _Data:
         return head, tail
 
     def sharded(self, world, training: bool, shuffle: bool = False, seed: int = 0, in_order: bool = False) -> "_Data":
-        """This rank's share: for training, a ``DistributedSampler``'s (every rank the same number of
-        samples); for evaluation, a strided split without padding (``ShardSampler``). ``in_order``:
-        split only a loader that keeps the dataset's order."""
+        """This rank's share: a ``DistributedSampler``'s for training, an unpadded ``ShardSampler``'s
+        for evaluation (``in_order``: split only a loader that keeps the dataset's order)."""
         from graphgrad.distributed.sampler import DistributedSampler, ShardSampler
         from graphgrad.distributed.training import shard_loader
 
@@ -342,11 +338,14 @@ class Model(Module):
         object.__setattr__(self, "stop_training", False)
         object.__setattr__(self, "history", None)
         object.__setattr__(self, "input_spec", None)
+        object.__setattr__(self, "_data_parallel", None)  # the DistributedDataParallel of a data-parallel fit
 
     # ---- the wrapped module is the Model's content --------------------------------------------------
     def forward(self, *args, **kwargs):
         if self.module is None:
             raise NotImplementedError(f"{type(self).__name__}: pass a module to Model(...) or define forward()")
+        if self._data_parallel is not None and self.training:  # it keeps the ranks' buffers equal
+            return self._data_parallel(*args, **kwargs)
         return self.module(*args, **kwargs)
 
     def named_modules(self, prefix: str = "", memo: Optional[set] = None):
@@ -482,7 +481,7 @@ class Model(Module):
             data, val = data.split(float(validation_split))
         callbacks = list(callbacks or [])
         world = _parallel_world()
-        stop_averaging, batch_world = None, None
+        batch_world = None
         if world is not None:  # one of several ranks: train on this rank's share, average the gradients
             from graphgrad.distributed import training as data_parallel
 
@@ -493,7 +492,7 @@ class Model(Module):
             callbacks = [cb for cb in callbacks if world.rank == 0 or not cb.main_process_only]
             if any(_watches_batches(cb) for cb in callbacks if not cb.main_process_only):
                 batch_world = world  # the same on every rank: combine the batch logs and stop flags too
-            stop_averaging = data_parallel.average_gradients(self)
+            object.__setattr__(self, "_data_parallel", data_parallel.average_gradients(self))
         rng = np.random.default_rng(seed)
         float_dtype = self._float_dtype()
         history = History()
@@ -524,6 +523,8 @@ class Model(Module):
                 progress.update(batch_logs)
                 if self._stop_everywhere(batch_world):
                     break
+            if world is not None:
+                data_parallel.sync_buffers(self)
             logs = _logs(loss_mean, metrics, int(loss_mean.count), world)
             if val is not None:
                 val_logs = self._evaluate(val, float_dtype, world)
@@ -534,8 +535,9 @@ class Model(Module):
                 break
         self.train()
         callback_list.on_train_end(logs)
-        if stop_averaging is not None:
-            stop_averaging()
+        if self._data_parallel is not None:
+            self._data_parallel.remove_hooks()
+            object.__setattr__(self, "_data_parallel", None)
         return history
 
     def _stop_everywhere(self, world) -> bool:

@@ -102,6 +102,28 @@ stopping = LambdaCallback(on_train_batch_end=stop_on_rank_one)
 make_model().fit(x, y, batch_size=BATCH, epochs=2, verbose=0, callbacks=[stopping])
 assert batches_run == [0, 1, 2], batches_run
 
+# ---- buffers stay equal on every rank (rank 0's, broadcast at each training forward); a Model subclass
+bn = gg.Sequential([gg.nn.Linear(4, 8), gg.nn.BatchNorm1d(8), gg.nn.ReLU(), gg.nn.Linear(8, 3)])
+bn.compile(optimizer="sgd", loss="cross_entropy")
+bn.fit(x.astype(np.float32), y, batch_size=BATCH, epochs=1, verbose=0)
+for name, buffer in bn.named_buffers():
+    np.testing.assert_array_equal(dist.broadcast(buffer, src=0).numpy(), buffer.numpy(), err_msg=name)
+
+
+class Subclassed(gg.train.Model):
+    def __init__(self):
+        super().__init__()
+        self.fc = gg.nn.Linear(4, 3)
+
+    def forward(self, inputs):
+        return self.fc(inputs)
+
+
+sub = Subclassed()
+sub.compile(optimizer="sgd", loss="cross_entropy")
+sub.fit(x.astype(np.float32), y, batch_size=BATCH, epochs=1, verbose=0)
+np.testing.assert_array_equal(dist.broadcast(sub.fc.weight, src=0).numpy(), sub.fc.weight.numpy())
+
 # ---- results for the test, and a checkpoint to resume from on 3 ranks --------------------------------
 gg.save({"weights": weights(model), "history": {k: np.array(v) for k, v in history.history.items()},
          "evaluate": evaluated, "predict": predicted, "in_order": weights(in_order)},
