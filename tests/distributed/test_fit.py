@@ -123,3 +123,22 @@ def test_checkpoints_match_names_across_a_wrappers_module_prefix(tmp_path):
                          "load_weights")
     with pytest.raises(Exception, match="missing|unexpected"):       # other names still fail, as before
         gg.load_checkpoint(tmp_path / "wrapped.ckpt", gg.nn.Linear(4, 3).double())
+
+
+def test_a_data_parallel_wrapper_saves_the_bare_module_and_loads_either_form(tmp_path, monkeypatch):
+    from graphgrad.distributed import comm, world
+
+    monkeypatch.setattr(world, "WORLD", world.World())  # a world of one, forgotten afterwards
+    monkeypatch.setattr(comm, "require_init", world.require_init)
+    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    dist.init()
+    wrapped = dist.DistributedDataParallel(make_model(init_seed=1).module)
+    gg.save_checkpoint(tmp_path / "ddp.ckpt", wrapped, epoch=0)
+    assert sorted(gg.load(tmp_path / "ddp.ckpt")["model"]) == sorted(make_model().state_dict())  # no prefix
+    bare = make_model(init_seed=2)
+    gg.load_checkpoint(tmp_path / "ddp.ckpt", bare)
+    assert_weights_close(weights(bare), weights(wrapped.module), "wrapper saved, bare loaded")
+    gg.save_checkpoint(tmp_path / "bare.ckpt", make_model(init_seed=3), epoch=0)
+    gg.load_checkpoint(tmp_path / "bare.ckpt", wrapped)
+    assert_weights_close(weights(wrapped.module), weights(make_model(init_seed=3)), "bare saved, wrapper loaded")

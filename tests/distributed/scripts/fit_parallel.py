@@ -74,6 +74,10 @@ evaluated = model.evaluate(x_val, y_val)
 predicted = model.predict(x_val)
 assert predicted.shape == (len(x_val), 3)
 np.testing.assert_array_equal(dist.broadcast(gg.tensor(predicted), src=0).numpy(), predicted)
+val_set = TensorDataset(gg.tensor(x_val), gg.tensor(y_val))   # a sequential loader is split the same way
+np.testing.assert_allclose(model.predict(DataLoader(val_set, batch_size=BATCH)), predicted, rtol=0, atol=1e-14)
+for key, value in model.evaluate(DataLoader(val_set, batch_size=BATCH)).items():
+    assert abs(value - evaluated[key]) < 1e-12, (key, value, evaluated[key])
 
 # ---- a DataLoader that shuffles is split the same way as arrays (the loader's order comes from fit's seed)
 from_loader = make_model(init_seed=launched_rank)
