@@ -246,10 +246,9 @@ def save(obj: Any, path, format: Optional[str] = None) -> None:
             ``.safetensors`` -> safetensors, anything else -> safetensors if the ``safetensors``
             package is installed, otherwise npz). The module docstring describes the on-disk layout.
 
-    With several ranks (after ``graphgrad.distributed.init()`` under a launcher, or in ``fit``) call
-    it on every rank: rank 0 writes the file and the others wait until it is complete, so every rank
-    can load it right after. (Calling it on rank 0 alone leaves rank 0 waiting for the others: the
-    job fails with an error naming this save.)
+    With several ranks every rank that calls it writes ``path`` (per-rank files are kept); for one
+    file of the shared state, call it on rank 0 (``if dist.rank() == 0:``) and ``dist.barrier()``
+    before other ranks load it, or use :func:`save_checkpoint`, which rank 0 alone writes.
 
     Example:
         >>> gg.save(model.state_dict(), "model.safetensors")
@@ -257,24 +256,18 @@ def save(obj: Any, path, format: Optional[str] = None) -> None:
     """
     path = os.fspath(path)
     chosen = _pick_format(path, format)
-
-    def write() -> None:
-        encoder = _Encoder()
-        root = encoder.encode(obj, [])
-        structure = json.dumps({"graphgrad_format": FORMAT_VERSION, "root": root}, separators=(",", ":"))
-        arrays = encoder.arrays
-        if chosen == "safetensors":
-            st_numpy, _ = _safetensors()
-            data = st_numpy.save(arrays, metadata={_META_KEY: structure})
-            _atomic_write(path, lambda f: f.write(data))
-        else:
-            arrays = dict(arrays)
-            arrays[_NPZ_META] = np.frombuffer(structure.encode("utf-8"), dtype=np.uint8)
-            _atomic_write(path, lambda f: _write_npz(f, arrays))
-
-    from graphgrad.distributed.training import written_by_rank_zero  # a sibling layer, loaded on first use
-
-    written_by_rank_zero(write, repr(path))
+    encoder = _Encoder()
+    root = encoder.encode(obj, [])
+    structure = json.dumps({"graphgrad_format": FORMAT_VERSION, "root": root}, separators=(",", ":"))
+    arrays = encoder.arrays
+    if chosen == "safetensors":
+        st_numpy, _ = _safetensors()
+        data = st_numpy.save(arrays, metadata={_META_KEY: structure})
+        _atomic_write(path, lambda f: f.write(data))
+    else:
+        arrays = dict(arrays)
+        arrays[_NPZ_META] = np.frombuffer(structure.encode("utf-8"), dtype=np.uint8)
+        _atomic_write(path, lambda f: _write_npz(f, arrays))
 
 
 def load(path) -> Any:
@@ -366,6 +359,12 @@ def _set_rng_state(state: dict, generators: Sequence, path: str) -> None:
         _pyrandom.setstate(state["python"])
 
 
+def _other_rank() -> bool:
+    """Whether this process is a rank other than 0 of several (which leave shared files to rank 0)."""
+    world = sys.modules.get("graphgrad.distributed.world")  # never imported here: several ranks imply it
+    return world is not None and world.WORLD.initialized and world.WORLD.size > 1 and world.WORLD.rank != 0
+
+
 def _unwrapped(model):
     """The module a ``DistributedDataParallel`` wraps (so saved names carry no ``module.`` prefix), or ``model``."""
     parallel = sys.modules.get("graphgrad.distributed.parallel")  # never imported here: a wrapper implies it
@@ -398,9 +397,10 @@ def save_checkpoint(path, model, optimizer=None, scheduler=None, epoch: Optional
     ``generators`` (e.g. the one given to a Dropout layer), of NumPy's global (legacy) generator and of
     Python's ``random`` module. ``extra`` is any structure :func:`save` accepts.
 
-    With several ranks, call it on every rank: rank 0 writes (see :func:`save`). Nothing in the file
-    depends on the number of ranks (a ``DistributedDataParallel`` is saved as the module it wraps;
-    the random state is rank 0's), so training can resume on any number of ranks.
+    With several ranks only rank 0 writes (on the other ranks it does nothing), so it may be called
+    on every rank or on rank 0 alone; call ``dist.barrier()`` before other ranks load the file.
+    Nothing in the file depends on the number of ranks (a ``DistributedDataParallel`` is saved as
+    the module it wraps; the random state is rank 0's), so training can resume on any number of ranks.
 
     Example:
         >>> gg.save_checkpoint("run.ckpt", model, opt, sched, epoch=3, generators=[g])
@@ -408,6 +408,8 @@ def save_checkpoint(path, model, optimizer=None, scheduler=None, epoch: Optional
         >>> info["epoch"]
         3
     """
+    if _other_rank():
+        return
     checkpoint = {
         "model": _unwrapped(model).state_dict(),
         "optimizer": None if optimizer is None else optimizer.state_dict(),

@@ -273,8 +273,8 @@ class EarlyStopping(Callback):
 class ModelCheckpoint(Callback):
     """Save the model's ``state_dict`` with ``gg.save`` at the end of epochs.
 
-    Under several ranks it runs on every rank (all see the same logs, so all decide alike) and
-    ``gg.save`` has rank 0 write the file while the others wait for it.
+    Under several ranks it runs on every rank (all see the same logs, so all decide alike): rank 0
+    writes the file while the others wait for it, so every rank may read it afterwards.
 
     Args:
         filepath: where to save; may contain ``{epoch}`` (from 1) and log keys with formats, e.g.
@@ -306,9 +306,13 @@ class ModelCheckpoint(Callback):
     def _save(self, path: str) -> None:
         from graphgrad.io.checkpoint import save  # io is a sibling layer, loaded on first use
 
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        save(self.model.state_dict(), path)
+        from graphgrad.distributed.training import written_by_rank_zero
+
+        def write() -> None:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            save(self.model.state_dict(), path)
+
+        written_by_rank_zero(write, repr(path))
         self.last_saved = path
 
     def on_epoch_end(self, epoch: int, logs=None) -> None:

@@ -1,7 +1,7 @@
 """Rank script (2 ranks): Model.fit, evaluate, predict and checkpoints, data-parallel. Argument: a directory.
 
 The script never calls init(): fit joins the world itself. Each rank starts from other weights, so
-the run also shows that fit gives every rank rank 0's. It writes, through gg.save (rank 0 writes):
+the run also shows that fit gives every rank rank 0's. It writes (rank 0 alone):
 
 * result.safetensors: the weights and history of the main fit (arrays, shuffled, validation data,
   callbacks), evaluate and predict on the validation data, and the weights of a fit without
@@ -129,11 +129,13 @@ sub.fit(x.astype(np.float32), y, batch_size=BATCH, epochs=1, verbose=0)
 np.testing.assert_array_equal(dist.broadcast(sub.fc.weight, src=0).numpy(), sub.fc.weight.numpy())
 
 # ---- results for the test, and a checkpoint to resume from on 3 ranks --------------------------------
-gg.save({"weights": weights(model), "history": {k: np.array(v) for k, v in history.history.items()},
-         "evaluate": evaluated, "predict": predicted, "in_order": weights(in_order)},
-        os.path.join(out, "result.safetensors"))
-gg.save_checkpoint(os.path.join(out, "resume.ckpt"), model, model.optimizer, epoch=EPOCHS)
-assert os.path.exists(os.path.join(out, "resume.ckpt"))  # rank 0 wrote it before anyone went on
+if r == 0:  # gg.save writes wherever it is called: the PyTorch habit
+    gg.save({"weights": weights(model), "history": {k: np.array(v) for k, v in history.history.items()},
+             "evaluate": evaluated, "predict": predicted, "in_order": weights(in_order)},
+            os.path.join(out, "result.safetensors"))
+gg.save_checkpoint(os.path.join(out, "resume.ckpt"), model, model.optimizer, epoch=EPOCHS)  # rank 0 writes
+dist.barrier()
+assert os.path.exists(os.path.join(out, "resume.ckpt"))
 
 written = dist.all_gather(gg.tensor(np.array([files_written[0]]))).numpy().tolist()
 rows = dist.all_gather(gg.tensor(np.array([CountingCSVLogger.rows]))).numpy().tolist()

@@ -20,7 +20,8 @@ model = make_model(init_seed=10 + dist.rank())
 info = gg.load_checkpoint(os.path.join(out, "resume.ckpt"), model, model.optimizer)
 assert info["epoch"] == EPOCHS, info
 model.fit(x, y, batch_size=BATCH, epochs=EPOCHS + 2, initial_epoch=EPOCHS, seed=SEED, verbose=0)
-gg.save(weights(model), os.path.join(out, "resumed.safetensors"))
+if dist.rank() == 0:
+    gg.save(weights(model), os.path.join(out, "resumed.safetensors"))
 arrived = int(dist.all_reduce(gg.tensor(np.array([1]))).item())
 if dist.rank() == 0:
     print(f"ok {arrived} ranks")
