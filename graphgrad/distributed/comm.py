@@ -14,6 +14,7 @@ In a world of one process every collective is the identity (a copy).
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Callable, Optional, Sequence
 
@@ -25,6 +26,8 @@ from graphgrad.errors import DTypeError, ShapeError
 REDUCE_OPS = ("sum", "mean", "max", "min")
 #: Bytes of one handshake record (a JSON text, padded).
 _RECORD_BYTES = 384
+#: Seconds a waiting rank polls without sleeping (a collective among ranks in step takes microseconds).
+SPIN_SECONDS = 2e-3
 #: Dtypes MPI reduces in a wider type (it has no half-precision float).
 _WIDENED = {"float16": "float32", "bfloat16": "float32"}
 
@@ -33,23 +36,31 @@ _WIDENED = {"float16": "float32", "bfloat16": "float32"}
 def wait_for(request, what: Callable[[], str], world: World) -> None:
     """Poll the MPI ``request`` until it completes; raise :class:`CollectiveTimeout` after the timeout.
 
-    The first polls spin (a collective among ranks in step completes in microseconds); later ones
-    sleep, with a growing pause, so a rank waiting for a slow peer leaves the CPU to it.
+    It spins for the first ``SPIN_SECONDS`` (ranks in step complete a collective in microseconds,
+    and a sleep costs far more than that), then sleeps with a growing pause, so a rank waiting for a
+    slow peer leaves the CPU to it.
     """
     if request.Test():
         return
-    deadline = time.monotonic() + world.timeout
-    polls, pause = 0, 2e-5
+    start = time.perf_counter()
+    spin_until = start + SPIN_SECONDS
+    while time.perf_counter() < spin_until:
+        _yield()  # let a peer that shares this core run (more ranks than cores)
+        if request.Test():
+            return
+    deadline = start + world.timeout
+    pause = 5e-5
     while not request.Test():
-        polls += 1
-        if polls > 100:
-            time.sleep(pause)
-            pause = min(pause * 1.5, 2e-3)
-        if time.monotonic() > deadline:
+        time.sleep(pause)
+        pause = min(pause * 1.5, 2e-3)
+        if time.perf_counter() > deadline:
             raise CollectiveTimeout(
                 f"rank {world.rank} waited {world.timeout:g} s in {what()} and the other ranks did not complete it: "
                 "some rank never reached this collective (it finished, is stuck, or took another code path); "
                 "raise the limit with graphgrad.distributed.init(timeout=...) if a step is that slow")
+
+
+_yield = getattr(os, "sched_yield", lambda: None)
 
 
 # ---- the handshake -------------------------------------------------------------------------------------
@@ -87,9 +98,11 @@ def handshake(world: World, record: dict) -> list:
         text = json.dumps(record, separators=(",", ":")).encode()
     send = np.zeros(_RECORD_BYTES, np.uint8)
     send[:len(text)] = np.frombuffer(text, np.uint8)
-    received = np.zeros((world.size, _RECORD_BYTES), np.uint8)
+    received = np.empty((world.size, _RECORD_BYTES), np.uint8)
     request = world.comm.Iallgather(send, received)
     wait_for(request, lambda: f"collective #{world.sequence} ({describe(record)})", world)
+    if (received == send).all():  # the common case: every rank sent the very same record
+        return [record] * world.size
     records = [json.loads(bytes(row).rstrip(b"\0")) for row in received]
     fields = ("seq",) + _must_agree(record["kind"])
     if any(any(r.get(f) != records[0].get(f) for f in fields) for r in records[1:]):

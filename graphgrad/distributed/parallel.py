@@ -10,7 +10,8 @@ had computed the mean loss of the whole batch. The wrapper gets there in three s
    parameter ready when its ``.grad`` is complete; when a whole bucket is ready its gradients are
    copied into one flat buffer and a nonblocking all-reduce starts, so the transfer overlaps the
    rest of backward. Buckets start strictly in bucket order, so every rank issues the same
-   collectives in the same sequence;
+   collectives in the same sequence (and, as every collective, each is checked against the other
+   ranks' unless ``init(check=False)``: code that runs a collective on some ranks only is caught);
 3. when backward ends (a callback queued by the first hook), the remaining buckets start, every
    transfer is waited for, and each ``.grad`` is replaced by its average.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 from graphgrad.backend import np
 from graphgrad.core import autograd
@@ -135,12 +136,12 @@ class DistributedDataParallel(Module):
             return
         for name, p in self.module.named_parameters():
             p.data[...] = comm.broadcast(p.data, 0, name=f"parameter {name}")
-        self._broadcast_buffers(check=True)
+        self._broadcast_buffers()
 
-    def _broadcast_buffers(self, check: Optional[bool] = None) -> None:
+    def _broadcast_buffers(self) -> None:
         for name, b in self.module.named_buffers():
             if b is not None and b.data is not None:
-                b.data[...] = comm.start_broadcast(b.data, 0, name=f"buffer {name}", check=check).wait()
+                b.data[...] = comm.broadcast(b.data, 0, name=f"buffer {name}")
 
     def _check_layout(self) -> None:
         """Every rank must have planned the same buckets (then the hot path can skip the handshake)."""
@@ -161,7 +162,7 @@ class DistributedDataParallel(Module):
     # ---- the training step ---------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         if self.training and self.broadcast_buffers and self._world.size > 1 and not self._tracing(args):
-            self._broadcast_buffers(check=False)
+            self._broadcast_buffers()
         return self.module(*args, **kwargs)
 
     @staticmethod
@@ -208,7 +209,7 @@ class DistributedDataParallel(Module):
             else:
                 flat[offset:offset + size] = grad.data.reshape(-1)
                 flat[numel + i] = 1
-        bucket.handle = comm.start_all_reduce(flat, "sum", name=f"gradient bucket {bucket.index}", check=False)
+        bucket.handle = comm.start_all_reduce(flat, "sum", name=f"gradient bucket {bucket.index}")
 
     def _finish(self) -> None:
         """End of backward: start the buckets not started yet, wait for all, write the averages."""
