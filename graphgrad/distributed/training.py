@@ -224,11 +224,22 @@ def gather_rows(local, total: int, world: World):
 def average_gradients(model):
     """A ``DistributedDataParallel`` on ``model``'s module (on ``model`` itself when it has none):
     from now until its ``remove_hooks()``, the gradients of every backward pass are averaged over
-    the ranks. It gives every rank rank 0's parameters and buffers at once."""
+    the ranks. It gives every rank rank 0's parameters and buffers at once. A module the user already
+    wrapped is left alone (its own hooks average the gradients and stay after ``fit``)."""
     from graphgrad.distributed.parallel import DistributedDataParallel
 
     inner = getattr(model, "module", None)
-    return DistributedDataParallel(inner if inner is not None else model)
+    target = inner if inner is not None else model
+    if isinstance(target, DistributedDataParallel):
+        return _AlreadyAveraged()
+    return DistributedDataParallel(target)
+
+
+class _AlreadyAveraged:
+    """What :func:`average_gradients` returns for a model that is already data-parallel."""
+
+    def remove_hooks(self) -> None:
+        pass
 
 
 def sync_buffers(model) -> None:
