@@ -57,3 +57,12 @@ def test_the_launcher_needs_a_script(capsys):
     except SystemExit as stop:
         assert stop.code == 2
     assert "give the script to run" in capsys.readouterr().err
+
+
+@needs_mpi
+def test_the_distributed_benchmark_runs(tmp_path):
+    out = tmp_path / "dist.json"
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "distributed.py"), "--quick", "--json",
+                             str(out)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "all-reduce, 2 ranks" in result.stdout and "hidden" in result.stdout and out.exists()

@@ -1,0 +1,103 @@
+"""Distributed training benchmark: all-reduce bandwidth and latency, and data-parallel W1/W5 steps.
+
+Starts the ranks itself (``benchmarks/distributed_ranks.py`` under the MPI launcher) and prints:
+
+1. all-reduce of float32 buffers from 4 KB to 64 MB on ``--ranks`` ranks: time per call of
+   graphgrad's ``comm.all_reduce`` (checked: with the handshake that catches mismatched
+   collectives; and unchecked) against raw mpi4py ``Allreduce`` on the same buffers, interleaved;
+   algorithm bandwidth (bytes / time) and bus bandwidth (x 2(N-1)/N, what each link carries);
+2. W1 (MLP) and W5 (GPT) training steps on 1 rank and with ``DistributedDataParallel`` on
+   ``--ranks`` ranks (weak scaling: every rank trains on the workload's whole batch), for the
+   default 25 MB buckets and for small buckets that start communicating during backward: step
+   time, scaling efficiency (1-rank step / N-rank step), the time a step waits for communication
+   after backward, the time its buckets take to all-reduce alone, and the fraction of that hidden
+   by overlap.
+
+Each rank uses one BLAS thread (this machine has 2 cores); timings are medians of ``--rounds``
+interleaved rounds, noisy on a shared machine.
+
+    python benchmarks/distributed.py [--ranks 2] [--quick] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RANKS_SCRIPT = os.path.join(HERE, "distributed_ranks.py")
+
+
+def run(ranks: int, *args: str) -> dict:
+    """Run the rank script on ``ranks`` processes (a plain process for one) and return rank 0's result."""
+    from graphgrad.distributed.run import command
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONPATH=os.path.dirname(HERE) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    line = command(ranks, [RANKS_SCRIPT, *args]) if ranks > 1 else [sys.executable, RANKS_SCRIPT, *args]
+    done = subprocess.run(line, capture_output=True, text=True, env=env, timeout=1800)
+    results = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    if done.returncode != 0 or not results:
+        raise SystemExit(f"{' '.join(line)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return json.loads(results[-1][len("RESULT "):])
+
+
+def _size(nbytes: int) -> str:
+    return f"{nbytes / 2 ** 20:g} MB" if nbytes >= 2 ** 20 else f"{nbytes / 2 ** 10:g} KB"
+
+
+def allreduce_table(result: dict) -> str:
+    lines = [f"all-reduce, {result['ranks']} ranks (float32; time per call, median)",
+             f"{'size':>8} {'mpi4py':>10} {'graphgrad':>10} {'unchecked':>10} {'ratio':>6} {'algbw GB/s':>11} "
+             f"{'busbw GB/s':>11} {'mpi4py busbw':>13}"]
+    for row in result["rows"]:
+        lines.append(f"{_size(row['bytes']):>8} {row['mpi4py_s'] * 1e6:>8.1f}us {row['graphgrad_s'] * 1e6:>8.1f}us "
+                     f"{row['graphgrad_unchecked_s'] * 1e6:>8.1f}us {row['graphgrad_s'] / row['mpi4py_s']:>6.2f} "
+                     f"{row['algbw_GBps']:>11.2f} {row['busbw_GBps']:>11.2f} {row['mpi4py_busbw_GBps']:>13.2f}")
+    return "\n".join(lines)
+
+
+def steps_table(single: dict, parallel: list) -> str:
+    lines = ["data-parallel training steps (weak scaling: each rank the whole workload batch)",
+             f"{'workload':>8} {'ranks':>5} {'bucket':>7} {'buckets':>7} {'step ms':>8} {'efficiency':>10} "
+             f"{'wait ms':>8} {'comm ms':>8} {'hidden':>7}"]
+    for key, one in single["workloads"].items():
+        lines.append(f"{key:>8} {1:>5} {'-':>7} {'-':>7} {one['step_s'] * 1e3:>8.2f} {1.0:>10.2f} {'-':>8} {'-':>8} "
+                     f"{'-':>7}")
+        for result in parallel:
+            w = result["workloads"][key]
+            lines.append(f"{key:>8} {result['ranks']:>5} {result['bucket_mb']:>5g}MB {w['buckets']:>7} "
+                         f"{w['step_s'] * 1e3:>8.2f} {one['step_s'] / w['step_s']:>10.2f} {w['wait_s'] * 1e3:>8.2f} "
+                         f"{w['comm_s'] * 1e3:>8.2f} {w['hidden_fraction']:>7.0%}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="fewer sizes, steps and rounds (a smoke run)")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+    rounds = 2 if args.quick else args.rounds
+    sizes = "4096,1048576" if args.quick else "4096,65536,1048576,16777216,67108864"
+    steps = ["--rounds", str(rounds), "--steps", "2" if args.quick else "10"]
+    if args.quick:
+        steps += ["--workloads", "w1"]
+    results = {"allreduce": run(args.ranks, "allreduce", "--sizes", sizes, "--rounds", str(rounds),
+                                "--seconds", "0.01" if args.quick else "0.05"),
+               "single": run(1, "steps", *steps),
+               "parallel": [run(args.ranks, "steps", *steps, "--bucket-mb", str(mb)) for mb in (25.0, 0.25)]}
+    print(allreduce_table(results["allreduce"]))
+    print()
+    print(steps_table(results["single"], results["parallel"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return results
+
+
+if __name__ == "__main__":
+    main()
