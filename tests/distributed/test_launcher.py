@@ -66,3 +66,16 @@ def test_the_distributed_benchmark_runs(tmp_path):
                              str(out)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "all-reduce, 2 ranks" in result.stdout and "hidden" in result.stdout and out.exists()
+
+
+def test_the_scaling_model_prints_its_table(capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scaling_model", os.path.join(ROOT, "benchmarks", "scaling_model.py"))
+    model = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model)
+    rows = model.main(["--markdown"])
+    assert len(rows) == 2 * 3 * 3 and "| w5 | 100 Gb/s RDMA | 512 |" in capsys.readouterr().out
+    # the ring's bandwidth term approaches 2 S / B; its latency term grows with N
+    assert abs(model.ring_time(1e9, 10 ** 6, 1e9, 0.0) - 2.0) < 1e-5
+    assert model.ring_time(0.0, 9, 1e9, 1e-6, buckets=2) == 2 * 2 * 8 * 1e-6
