@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 def mpi_available() -> bool:
     try:
-        import mpi4py.MPI  # noqa: F401  (loading it finds the MPI library)
+        import mpi4py.MPI  # noqa: F401 (loading it finds the MPI library)
     except Exception:
         return False
     try:

@@ -9,7 +9,6 @@ import pytest
 
 import graphgrad as gg
 import graphgrad.distributed as dist
-from graphgrad.distributed import comm, world
 from tests.distributed.launch import HERE, needs_mpi, run_ranks
 
 SCRIPTS = os.path.join(HERE, "scripts")
@@ -20,16 +19,6 @@ SCRIPTS = os.path.join(HERE, "scripts")
 def test_collective_semantics_and_gradients(ranks):
     out = run_ranks(ranks, os.path.join(SCRIPTS, "collectives.py")).stdout
     assert f"ok {ranks} ranks" in out
-
-
-@pytest.fixture
-def fresh_world(monkeypatch):
-    """A world of one, initialised in this process and forgotten afterwards."""
-    monkeypatch.setattr(world, "WORLD", world.World())
-    monkeypatch.setattr(comm, "require_init", world.require_init)
-    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"):
-        monkeypatch.delenv(name, raising=False)
-    return world
 
 
 def test_collectives_before_init_name_the_fix(fresh_world):

@@ -9,7 +9,6 @@ import pytest
 
 import graphgrad as gg
 import graphgrad.distributed as dist
-from graphgrad.distributed import world
 from tests.distributed.launch import HERE, needs_mpi, run_ranks
 
 
@@ -21,11 +20,9 @@ def test_data_parallel_training_equals_one_process_on_the_whole_batch(ranks):
 
 
 @pytest.fixture
-def world_of_one(monkeypatch):
-    monkeypatch.setattr(world, "WORLD", world.World())
-    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"):
-        monkeypatch.delenv(name, raising=False)
+def world_of_one(fresh_world):
     dist.init()
+    return fresh_world
 
 
 def test_a_world_of_one_trains_like_the_bare_module(world_of_one):
@@ -48,8 +45,7 @@ def test_a_world_of_one_trains_like_the_bare_module(world_of_one):
         ((model(x) - y) ** 2).mean().backward()
 
 
-def test_wrapping_needs_init_and_a_module(monkeypatch):
-    monkeypatch.setattr(world, "WORLD", world.World())
+def test_wrapping_needs_init_and_a_module(fresh_world):
     with pytest.raises(dist.DistributedError, match=r"init\(\) first"):
         dist.DistributedDataParallel(gg.nn.Linear(2, 2))
     dist.init()

@@ -81,11 +81,7 @@ def test_fit_on_two_ranks_equals_one_process_writes_once_and_resumes_on_three(tm
                          "weights after resuming on 3 ranks")
 
 
-def test_one_process_without_a_launcher_never_joins_a_world(monkeypatch):
-    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"):
-        monkeypatch.delenv(name, raising=False)
-    if dist.is_initialized():
-        pytest.skip("this process already joined a world")
+def test_one_process_without_a_launcher_never_joins_a_world(fresh_world):
     x, y, x_val, y_val = blobs()
     model = make_model()
     model.fit(x, y, batch_size=16, epochs=1, verbose=0, validation_data=(x_val, y_val))
@@ -125,13 +121,7 @@ def test_checkpoints_match_names_across_a_wrappers_module_prefix(tmp_path):
         gg.load_checkpoint(tmp_path / "wrapped.ckpt", gg.nn.Linear(4, 3).double())
 
 
-def test_a_data_parallel_wrapper_saves_the_bare_module_and_loads_either_form(tmp_path, monkeypatch):
-    from graphgrad.distributed import comm, world
-
-    monkeypatch.setattr(world, "WORLD", world.World())  # a world of one, forgotten afterwards
-    monkeypatch.setattr(comm, "require_init", world.require_init)
-    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"):
-        monkeypatch.delenv(name, raising=False)
+def test_a_data_parallel_wrapper_saves_the_bare_module_and_loads_either_form(tmp_path, fresh_world):
     dist.init()
     wrapped = dist.DistributedDataParallel(make_model(init_seed=1).module)
     gg.save_checkpoint(tmp_path / "ddp.ckpt", wrapped, epoch=0)

@@ -10,7 +10,7 @@ import pytest
 
 import graphgrad as gg
 import graphgrad.distributed as dist
-from graphgrad.distributed import comm, world
+from graphgrad.distributed import world
 from graphgrad.distributed.graph import DistributedOptimizer, grouped_all_reduce, plan_buckets
 from graphgrad.distributed.ops import AllReduce
 from tests.distributed.launch import HERE, ROOT, needs_mpi, run_ranks
@@ -35,21 +35,6 @@ def test_example_runs_under_the_launcher_and_only_rank_0_prints():
 
 
 # ---- in process: a world of one -------------------------------------------------------------------------------
-@pytest.fixture
-def fresh_world(monkeypatch):
-    """A world of one, forgotten afterwards (``init()`` is left to the test)."""
-    monkeypatch.setattr(world, "WORLD", world.World())
-    monkeypatch.setattr(comm, "require_init", world.require_init)
-    import graphgrad.distributed.graph as graph_module
-    import graphgrad.distributed.ops as ops_module
-
-    monkeypatch.setattr(graph_module, "require_init", world.require_init)
-    monkeypatch.setattr(ops_module, "WORLD", world.WORLD)
-    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"):
-        monkeypatch.delenv(name, raising=False)
-    return world
-
-
 def _regression(graph, make_optimizer, steps=3):
     """Variables after ``steps`` of training a linear regression in ``graph`` with ``make_optimizer()``."""
     rng = np.random.default_rng(0)
