@@ -238,3 +238,48 @@ def test_leaf_gradients_are_writable_and_never_shared():
     w = gg.tensor([[1.0, 2.0]], requires_grad=True)
     (w * gg.ones(3, 2)).sum().backward()  # a reduction of a broadcast
     assert w.grad.data.flags.writeable and w.grad.data.base is None
+
+
+# ---- post-accumulate-grad hooks and end-of-backward callbacks ----------------------------------------------
+def test_post_accumulate_hooks_fire_once_after_every_contribution():
+    from graphgrad.core import autograd
+
+    w = gg.nn.Parameter(gg.ones(3))
+    b = gg.nn.Parameter(gg.ones(3))
+    unused = gg.nn.Parameter(gg.ones(3))
+    seen = []
+    w.register_post_accumulate_grad_hook(lambda t: seen.append(("w", t.grad.tolist())))
+    remove = b.register_post_accumulate_grad_hook(lambda t: seen.append(("b", t.grad.tolist())))
+    unused.register_post_accumulate_grad_hook(lambda t: seen.append("unused"))
+    b.register_post_accumulate_grad_hook(lambda t: autograd.queue_callback(lambda: seen.append("end")))
+    (w * 2 + w * 3 + (b * w).sin() * 0 + b).sum().backward()   # w is used three times
+    assert seen == [("b", [1.0, 1.0, 1.0]), ("w", [5.0, 5.0, 5.0]), "end"]
+    seen.clear()
+    remove()
+    (b * 4).sum().backward()
+    assert seen == ["end"] and b.grad.tolist() == [5.0, 5.0, 5.0]
+
+
+def test_post_accumulate_hooks_see_graph_tensors_while_tracing():
+    w = gg.nn.Parameter(gg.ones(2))
+    kinds = []
+    w.register_post_accumulate_grad_hook(lambda t: kinds.append(t.grad.data is None))
+
+    @gg.function
+    def step(x):
+        (w * x).sum().backward()
+        return w.grad
+
+    step(gg.tensor([1.0, 2.0]))
+    step(gg.tensor([1.0, 2.0]))
+    assert kinds == [True]   # fired once, at trace time, with a graph tensor
+
+
+def test_queue_callback_outside_backward_and_hooks_on_non_leaves_are_errors():
+    from graphgrad.core import autograd
+
+    with pytest.raises(gg.GradError, match="only be called while a backward pass runs"):
+        autograd.queue_callback(lambda: None)
+    x = gg.ones(2, requires_grad=True)
+    with pytest.raises(gg.GradError, match="leaf tensors"):
+        (x * 2).register_post_accumulate_grad_hook(lambda t: None)
