@@ -1086,6 +1086,20 @@ C("gelu[tanh_f32_wide]", [F((64, 32), -7, 7)], lambda t, x: nnf(t).gelu(x, appro
 C("erf[f32_wide]", [F((64, 32), -5, 5)], lambda t, x: t.erf(x), lambda g, x: g.erf(x), **F32)
 C("layer_norm[f32_transformer]", [F((4, 16, 32), -3, 3), P((32,)), F((32,))], *_ln((32,)), **F32)
 
+# More families live in their own files, tests/oracle/cases_<family>.py: each imports C and the input
+# makers from here and appends its cases (loaded in name order, so the corpus does not depend on it).
+def _load_families() -> None:
+    import glob
+    import importlib
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in sorted(glob.glob(os.path.join(here, "cases_*.py"))):
+        importlib.import_module(f"tests.oracle.{os.path.basename(path)[:-3]}")
+
+
+_load_families()
+
 REQUIRED_OPS = """
 add sub mul div floor_divide remainder pow neg abs sign exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin
 cos tan tanh sinh cosh arcsin arccos arctan arctan2 sigmoid relu leaky_relu elu selu gelu silu softplus mish
