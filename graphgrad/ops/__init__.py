@@ -23,3 +23,4 @@ for _family in FAMILIES:
                 __all__.append(_name)
 
 from graphgrad.ops import methods as _methods  # noqa: E402  (installs Tensor operators last)
+from graphgrad.ops import torch_methods as _torch_methods  # noqa: E402  (and the PyTorch-named methods)

@@ -47,6 +47,13 @@ class Identity(Op):
         return (g,)
 
 
+class Clone(Identity):
+    """A copy of the input in a new array (gradient passes through unchanged)."""
+
+    def forward(self, xp, x):
+        return x.copy()
+
+
 class StopGradient(Identity):
     """The input's value, with no gradient flowing back through it."""
 
@@ -243,6 +250,12 @@ class SplitLike(Op):
 def identity(x) -> Tensor:
     """``x`` itself, as a new node (useful to name a graph tensor). Shapes: (...) -> (...)."""
     return Identity().apply(x)
+
+
+def clone(x) -> Tensor:
+    """A copy of ``x`` with its own storage, still in the autograd graph (PyTorch's ``clone``).
+    Shapes: (...) -> (...)."""
+    return Clone().apply(x)
 
 
 def stop_gradient(x) -> Tensor:

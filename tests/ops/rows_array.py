@@ -19,6 +19,7 @@ def _draws(seed, kind, shape, a=0.0, b=1.0):
 
 ROWS = [
     OpSpec("identity", gg.identity, lambda x: x, [F(S)]),
+    OpSpec("clone", gg.clone, lambda x: x.copy(), [F(S)]),
     OpSpec("stop_gradient", lambda x: gg.stop_gradient(x) * x, lambda x: x * x, [F(S)], grad=False),  # by design
     OpSpec("full_like", lambda x: gg.full_like(x, 2.5) * x, lambda x: 2.5 * x, [F(S)]),
     OpSpec("zeros_like", lambda x: gg.zeros_like(x) + x, lambda x: x, [F(S)]),

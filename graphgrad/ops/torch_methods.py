@@ -1,0 +1,201 @@
+"""Tensor methods under PyTorch's names, each a composition of the op functions.
+
+``methods.py`` installs the methods that are op functions of the same name; this module adds the
+ones PyTorch code calls under other names or conventions (``view``, ``expand``, ``masked_fill``,
+``split`` by size, in-place ``add_``...). Nothing here computes: every method maps its arguments onto
+graphgrad's ops, so it has the ops' gradients and graph mode for free.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence, Union
+
+from graphgrad import backend
+from graphgrad.core import creation
+from graphgrad.core.autograd import is_grad_enabled
+from graphgrad.core.tensor import Tensor
+from graphgrad.dtypes import as_dtype
+from graphgrad.errors import GradError, GraphError
+from graphgrad.ops import array, elementwise as ew, shape
+
+
+def _sizes(args: tuple) -> tuple:
+    """``f(2, 3)`` and ``f((2, 3))`` alike."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+
+
+def view(x: Tensor, *shape_: int) -> Tensor:
+    """``x`` with a new shape (``-1`` inferred); PyTorch's ``view``. Shapes: (...) -> shape."""
+    return shape.reshape(x, _sizes(shape_))
+
+
+def view_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x`` reshaped to ``other``'s shape."""
+    return shape.reshape(x, tuple(other.shape))
+
+
+def expand(x: Tensor, *sizes: int) -> Tensor:
+    """``x`` broadcast to ``sizes`` (``-1`` keeps that dimension). Shapes: (...) -> sizes."""
+    sizes = _sizes(sizes)
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise ValueError(f"expand: the number of sizes ({len(sizes)}) must be at least the tensor's dims ({x.ndim})")
+    target = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
+    return shape.broadcast_to(x, target)
+
+
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x`` broadcast to ``other``'s shape."""
+    return shape.broadcast_to(x, tuple(other.shape))
+
+
+def t(x: Tensor) -> Tensor:
+    """The transpose of a matrix (0-d and 1-d tensors are returned as they are)."""
+    if x.ndim > 2:
+        raise ValueError(f"t() expects a tensor with at most 2 dimensions, got {x.ndim}; use transpose(dim0, dim1)")
+    return x if x.ndim < 2 else shape.transpose(x)
+
+
+def matrix_transpose(x: Tensor) -> Tensor:
+    """The last two dimensions swapped (``x.mT``)."""
+    return shape.swapaxes(x, -1, -2)
+
+
+def split_by_size(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0) -> list:
+    """PyTorch's ``split``: pieces of ``split_size`` along ``dim`` (the last one shorter), or pieces of
+    the listed sizes (which must add up to the dimension)."""
+    n = x.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        if split_size_or_sections <= 0:
+            raise ValueError(f"split: split_size must be positive, got {split_size_or_sections}")
+        cuts = list(range(split_size_or_sections, n, split_size_or_sections))
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise ValueError(f"split: sizes {sizes} must add up to {n}, the size of dim {dim}")
+        cuts = [sum(sizes[:i + 1]) for i in range(len(sizes) - 1)]
+    return shape.split(x, cuts, axis=dim)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple:
+    """The slices of ``x`` along ``dim``, that dimension removed."""
+    dim = dim % x.ndim
+    lead = (slice(None),) * dim
+    return tuple(x[lead + (i,)] for i in range(x.shape[dim]))
+
+
+def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
+    """``x`` with ``value`` where ``mask`` (broadcast to ``x``) is true."""
+    return ew.where(mask, ew.astype(value, x.dtype) if isinstance(value, Tensor) else value, x).astype(x.dtype)
+
+
+def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
+    """The entries of ``x`` at ``index`` (1-d integers) along ``dim``."""
+    return shape.take(x, index, axis=dim)
+
+
+def numel(x: Tensor) -> int:
+    """The number of elements."""
+    return x.size
+
+
+def to(x: Tensor, *args, **kwargs) -> Tensor:
+    """``x.to(dtype)``, ``x.to(device)``, ``x.to(device, dtype)`` or ``x.to(other)`` (its dtype and device)."""
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, str) or type(a).__name__ == "device":
+            device = str(a)
+        elif a is not None:
+            dtype = a
+    out = x
+    if dtype is not None and as_dtype(dtype) != x.dtype:
+        out = ew.astype(out, dtype)
+    if device is not None and str(device) != out.device:
+        if out.data is None:
+            raise GraphError("to(device) on a graph tensor: move the inputs before building the graph")
+        out = Tensor._wrap(backend.to_device(out.data, "cuda:0" if str(device) == "cuda" else str(device)))
+    return out
+
+
+def type_(x: Tensor, dtype: Any = None):
+    """Without an argument, the dtype's name; with one, ``x`` converted to that dtype."""
+    return str(x.dtype) if dtype is None else ew.astype(x, dtype)
+
+
+# ---- in place ---------------------------------------------------------------------------------------------
+def _writable(x: Tensor, what: str):
+    if x.data is None:
+        raise GraphError(f"{what} on a graph tensor: graph tensors are immutable; write x = ... instead")
+    if x.requires_grad and is_grad_enabled():
+        raise GradError(f"{what}: a tensor that requires grad cannot be modified in place while gradients are "
+                        "recorded (a leaf Variable that requires grad is being used in an in-place operation); "
+                        "wrap it in `with gg.no_grad():`")
+    return x.data
+
+
+def _inplace_binary(fn):
+    def method(x: Tensor, other: Any, *, alpha: Any = None) -> Tensor:
+        data = _writable(x, fn.__name__ + "_")
+        if alpha is not None:
+            other = other * alpha
+        result = fn(x.detach(), other.detach() if isinstance(other, Tensor) else other)
+        data[...] = result.data
+        return x
+
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In place: ``x = {fn.__name__}(x, other)`` (``alpha`` scales ``other``). Returns ``x``."
+    return method
+
+
+def fill_(x: Tensor, value: Any) -> Tensor:
+    """Set every element to ``value``. Returns ``x``."""
+    _writable(x, "fill_")[...] = value.data if isinstance(value, Tensor) else value
+    return x
+
+
+def copy_(x: Tensor, src: Any) -> Tensor:
+    """Copy ``src`` (broadcast to ``x``'s shape, converted to its dtype) into ``x``. Returns ``x``."""
+    data = _writable(x, "copy_")
+    data[...] = backend.to_device(src.data, backend.device_of(data)) if isinstance(src, Tensor) else src
+    return x
+
+
+def clamp_(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Clamp in place to ``[min, max]``. Returns ``x``."""
+    data = _writable(x, "clamp_")
+    data[...] = ew.clip(x.detach(), min, max).data
+    return x
+
+
+def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    """Fill with normal samples. Returns ``x``."""
+    _writable(x, "normal_")[...] = creation.normal(mean, std, tuple(x.shape), generator=generator, dtype=x.dtype).data
+    return x
+
+
+def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    """Fill with uniform samples in ``[a, b)``. Returns ``x``."""
+    _writable(x, "uniform_")[...] = creation.uniform(a, b, tuple(x.shape), generator=generator, dtype=x.dtype).data
+    return x
+
+
+def _install() -> None:
+    T = Tensor
+    for name, fn in {"view": view, "view_as": view_as, "expand": expand, "expand_as": expand_as, "t": t,
+                     "split": split_by_size, "unbind": unbind, "masked_fill": masked_fill,
+                     "index_select": index_select, "numel": numel, "to": to, "type": type_, "clone": array.clone,
+                     "chunk": lambda x, chunks, dim=0: shape.chunk(x, chunks, axis=dim),
+                     "eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less_equal, "gt": ew.greater,
+                     "ge": ew.greater_equal, "add_": _inplace_binary(ew.add), "sub_": _inplace_binary(ew.sub),
+                     "mul_": _inplace_binary(ew.mul), "div_": _inplace_binary(ew.div), "fill_": fill_,
+                     "copy_": copy_, "clamp_": clamp_, "normal_": normal_, "uniform_": uniform_}.items():
+        setattr(T, name, fn)
+    T.mT = property(matrix_transpose)
+    T.dim = lambda x: x.ndim
+    T.contiguous = lambda x: x
+    T.cpu = lambda x: to(x, "cpu")
+    T.cuda = lambda x, device=None: to(x, device or "cuda")
+
+
+_install()

@@ -1,0 +1,61 @@
+"""Tensor methods under PyTorch's names: in-place forms, conversions and their errors (the value
+semantics are compared with PyTorch in tests/oracle/cases_methods.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graphgrad as gg
+
+
+def test_in_place_arithmetic_and_fills():
+    y = gg.zeros(3)
+    assert y.add_(gg.ones(3), alpha=2) is y
+    y.mul_(3).sub_(1).div_(5)
+    np.testing.assert_allclose(y.numpy(), [1.0, 1.0, 1.0])
+    y.fill_(7).clamp_(max=5)
+    assert y.tolist() == [5.0, 5.0, 5.0]
+    y.copy_(gg.tensor([1.0, 2.0, 3.0]))
+    assert y.tolist() == [1.0, 2.0, 3.0]
+    gen = gg.Generator(0)
+    assert y.normal_(generator=gen).shape == (3,) and y.dtype == gg.float32
+    assert all(0 <= v < 1 for v in y.uniform_(0, 1, generator=gen).tolist())
+
+
+def test_in_place_on_a_tensor_that_requires_grad_needs_no_grad():
+    w = gg.ones(3, requires_grad=True)
+    for method, args in (("add_", (1.0,)), ("fill_", (0.0,)), ("copy_", (gg.zeros(3),)), ("normal_", ())):
+        with pytest.raises(gg.GradError, match="no_grad"):
+            getattr(w, method)(*args)
+    with gg.no_grad():
+        w.add_(1.0).mul_(2.0)
+    assert w.tolist() == [4.0, 4.0, 4.0] and w.requires_grad
+
+
+def test_conversions_and_sizes():
+    x = gg.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert x.numel() == 6 and x.dim() == 2
+    assert x.to(gg.float64).dtype == gg.float64 and x.to("cpu") is x and x.cpu() is x
+    assert x.to(gg.zeros(1, dtype=gg.float16)).dtype == gg.float16
+    assert x.type() == "float32" and x.type(gg.int64).dtype == gg.int64
+    assert x.contiguous() is x
+    assert x.eq(x).all().item() and not x.ne(x).any().item()
+    assert x.lt(3).tolist() == [[True, True, True], [False, False, False]]
+
+
+def test_shape_errors_say_what_pytorch_would():
+    x = gg.zeros(2, 3, 4)
+    with pytest.raises(ValueError, match="at most 2 dimensions"):
+        x.t()
+    with pytest.raises(ValueError, match="at least the tensor's dims"):
+        x.expand(3, 4)
+    with pytest.raises(ValueError, match="must add up to 3"):
+        x.split([1, 1], dim=1)
+
+
+def test_clone_owns_its_storage_and_passes_gradients():
+    x = gg.ones(3, requires_grad=True)
+    c = x.clone()
+    assert c.data is not x.data
+    (c * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
