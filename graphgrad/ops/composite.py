@@ -46,7 +46,10 @@ swish = silu
 
 
 def softplus(x, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` like PyTorch; stable for any ``x``."""
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` like PyTorch; stable for any ``x``
+    (float16 is computed in float32, as PyTorch does: ``exp(threshold)`` does not fit in float16)."""
+    if getattr(x, "dtype", None) == "float16":
+        return softplus(x.astype("float32"), beta, threshold).astype("float16")
     bx = x * beta if beta != 1.0 else x
     linear = greater(bx, threshold)
     # exp of bx clamped to <= threshold: no overflow, so the masked branch's gradient is not NaN

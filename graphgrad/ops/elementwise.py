@@ -5,6 +5,7 @@ All broadcast NumPy-style and promote dtypes as NumPy does (Python scalars are w
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from graphgrad.backend import np, ufunc_result_dtype
@@ -141,14 +142,15 @@ class Pow(Binary):
         if needs_grad(a):
             if isinstance(b, (int, float)):
                 ga = g * 0 if b == 0 else (g * (2 * a) if b == 2 else g * (b * a ** (b - 1)))
-            else:
-                ga = g * (b * a ** (b - 1))
+            else:  # 0 where b == 0 (also at a == 0, where b * a**(b-1) is 0 * inf), as PyTorch does
+                ga = g * where(equal(b, 0), 0.0, b * a ** (b - 1))
         if needs_grad(b):
-            # d(a^b)/db = a^b log a, taken as 0 where a == 0 (the limit for b > 0), as PyTorch does;
-            # log is taken of a with zeros replaced by 1 so no -inf (and no warning) is produced
+            # d(a^b)/db = a^b log a; at a == 0 it is 0 for b >= 0 (the limit) and -inf for b < 0, as
+            # PyTorch does. log is taken of a with zeros replaced by 1 (no warning), then set to -inf
             a = a if isinstance(a, Tensor) else Tensor(a, dtype=out.dtype)
             zero = equal(a, 0)
-            gb = g * where(zero, 0.0, out * where(zero, 1.0, a).log())
+            log_a = where(zero, -math.inf, where(zero, 1.0, a).log())
+            gb = g * where(logical_and(zero, greater_equal(b, 0)), 0.0, out * log_a)
         return ga, gb
 
 
@@ -164,6 +166,7 @@ class Arctan2(Binary):
     def backward(self, inputs, out, g):
         y, x = inputs
         denom = x * x + y * y
+        denom = where(equal(denom, 0), 1.0, denom)  # at (0, 0) the gradient is 0, as PyTorch's
         return (g * x / denom if needs_grad(y) else None), (-g * y / denom if needs_grad(x) else None)
 
 

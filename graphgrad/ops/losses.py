@@ -7,6 +7,7 @@ gradient code of their own, differentiate to any order and work in graph mode. `
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Optional
 
 from graphgrad.core.creation import arange
@@ -42,6 +43,8 @@ def _same_shape(a: tuple, b: tuple) -> bool:
 def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
     if reduction == "none":
         return loss
+    if loss.dtype == "float16":  # accumulate in float32, as PyTorch does: a float16 sum overflows at 65504
+        return _reduce(loss.astype("float32"), reduction, op).astype("float16")
     total = _sum(loss)
     if reduction == "sum":
         return total
@@ -49,6 +52,15 @@ def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
         return total / count_like(loss)
     n = math.prod(loss.shape)
     return total * (1.0 / n) if n else total * float("nan")  # the mean of nothing is NaN, as in PyTorch
+
+
+def _warn_if_broadcast(op: str, input: Tensor, target: Tensor) -> None:
+    """Warn, with PyTorch's words, when a regression loss's target and input differ in shape: they
+    broadcast (an (N, 1) input against an (N,) target gives an (N, N) loss), almost always by mistake."""
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"{op}: Using a target size {_fmt(target.shape)} that is different to the input size "
+                      f"{_fmt(input.shape)}. This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", UserWarning, stacklevel=3)
 
 
 def _pointwise_shapes(op: str, input: Tensor, target: Tensor) -> None:
@@ -370,6 +382,7 @@ def mse_loss(input, target, reduction: str = "mean") -> Tensor:
     """Squared error ``(input - target)^2``. Shapes: input, target broadcastable (*) -> reduced."""
     _check_reduction("mse_loss", reduction)
     input, target = as_tensor_args(input, target)
+    _warn_if_broadcast("mse_loss", input, target)
     diff = input - target
     return _reduce(diff * diff, reduction, "mse_loss")
 
@@ -378,6 +391,7 @@ def l1_loss(input, target, reduction: str = "mean") -> Tensor:
     """Absolute error ``|input - target|``. Shapes: input, target broadcastable (*) -> reduced."""
     _check_reduction("l1_loss", reduction)
     input, target = as_tensor_args(input, target)
+    _warn_if_broadcast("l1_loss", input, target)
     return _reduce(_abs(input - target), reduction, "l1_loss")
 
 
@@ -389,6 +403,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Te
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     input, target = as_tensor_args(input, target)
+    _warn_if_broadcast("huber_loss", input, target)
     diff = input - target
     size = _abs(diff)
     loss = where(less(size, delta), diff * diff * 0.5, (size - 0.5 * delta) * delta)
@@ -404,6 +419,7 @@ def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0) ->
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     input, target = as_tensor_args(input, target)
+    _warn_if_broadcast("smooth_l1_loss", input, target)
     diff = input - target
     size = _abs(diff)
     if beta == 0.0:

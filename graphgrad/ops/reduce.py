@@ -9,6 +9,7 @@ reduced axes with size 1. Primitives (hand-written gradients): ``Sum``, ``Mean``
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from typing import Optional, Sequence, Union
 
@@ -297,6 +298,21 @@ def _cumprod_grad_exact(x: Tensor, g: Tensor, axis: int) -> Tensor:
 
 
 # ---- public functions ---------------------------------------------------------------------------
+def _scalar_axis(fn):
+    """Let ``fn(x, axis, ...)`` take axis 0 or -1 (or a tuple of them) on a 0-d tensor, as PyTorch does:
+    the tensor is reduced as a one-element vector and the result is 0-d again."""
+
+    @functools.wraps(fn)
+    def wrapper(x, axis=None, *args, **kwargs):
+        if isinstance(x, Tensor) and x.shape == () and axis is not None:
+            axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+            if axes and builtins.all(a in (0, -1) for a in axes):
+                return fn(x.reshape(1), 0, *args, **kwargs).reshape(())
+        return fn(x, axis, *args, **kwargs)
+
+    return wrapper
+
+
 def sum(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Sum of elements over ``axis``. Shapes: (...) -> reduced. Small ints and bool sum in int64.
 
@@ -369,8 +385,11 @@ def var(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
 
 
 def std(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
-    """Standard deviation over ``axis``: ``sqrt(var(x, axis, keepdims, ddof))``."""
-    return sqrt(var(x, axis, keepdims, ddof))
+    """Standard deviation over ``axis``: ``sqrt(var(x, axis, keepdims, ddof))``; its gradient is 0
+    (not NaN) where the variance is 0, as PyTorch's."""
+    v = var(x, axis, keepdims, ddof)
+    flat = equal(v, 0)
+    return where(flat, 0.0, sqrt(where(flat, 1.0, v)))
 
 
 def logsumexp(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -509,3 +528,9 @@ class SumTo(Op):
 
     def backward(self, inputs, out, g):
         return (g.broadcast_like(inputs[0]),)
+
+
+for _name in ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "all", "any", "var", "std", "logsumexp",
+              "cumsum", "cumprod"):
+    globals()[_name] = _scalar_axis(globals()[_name])
+amax, amin = max, min

@@ -1,0 +1,43 @@
+"""Regression tests for behaviours once different from PyTorch (values from torch 2.13; the other
+special points are PyTorch-oracle cases in tests/oracle/cases_defects.py)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import graphgrad as gg
+
+
+def test_power_gradient_with_respect_to_a_negative_exponent_at_zero_is_minus_infinity():
+    x = gg.tensor([0.0], dtype=gg.float64, requires_grad=True)
+    y = gg.tensor([-1.0], dtype=gg.float64, requires_grad=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        (x ** y).sum().backward()
+    assert x.grad.tolist() == [-np.inf] and y.grad.tolist() == [-np.inf]   # torch: [-inf], [-inf]
+
+
+def test_zero_d_scans_and_reductions_keep_zero_d():
+    x = gg.tensor(3.0)
+    for fn in (gg.cumsum, gg.cumprod, gg.sum, gg.max, gg.logsumexp):
+        assert fn(x, 0).shape == () and fn(x, -1).shape == ()
+    assert gg.sum(x, 0, keepdims=True).shape == ()   # torch.sum(t, 0, keepdim=True) of a 0-d t is 0-d
+
+
+def test_float16_softplus_mish_and_mean_losses_stay_finite():
+    h = gg.tensor([100.0, -100.0, 20.0, 5.0], dtype=gg.float16)
+    np.testing.assert_array_equal(gg.softplus(h).numpy(), np.array([100.0, 0.0, 20.0, 5.0078125], np.float16))
+    assert np.isfinite(gg.mish(h).numpy()).all() and gg.softplus(h).dtype == gg.float16
+    logits = gg.tensor(np.full(4096, 30.0), dtype=gg.float16)
+    loss = gg.binary_cross_entropy_with_logits(logits, gg.zeros(4096, dtype=gg.float16))
+    assert loss.dtype == gg.float16 and loss.item() == 30.0   # torch: 30.0 (a float16 sum would overflow)
+
+
+@pytest.mark.parametrize("loss", [gg.nn.MSELoss(), gg.nn.L1Loss(), gg.nn.HuberLoss(), gg.nn.SmoothL1Loss()])
+def test_a_regression_loss_warns_when_target_and_input_shapes_differ(loss):
+    with pytest.warns(UserWarning, match=r"target size \(4,\) that is different to the input size \(4, 1\)"):
+        loss(gg.zeros(4, 1), gg.zeros(4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss(gg.zeros(4), gg.zeros(4))
