@@ -102,19 +102,20 @@ class LogSoftmax(_Normalizer):
         return (g - exp(out) * _sum(g, axis=self.axis, keepdims=True),)
 
 
-def softmax(x, axis: int = -1) -> Tensor:
-    """Softmax along ``axis``: non-negative, sums to 1. Shapes: (...) -> (...).
+def softmax(x, axis: int = -1, dim: Optional[int] = None) -> Tensor:
+    """Softmax along ``axis`` (``dim``: PyTorch's name for it): non-negative, sums to 1. Shapes: (...) -> (...).
 
     Example:
         >>> gg.softmax(gg.tensor([[1.0, 2.0, 3.0]])).sum(axis=-1)
         tensor([1.])
     """
-    return Softmax(axis).apply(*as_tensor_args(x))
+    return Softmax(axis if dim is None else dim).apply(*as_tensor_args(x))
 
 
-def log_softmax(x, axis: int = -1) -> Tensor:
-    """``log(softmax(x))`` computed stably (no overflow/underflow for large logits). Shapes: (...) -> (...)."""
-    return LogSoftmax(axis).apply(*as_tensor_args(x))
+def log_softmax(x, axis: int = -1, dim: Optional[int] = None) -> Tensor:
+    """``log(softmax(x))`` along ``axis`` (or ``dim``) computed stably (no overflow/underflow for large
+    logits). Shapes: (...) -> (...)."""
+    return LogSoftmax(axis if dim is None else dim).apply(*as_tensor_args(x))
 
 
 # ---- normalization ----------------------------------------------------------------------------

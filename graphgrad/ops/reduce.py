@@ -299,11 +299,20 @@ def _cumprod_grad_exact(x: Tensor, g: Tensor, axis: int) -> Tensor:
 
 # ---- public functions ---------------------------------------------------------------------------
 def _scalar_axis(fn):
-    """Let ``fn(x, axis, ...)`` take axis 0 or -1 (or a tuple of them) on a 0-d tensor, as PyTorch does:
-    the tensor is reduced as a one-element vector and the result is 0-d again."""
+    """Let ``fn(x, axis, ...)`` take PyTorch's ``dim=``/``keepdim=`` as aliases of ``axis``/``keepdims``,
+    and axis 0 or -1 (or a tuple of them) on a 0-d tensor, as PyTorch does: the tensor is reduced as
+    a one-element vector and the result is 0-d again."""
 
     @functools.wraps(fn)
     def wrapper(x, axis=None, *args, **kwargs):
+        if "dim" in kwargs:
+            if axis is not None:
+                raise TypeError(f"{fn.__name__}() got both axis and dim; pass one of them")
+            axis = kwargs.pop("dim")
+        if "keepdim" in kwargs:
+            if "keepdims" in kwargs:
+                raise TypeError(f"{fn.__name__}() got both keepdims and keepdim; pass one of them")
+            kwargs["keepdims"] = kwargs.pop("keepdim")
         if isinstance(x, Tensor) and x.shape == () and axis is not None:
             axes = axis if isinstance(axis, (tuple, list)) else (axis,)
             if axes and builtins.all(a in (0, -1) for a in axes):

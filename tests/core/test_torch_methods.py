@@ -59,3 +59,15 @@ def test_clone_owns_its_storage_and_passes_gradients():
     assert c.data is not x.data
     (c * 2).sum().backward()
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_reductions_take_dim_and_keepdim():
+    x = gg.tensor(np.arange(24, dtype=np.float64).reshape(2, 3, 4))
+    np.testing.assert_array_equal(x.sum(dim=1, keepdim=True).numpy(), x.numpy().sum(axis=1, keepdims=True))
+    np.testing.assert_array_equal(gg.mean(x, dim=(0, 2)).numpy(), x.numpy().mean(axis=(0, 2)))
+    assert x.argmax(dim=-1).shape == (2, 3) and x.cumsum(dim=2).shape == (2, 3, 4)
+    assert x.std(dim=0).shape == (3, 4) and x.logsumexp(dim=1, keepdim=True).shape == (2, 1, 4)
+    np.testing.assert_allclose(x.softmax(dim=-1).sum(dim=-1).numpy(), np.ones((2, 3)))
+    assert x.log_softmax(dim=0).shape == (2, 3, 4)
+    with pytest.raises(TypeError, match="both axis and dim"):
+        gg.sum(x, 0, dim=1)
