@@ -35,6 +35,16 @@ def _cupy():
     return cupy_backend
 
 
+def gpu_count() -> int:
+    """How many CUDA devices CuPy can use (0 without CuPy or without a GPU)."""
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        return 0
+
+
 def namespace_of(array: Any):
     """The array namespace (``numpy`` or ``cupy``) that ``array`` belongs to."""
     if type(array) is ndarray or isinstance(array, (np.ndarray, np.generic)):

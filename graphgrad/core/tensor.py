@@ -66,6 +66,19 @@ def _unwrap_nested(data):
     return data
 
 
+class ElementCount(int):
+    """A tensor's element count that can also be called like PyTorch's ``Tensor.size``:
+    ``x.size`` is ``6`` for a (2, 3) tensor, ``x.size()`` is ``(2, 3)`` and ``x.size(-1)`` is ``3``."""
+
+    def __new__(cls, count: int, shape: tuple) -> "ElementCount":
+        value = super().__new__(cls, count)
+        value.shape = tuple(shape)
+        return value
+
+    def __call__(self, dim: Optional[int] = None):
+        return self.shape if dim is None else self.shape[dim]
+
+
 class Tensor:
     """An n-dimensional array with autograd.
 
@@ -141,13 +154,16 @@ class Tensor:
         return len(self.shape)
 
     @property
-    def size(self) -> int:
+    def size(self) -> "ElementCount":
+        """The number of elements (NumPy's ``size``); calling it gives PyTorch's ``size()``: the shape,
+        or ``size(dim)`` one dimension. ``numel()`` is the element count under PyTorch's name."""
         n = 1
-        for d in self.shape:
+        shape = self.shape
+        for d in shape:
             if d is None:
                 raise GraphError("size of a tensor with unknown dimensions is not defined before run time")
             n *= d
-        return n
+        return ElementCount(n, shape)
 
     @property
     def device(self) -> str:

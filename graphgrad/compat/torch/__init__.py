@@ -1,0 +1,123 @@
+"""PyTorch's namespace on graphgrad: ``import graphgrad.compat.torch as torch``.
+
+Names PyTorch and graphgrad share map straight through (``torch.exp`` is ``gg.exp``); where PyTorch's
+convention differs, the name here follows PyTorch: ``torch.max(x, 1)`` returns ``(values, indices)``,
+``torch.cat(xs, dim)``, ``torch.float``/``torch.long``, ``torch.no_grad()``, ``torch.save``/``load``
+(``weights_only=`` accepted). Submodules: ``torch.nn`` (with ``functional``, ``init``, ``utils``),
+``torch.optim`` (with ``lr_scheduler``), ``torch.utils.data``, ``torch.autograd``, ``torch.cuda``.
+
+:func:`install` makes ``import torch`` itself resolve to this namespace, so a program written for
+PyTorch runs unchanged.
+"""
+from __future__ import annotations
+
+import sys
+from collections import namedtuple
+from typing import Any
+
+import graphgrad as _gg
+from graphgrad import Generator, Tensor, no_grad, enable_grad, set_grad_enabled, manual_seed  # noqa: F401
+from graphgrad import float16, float32, float64, int32, int64, bool_ as bool, uint8, int8, int16  # noqa: F401
+
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+inference_mode = no_grad
+is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
+
+#: PyTorch's ``torch.return_types``: the (values, indices) of max/min/sort/topk.
+return_types = namedtuple("return_types", ["values", "indices"])
+
+
+class device:
+    """``torch.device("cpu")``: a device name (compares equal to its string)."""
+
+    def __init__(self, kind: str, index: Any = None) -> None:
+        self.type = str(kind).split(":")[0]
+        self.index = index
+        self._name = str(kind) if index is None else f"{kind}:{index}"
+
+    def __str__(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"device(type={self.type!r})"
+
+    def __eq__(self, other) -> bool:
+        return str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+def _reduce_with_indices(value_fn, index_fn):
+    def reduce(x, dim=None, keepdim: bool = False, *, out=None):
+        if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
+            return (_gg.maximum if value_fn is _gg.max else _gg.minimum)(x, dim)
+        if dim is None:
+            return value_fn(x)
+        return return_types(value_fn(x, dim, keepdims=keepdim), index_fn(x, dim, keepdims=keepdim))
+
+    return reduce
+
+
+max = _reduce_with_indices(_gg.max, _gg.argmax)  # noqa: A001
+min = _reduce_with_indices(_gg.min, _gg.argmin)  # noqa: A001
+
+
+def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
+    """``torch.cat``: concatenate along ``dim``."""
+    return _gg.concatenate(list(tensors), axis=dim)
+
+
+concat = cat
+
+
+def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
+    return _gg.stack(list(tensors), axis=dim)
+
+
+def save(obj: Any, f, **kwargs) -> None:
+    """``torch.save``: graphgrad's atomic checkpoint format (safetensors or npz)."""
+    _gg.save(obj, f)
+
+
+def load(f, map_location=None, weights_only: bool = True, **kwargs) -> Any:
+    """``torch.load``: a file written by :func:`save` (``map_location``/``weights_only`` accepted)."""
+    return _gg.load(f)
+
+
+def numel(x: Tensor) -> int:
+    return x.numel()
+
+
+# the submodules, imported before the module __getattr__ below exists (which would answer for them)
+from graphgrad.compat.torch import autograd, cuda, nn, optim, utils  # noqa: E402,F401
+
+
+def __getattr__(name: str) -> Any:
+    """Every other name is graphgrad's (``torch.exp``, ``torch.randn``, ``torch.tensor``...)."""
+    try:
+        return getattr(_gg, name)
+    except AttributeError:
+        raise AttributeError(f"graphgrad.compat.torch has no {name!r} (PyTorch's torch.{name} is not mapped "
+                             "yet; see docs/pytorch.md)") from None
+
+
+def install() -> None:
+    """Make ``import torch`` (and its submodules) resolve to this namespace in this process."""
+    from graphgrad.compat.torch import autograd, cuda, nn, optim, utils
+    from graphgrad.compat.torch.nn import functional, init
+    from graphgrad.compat.torch.nn import utils as nn_utils
+    from graphgrad.compat.torch.optim import lr_scheduler
+    from graphgrad.compat.torch.utils import data
+
+    me = sys.modules[__name__]
+    for name, module in {"torch": me, "torch.nn": nn, "torch.nn.functional": functional, "torch.nn.init": init,
+                         "torch.nn.utils": nn_utils, "torch.optim": optim, "torch.optim.lr_scheduler": lr_scheduler,
+                         "torch.utils": utils, "torch.utils.data": data, "torch.autograd": autograd,
+                         "torch.cuda": cuda}.items():
+        sys.modules[name] = module
+

@@ -1,0 +1,82 @@
+"""``torch.autograd``: ``grad``, ``backward``, ``gradcheck`` and ``Function`` on graphgrad's autograd.
+
+A ``Function`` subclass (static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``) becomes a
+graphgrad :class:`~graphgrad.Op` when applied: the op's forward runs the user's ``forward`` on
+tensors without recording, its gradient rule calls the user's ``backward``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import graphgrad as _gg
+from graphgrad import Op, Tensor, grad, no_grad  # noqa: F401
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False) -> None:
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if grad_tensors is not None and isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
+    for i, t in enumerate(tensors):
+        t.backward(None if grad_tensors is None else grad_tensors[i], retain_graph=retain_graph,
+                   create_graph=create_graph)
+
+
+def gradcheck(func, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, **kwargs) -> bool:
+    """``torch.autograd.gradcheck``: graphgrad's ``check_grad`` (float64 central differences)."""
+    inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
+    return _gg.check_grad(func, *inputs, eps=eps, atol=atol, rtol=rtol).ok
+
+
+class _Context:
+    """``ctx`` of a Function: saved tensors and which inputs need a gradient."""
+
+    def __init__(self, needs_input_grad: tuple) -> None:
+        self.needs_input_grad = needs_input_grad
+        self.saved_tensors: tuple = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        self.saved_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        pass
+
+
+class _FunctionOp(Op):
+    """One application of a ``Function``: an impure op (never merged) holding its ``ctx``."""
+
+    pure = False
+
+    def __init__(self, function: type, inputs: tuple) -> None:
+        self.function = function
+        self.ctx = _Context(tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs))
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+    def forward(self, xp, *arrays):
+        args = [Tensor(a) if hasattr(a, "shape") and hasattr(a, "dtype") else a for a in arrays]
+        with no_grad():
+            out = self.function.forward(self.ctx, *args)
+        return out.data if isinstance(out, Tensor) else xp.asarray(out)
+
+    def backward(self, inputs, out, g):
+        grads = self.function.backward(self.ctx, g)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        return tuple(grads) + (None,) * (len(inputs) - len(grads))
+
+
+class Function:
+    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``; call ``.apply``."""
+
+    @staticmethod
+    def forward(ctx, *args: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs)")
+
+    @classmethod
+    def apply(cls, *args) -> Tensor:
+        return _FunctionOp(cls, args).apply(*args)

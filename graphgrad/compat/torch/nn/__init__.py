@@ -1,0 +1,5 @@
+"""``torch.nn``: graphgrad's layers, losses and Module (PyTorch's contract already), plus
+``functional``, ``init`` and ``utils``."""
+from graphgrad.nn import *  # noqa: F401,F403
+from graphgrad.nn import Module, Parameter  # noqa: F401
+from graphgrad.compat.torch.nn import functional, init, utils  # noqa: F401

@@ -1,0 +1,2 @@
+"""``torch.utils``: ``data``."""
+from graphgrad.compat.torch.utils import data  # noqa: F401

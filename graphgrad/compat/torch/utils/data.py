@@ -1,0 +1,4 @@
+"""``torch.utils.data``: graphgrad's datasets, samplers and DataLoader."""
+from graphgrad.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, RandomSampler, Sampler,  # noqa: F401
+                            SequentialSampler, Subset, SubsetRandomSampler, TensorDataset, WeightedRandomSampler,
+                            random_split)
