@@ -191,18 +191,31 @@ class Module:
         fn(self)
         return self
 
-    def to(self, dtype=None, device: Optional[str] = None) -> "Module":
+    def to(self, *args, dtype=None, device: Optional[str] = None) -> "Module":
         """Convert floating-point parameters and buffers to ``dtype`` and/or move everything to
-        ``device`` (in place). Returns self."""
+        ``device`` (in place), PyTorch's ``module.to(device)``, ``to(dtype)``, ``to(device, dtype)``
+        or ``to(tensor)``. A device is a string (``"cpu"``, ``"cuda:0"``) or an object whose ``str()``
+        is one. Returns self."""
         from graphgrad import backend
 
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, str) or type(a).__name__ == "device":
+                device = str(a)
+            elif a is not None:
+                dtype = a
+        if device is not None:
+            device = "cuda:0" if str(device) == "cuda" else str(device)
         dtype = None if dtype is None else as_dtype(dtype)
         for t in list(self.parameters()) + list(self.buffers()):
             data = t.data
             if dtype is not None and data.dtype.kind == "f":
                 data = data.astype(dtype)
-            if device is not None:
+            if device is not None and backend.device_of(data) != device:
                 data = backend.to_device(data, device)
+            if data is t.data:
+                continue
             t.data = data
             if t.grad is not None:
                 t.grad = None

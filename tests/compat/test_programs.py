@@ -11,7 +11,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-PROGRAMS = {"blitz_cifar_cnn.py": 0.9}
+PROGRAMS = {"blitz_cifar_cnn.py": 0.9, "mnist_example.py": 0.9}
 SHIM = "import graphgrad.compat.torch as t; t.install(); import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')"
 
 
