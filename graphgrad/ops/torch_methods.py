@@ -93,6 +93,26 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     return shape.take(x, index, axis=dim)
 
 
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The ``length`` entries of ``x`` from ``start`` along ``dim``."""
+    index = [slice(None)] * x.ndim
+    index[dim] = slice(start, start + length)
+    return x[tuple(index)]
+
+
+def _new(fill):
+    def method(x: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        out = fill(_sizes(size), dtype or x.dtype)
+        return out.requires_grad_(True) if requires_grad else out
+
+    return method
+
+
+def new_tensor(x: Tensor, data: Any, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor of ``data`` with ``x``'s dtype (unless ``dtype`` is given)."""
+    return Tensor(data, dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
 def numel(x: Tensor) -> int:
     """The number of elements."""
     return x.size
@@ -184,7 +204,12 @@ def _install() -> None:
     T = Tensor
     for name, fn in {"view": view, "view_as": view_as, "expand": expand, "expand_as": expand_as, "t": t,
                      "split": split_by_size, "unbind": unbind, "masked_fill": masked_fill,
-                     "index_select": index_select, "numel": numel, "to": to, "type": type_, "clone": array.clone,
+                     "index_select": index_select, "numel": numel, "narrow": narrow,
+                     "new_zeros": _new(lambda size, dtype: creation.zeros(size, dtype=dtype)),
+                     "new_ones": _new(lambda size, dtype: creation.ones(size, dtype=dtype)),
+                     "new_empty": _new(lambda size, dtype: creation.zeros(size, dtype=dtype)),
+                     "new_full": lambda x, size, fill_value, dtype=None, **kw: creation.full(
+                         tuple(size), fill_value, dtype=dtype or x.dtype), "new_tensor": new_tensor, "to": to, "type": type_, "clone": array.clone,
                      "chunk": lambda x, chunks, dim=0: shape.chunk(x, chunks, axis=dim),
                      "eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less_equal, "gt": ew.greater,
                      "ge": ew.greater_equal, "add_": _inplace_binary(ew.add), "sub_": _inplace_binary(ew.sub),
