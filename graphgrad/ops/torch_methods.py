@@ -55,6 +55,14 @@ def t(x: Tensor) -> Tensor:
     return x if x.ndim < 2 else shape.transpose(x)
 
 
+def transpose(x: Tensor, *axes) -> Tensor:
+    """PyTorch's ``x.transpose(dim0, dim1)`` swaps two dimensions; NumPy's forms stay: no argument
+    reverses the dimensions, a tuple (or three or more ints) is a permutation."""
+    if len(axes) == 2 and all(isinstance(a, int) for a in axes):
+        return shape.swapaxes(x, axes[0], axes[1])
+    return shape.transpose(x, *axes)
+
+
 def matrix_transpose(x: Tensor) -> Tensor:
     """The last two dimensions swapped (``x.mT``)."""
     return shape.swapaxes(x, -1, -2)
@@ -202,7 +210,7 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tenso
 
 def _install() -> None:
     T = Tensor
-    for name, fn in {"view": view, "view_as": view_as, "expand": expand, "expand_as": expand_as, "t": t,
+    for name, fn in {"view": view, "view_as": view_as, "expand": expand, "expand_as": expand_as, "t": t, "transpose": transpose,
                      "split": split_by_size, "unbind": unbind, "masked_fill": masked_fill,
                      "index_select": index_select, "numel": numel, "narrow": narrow,
                      "new_zeros": _new(lambda size, dtype: creation.zeros(size, dtype=dtype)),

@@ -320,7 +320,7 @@ def test_error_messages_name_the_op_and_shapes():
     with pytest.raises(gg.ShapeError, match="squeeze axis 0"):
         gg.squeeze(a, 0)
     with pytest.raises(gg.ShapeError, match="not a permutation"):
-        a.transpose(0, 0)
+        gg.transpose(a, (0, 0))  # (the method follows PyTorch: a.transpose(0, 0) swaps dim 0 with itself)
     with pytest.raises(gg.ShapeError, match="out of range"):
         a.sum(axis=2)
     with pytest.raises(gg.ShapeError, match="equal sections"):

@@ -71,3 +71,11 @@ def test_reductions_take_dim_and_keepdim():
     assert x.log_softmax(dim=0).shape == (2, 3, 4)
     with pytest.raises(TypeError, match="both axis and dim"):
         gg.sum(x, 0, dim=1)
+
+
+def test_transpose_method_swaps_two_dims_like_pytorch():
+    x = gg.zeros(2, 3, 4, 5)
+    assert x.transpose(1, 2).shape == (2, 4, 3, 5) and x.transpose(-2, -1).shape == (2, 3, 5, 4)
+    assert x.transpose(0, 2, 1, 3).shape == (2, 4, 3, 5) and x.transpose().shape == (5, 4, 3, 2)  # NumPy forms
+    assert gg.zeros(2, 3).transpose(0, 1).shape == (3, 2)
+    assert gg.ones(2, 3).narrow(1, 1, 2).shape == (2, 2) and gg.ones(2).new_zeros(3, 4).shape == (3, 4)
