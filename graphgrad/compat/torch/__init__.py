@@ -89,6 +89,14 @@ def load(f, map_location=None, weights_only: bool = True, **kwargs) -> Any:
     return _gg.load(f)
 
 
+def randint(low, high=None, size=None, *, generator=None, dtype=None, **kwargs) -> Tensor:
+    """``torch.randint(high, size)`` or ``torch.randint(low, high, size)``."""
+    if size is None:  # the two-argument form: (high, size)
+        low, high, size = 0, low, high
+    out = _gg.randint(low, high, tuple(size), generator=generator)
+    return out if dtype is None else out.astype(dtype)
+
+
 def numel(x: Tensor) -> int:
     return x.numel()
 
