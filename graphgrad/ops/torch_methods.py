@@ -7,6 +7,7 @@ graphgrad's ops, so it has the ops' gradients and graph mode for free.
 """
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any, Sequence, Union
 
 from graphgrad import backend
@@ -15,7 +16,7 @@ from graphgrad.core.autograd import is_grad_enabled
 from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import GradError, GraphError
-from graphgrad.ops import array, elementwise as ew, shape
+from graphgrad.ops import array, elementwise as ew, reduce, shape
 
 
 def _sizes(args: tuple) -> tuple:
@@ -99,6 +100,24 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
 def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     """The entries of ``x`` at ``index`` (1-d integers) along ``dim``."""
     return shape.take(x, index, axis=dim)
+
+
+#: The ``(values, indices)`` result of ``x.max(dim)`` / ``x.min(dim)`` (PyTorch's ``torch.return_types``).
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+
+def _extremum(values_fn, index_fn):
+    def method(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = None):
+        if isinstance(dim, Tensor):  # x.max(other): the elementwise extremum, as in PyTorch
+            return (ew.maximum if values_fn is reduce.max else ew.minimum)(x, dim)
+        if dim is None:  # no dim: the extremum of all elements, or NumPy's axis= form (values only)
+            return values_fn(x, axis, keepdims=bool(keepdims))
+        keep = keepdim if keepdims is None else keepdims
+        return ValuesIndices(values_fn(x, dim, keepdims=keep), index_fn(x, dim, keepdims=keep))
+
+    method.__doc__ = (f"PyTorch's ``x.{values_fn.__name__}(dim)``: ``(values, indices)`` along ``dim``; without "
+                      f"``dim`` the {values_fn.__name__}imum of all elements (or, with NumPy's ``axis=``, the values).")
+    return method
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -211,6 +230,7 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tenso
 def _install() -> None:
     T = Tensor
     for name, fn in {"view": view, "view_as": view_as, "expand": expand, "expand_as": expand_as, "t": t, "transpose": transpose,
+                     "max": _extremum(reduce.max, reduce.argmax), "min": _extremum(reduce.min, reduce.argmin),
                      "split": split_by_size, "unbind": unbind, "masked_fill": masked_fill,
                      "index_select": index_select, "numel": numel, "narrow": narrow,
                      "new_zeros": _new(lambda size, dtype: creation.zeros(size, dtype=dtype)),

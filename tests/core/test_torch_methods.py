@@ -79,3 +79,14 @@ def test_transpose_method_swaps_two_dims_like_pytorch():
     assert x.transpose(0, 2, 1, 3).shape == (2, 4, 3, 5) and x.transpose().shape == (5, 4, 3, 2)  # NumPy forms
     assert gg.zeros(2, 3).transpose(0, 1).shape == (3, 2)
     assert gg.ones(2, 3).narrow(1, 1, 2).shape == (2, 2) and gg.ones(2).new_zeros(3, 4).shape == (3, 4)
+
+
+def test_max_and_min_with_a_dim_give_values_and_indices():
+    x = gg.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]], requires_grad=True)
+    values, indices = x.max(1)
+    assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0]
+    assert x.min(dim=0, keepdim=True).values.tolist() == [[1.0, 0.0, 2.0]]
+    assert x.max().item() == 7.0 and x.max(axis=1).tolist() == [5.0, 7.0]   # NumPy's axis= form: values
+    assert x.max(gg.full((2, 3), 4.0)).tolist() == [[4.0, 5.0, 4.0], [7.0, 4.0, 4.0]]
+    x.max(1).values.sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
