@@ -31,6 +31,7 @@ from graphgrad.ops.nn import batch_norm, embedding, group_norm, layer_norm
 from graphgrad.ops.nn import dropout as _dropout
 from graphgrad.ops.nn import log_softmax as _log_softmax
 from graphgrad.ops.nn import softmax as _softmax
+from graphgrad.ops.pointwise import celu, glu, hardsigmoid, hardswish, logsigmoid, softmin, softsign, threshold
 from graphgrad.ops.pool import adaptive_avg_pool2d, avg_pool2d, interpolate, max_pool2d
 from graphgrad.ops.reduce import norm
 from graphgrad.ops.shape import flatten, one_hot, pad as _pad, transpose
@@ -39,7 +40,8 @@ from graphgrad.ops.unary import relu, sigmoid, tanh
 __all__ = [
     # activations
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "mish", "softplus", "hardtanh", "sigmoid",
-    "tanh", "softmax", "log_softmax",
+    "tanh", "softmax", "log_softmax", "celu", "glu", "hardsigmoid", "hardswish", "logsigmoid", "softmin", "softsign",
+    "threshold",
     # linear, convolution, pooling
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "interpolate",

@@ -5,7 +5,7 @@ import importlib as _importlib
 
 #: The op family modules, in dependency order.
 FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "indexing", "linalg", "nn", "attention",
-            "losses", "conv", "pool", "recurrent")
+            "losses", "conv", "pool", "recurrent", "pointwise")
 
 #: Public op functions (what ``from graphgrad.ops import *`` and ``graphgrad`` export).
 __all__ = []
