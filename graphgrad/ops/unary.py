@@ -257,6 +257,45 @@ class Arcsin(Unary):
         return (g / sqrt(1 - x * x),)
 
 
+class Arcsinh(Unary):
+    onnx = "Asinh"
+    saves_output = False
+    ufunc = "arcsinh"
+
+    def forward(self, xp, x):
+        return xp.arcsinh(x)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        return (g / sqrt(x * x + 1),)
+
+
+class Arccosh(Unary):
+    onnx = "Acosh"
+    saves_output = False
+    ufunc = "arccosh"
+
+    def forward(self, xp, x):
+        return xp.arccosh(x)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        return (g / sqrt(x * x - 1),)
+
+
+class Arctanh(Unary):
+    onnx = "Atanh"
+    saves_output = False
+    ufunc = "arctanh"
+
+    def forward(self, xp, x):
+        return xp.arctanh(x)
+
+    def backward(self, inputs, out, g):
+        x = inputs[0]
+        return (g / (1 - x * x),)
+
+
 class Arccos(Unary):
     onnx = "Acos"
     saves_output = False
@@ -473,6 +512,18 @@ class Floor(_Rounding):
         return xp.floor(x) if x.dtype.kind == "f" else x.copy()
 
 
+class Trunc(_Rounding):
+    """Rounding towards zero (the gradient is zero, as for floor)."""
+
+    ufunc = "trunc"
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype)
+
+    def forward(self, xp, x):
+        return xp.trunc(x) if x.dtype.kind == "f" else x.copy()
+
+
 class Ceil(_Rounding):
     onnx = "Ceil"
     ufunc = "ceil"
@@ -574,6 +625,11 @@ arcsin = _unary(Arcsin, "Inverse sine elementwise, for ``x`` in [-1, 1].")
 arccos = _unary(Arccos, "Inverse cosine elementwise, for ``x`` in [-1, 1].")
 arctan = _unary(Arctan, "Inverse tangent elementwise.")
 asin, acos, atan = arcsin, arccos, arctan
+arcsinh = _unary(Arcsinh, "Inverse hyperbolic sine elementwise.")
+arccosh = _unary(Arccosh, "Inverse hyperbolic cosine elementwise, for ``x >= 1``.")
+arctanh = _unary(Arctanh, "Inverse hyperbolic tangent elementwise, for ``x`` in (-1, 1).")
+asinh, acosh, atanh = arcsinh, arccosh, arctanh
+trunc = _unary(Trunc, "Rounding towards zero elementwise (``fix``).")
 sigmoid = _unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-x))``, stable for large ``|x|``.")
 relu = _unary(Relu, "Rectified linear unit ``max(x, 0)``.")
 erf = _unary(Erf, "Gauss error function.")

@@ -32,6 +32,10 @@ def _softmax(x, axis):
 
 
 ROWS = [
+    OpSpec("arcsinh", gg.arcsinh, np.arcsinh, [F(S, -3, 3)]),
+    OpSpec("arccosh", gg.arccosh, np.arccosh, [F(S, 1.2, 4)]),
+    OpSpec("arctanh", gg.arctanh, np.arctanh, [F(S, -0.9, 0.9)]),
+    OpSpec("trunc", gg.trunc, np.trunc, [F(S, -3, 3, kinks=(-2.0, -1.0, 0.0, 1.0, 2.0))]),
     OpSpec("exp2", gg.exp2, np.exp2, [F(S)]),
     OpSpec("log10", gg.log10, np.log10, [P(S)]),
     OpSpec("logaddexp", gg.logaddexp, np.logaddexp, [F(BC[0], -3, 3), F(BC[1], -3, 3)]),

@@ -2,6 +2,10 @@
 from tests.oracle.cases import C, F, P, nnf
 
 S = (4, 5)
+C("asinh", [F(S, -3, 3)], lambda t, x: t.asinh(x), lambda g, x: g.asinh(x))
+C("acosh", [F(S, 1.2, 4)], lambda t, x: t.acosh(x), lambda g, x: g.acosh(x))
+C("atanh", [F(S, -0.9, 0.9)], lambda t, x: t.atanh(x), lambda g, x: g.atanh(x))
+C("trunc", [F(S, -3, 3)], lambda t, x: t.trunc(x), lambda g, x: g.trunc(x))
 C("exp2", [F(S)], lambda t, x: t.exp2(x), lambda g, x: g.exp2(x))
 C("log10", [P(S)], lambda t, x: t.log10(x), lambda g, x: g.log10(x))
 C("logaddexp", [F((4, 1), -3, 3), F((1, 5), -3, 3)], lambda t, a, b: t.logaddexp(a, b), lambda g, a, b: g.logaddexp(a, b))
