@@ -48,6 +48,22 @@ def to_array(data: Any, dtype=None, device: Optional[str] = None):
     return array
 
 
+def dtype_and_device(args: tuple, dtype=None, device=None) -> tuple:
+    """The ``(dtype, device)`` a PyTorch-style ``.to(...)`` call asks for: its positional ``args`` may
+    be a dtype, a device (a string such as ``"cpu"``/``"cuda:0"``, or an object whose ``str()`` is
+    one), or a tensor (its dtype and device). ``"cuda"`` means ``"cuda:0"``; absent parts are ``None``."""
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, str) or type(a).__name__ == "device":
+            device = a
+        elif a is not None:
+            dtype = a
+    if device is not None:
+        device = "cuda:0" if str(device) == "cuda" else str(device)
+    return dtype, device
+
+
 def host_array(value: Any):
     """``value`` (a Tensor, a NumPy/CuPy array, a scalar or a nested list) as a NumPy array on the host."""
     if isinstance(value, Tensor):

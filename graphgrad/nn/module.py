@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
-from graphgrad.core.tensor import Tensor, to_array
+from graphgrad.core.tensor import Tensor, dtype_and_device, to_array
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import ShapeError
 from graphgrad.nn.parameter import Parameter
@@ -198,15 +198,7 @@ class Module:
         is one. Returns self."""
         from graphgrad import backend
 
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
-            elif isinstance(a, str) or type(a).__name__ == "device":
-                device = str(a)
-            elif a is not None:
-                dtype = a
-        if device is not None:
-            device = "cuda:0" if str(device) == "cuda" else str(device)
+        dtype, device = dtype_and_device(args, dtype, device)
         dtype = None if dtype is None else as_dtype(dtype)
         for t in list(self.parameters()) + list(self.buffers()):
             data = t.data

@@ -13,7 +13,7 @@ from typing import Any, Sequence, Union
 from graphgrad import backend
 from graphgrad.core import creation
 from graphgrad.core.autograd import is_grad_enabled
-from graphgrad.core.tensor import Tensor
+from graphgrad.core.tensor import Tensor, dtype_and_device
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import GradError, GraphError
 from graphgrad.ops import array, elementwise as ew, reduce, shape
@@ -147,21 +147,14 @@ def numel(x: Tensor) -> int:
 
 def to(x: Tensor, *args, **kwargs) -> Tensor:
     """``x.to(dtype)``, ``x.to(device)``, ``x.to(device, dtype)`` or ``x.to(other)`` (its dtype and device)."""
-    dtype, device = kwargs.get("dtype"), kwargs.get("device")
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, str) or type(a).__name__ == "device":
-            device = str(a)
-        elif a is not None:
-            dtype = a
+    dtype, device = dtype_and_device(args, kwargs.get("dtype"), kwargs.get("device"))
     out = x
     if dtype is not None and as_dtype(dtype) != x.dtype:
         out = ew.astype(out, dtype)
-    if device is not None and str(device) != out.device:
+    if device is not None and device != out.device:
         if out.data is None:
             raise GraphError("to(device) on a graph tensor: move the inputs before building the graph")
-        out = Tensor._wrap(backend.to_device(out.data, "cuda:0" if str(device) == "cuda" else str(device)))
+        out = Tensor._wrap(backend.to_device(out.data, device))
     return out
 
 
