@@ -12,13 +12,16 @@ from typing import Any
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 from graphgrad.ops.composite import softplus
-from graphgrad.ops.elementwise import clip, greater, maximum, minimum, pow, where
-from graphgrad.ops.unary import abs as _abs, exp, log, log1p, sigmoid
+from graphgrad.backend import np
+from graphgrad.ops.elementwise import (clip, equal, greater, less_equal, logical_and, logical_or, maximum, minimum, pow,
+                                       where)
+from graphgrad.ops.unary import abs as _abs, exp, isnan, log, log1p, sigmoid, trunc
 from graphgrad.ops.linalg import matmul
 from graphgrad.ops.nn import softmax
 from graphgrad.ops.shape import chunk, flip, swapaxes
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
+finfo = np.finfo
 
 
 def exp2(x) -> Tensor:
@@ -92,6 +95,27 @@ def threshold(x, threshold: float, value: Any) -> Tensor:
     return where(greater(x, threshold), x, value)
 
 
+def fmod(a, b) -> Tensor:
+    """The remainder of ``a / b`` rounded towards zero (C's ``fmod``: the sign of ``a``). Broadcasts."""
+    return a - b * trunc(a / b)
+
+
+def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """Elementwise ``|a - b| <= atol + rtol * |b|`` (equal infinities are close; NaN only with
+    ``equal_nan``). Broadcasts; a bool tensor."""
+    close = logical_or(equal(a, b), less_equal(_abs(a - b), atol + rtol * _abs(b)))
+    return logical_or(close, logical_and(isnan(a), isnan(b))) if equal_nan else close
+
+
+def nan_to_num(x, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
+    """``x`` with NaN, +inf and -inf replaced (by default with 0 and the dtype's largest and smallest
+    finite values); the gradient is zero at the replaced elements. Shapes: (...) -> (...)."""
+    big = float(finfo(x.dtype).max)
+    out = where(isnan(x), nan, x)
+    out = where(equal(x, math.inf), big if posinf is None else posinf, out)
+    return where(equal(x, -math.inf), -big if neginf is None else neginf, out)
+
+
 def mm(a, b) -> Tensor:
     """Matrix product of two matrices (PyTorch's ``mm``). Shapes: (n, k), (k, m) -> (n, m)."""
     if len(a.shape) != 2 or len(b.shape) != 2:
@@ -135,4 +159,4 @@ def rot90(x, k: int = 1, dims: tuple = (0, 1)) -> Tensor:
 
 
 __all__ = ["exp2", "log10", "logaddexp", "logaddexp2", "lerp", "softsign", "logsigmoid", "hardsigmoid", "hardswish",
-           "softmin", "celu", "glu", "threshold", "mm", "bmm", "addmm", "baddbmm", "rot90"]
+           "softmin", "celu", "glu", "threshold", "fmod", "isclose", "nan_to_num", "mm", "bmm", "addmm", "baddbmm", "rot90"]

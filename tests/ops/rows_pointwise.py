@@ -52,6 +52,11 @@ ROWS = [
     OpSpec("glu", lambda x: gg.glu(x, -1), lambda x: x[:, :2] * _sigmoid(x[:, 2:]), [F(S)]),
     OpSpec("threshold", lambda x: gg.threshold(x, 0.1, -2.0), lambda x: np.where(x > 0.1, x, -2.0),
            [F(S, kinks=(0.1,))]),
+    OpSpec("fmod", gg.fmod, np.fmod, [F(S, -5, 5), F(S, 0.6, 2.0)]),
+    OpSpec("fmod[scalar]", lambda a: gg.fmod(a, -1.5), lambda a: np.fmod(a, -1.5), [F(S, -5, 5)]),
+    OpSpec("isclose", lambda a, b: gg.isclose(a, a + b * 1e-7), lambda a, b: np.isclose(a, a + b * 1e-7),
+           [F(S, diff=False), F(S, diff=False)], grad=False),
+    OpSpec("nan_to_num[finite]", gg.nan_to_num, np.nan_to_num, [F(S)]),
     OpSpec("mm", gg.mm, np.matmul, [F((3, 4)), F((4, 2))], batch=False),  # the contraction is no batch dim
     OpSpec("bmm", gg.bmm, np.matmul, [F((2, 3, 4)), F((2, 4, 2))]),
     OpSpec("addmm", lambda c, a, b: gg.addmm(c, a, b, beta=0.5, alpha=2.0), lambda c, a, b: 0.5 * c + 2.0 * (a @ b),

@@ -41,3 +41,17 @@ def test_a_regression_loss_warns_when_target_and_input_shapes_differ(loss):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         loss(gg.zeros(4), gg.zeros(4))
+
+
+def test_nan_to_num_isclose_and_fmod_at_special_values():
+    x = gg.tensor([1.0, np.nan, np.inf, -np.inf], requires_grad=True)
+    out = gg.nan_to_num(x, nan=0.5)
+    big = float(np.finfo(np.float32).max)
+    assert out.tolist() == [1.0, 0.5, big, -big] and out.dtype == gg.float32   # torch.nan_to_num's values
+    out.sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert gg.nan_to_num(x, posinf=9.0, neginf=-9.0).tolist()[2:] == [9.0, -9.0]
+    a = gg.tensor([1.0, np.nan, np.inf, -np.inf, 1.0])
+    assert gg.isclose(a, a).tolist() == [True, False, True, True, True]          # torch.isclose
+    assert gg.isclose(a, a, equal_nan=True).tolist() == [True] * 5
+    assert gg.fmod(gg.tensor([-3.0, 3.0, 5.5]), 2.0).tolist() == [-1.0, 1.0, 1.5]  # the sign of the dividend

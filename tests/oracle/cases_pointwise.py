@@ -20,6 +20,9 @@ C("softmin", [F(S)], lambda t, x: nnf(t).softmin(x, dim=1), lambda g, x: g.softm
 C("celu", [F(S)], lambda t, x: nnf(t).celu(x, alpha=0.5), lambda g, x: g.celu(x, 0.5))
 C("glu", [F((4, 6))], lambda t, x: nnf(t).glu(x, dim=-1), lambda g, x: g.glu(x, -1))
 C("threshold", [F(S)], lambda t, x: nnf(t).threshold(x, 0.1, -2.0), lambda g, x: g.threshold(x, 0.1, -2.0))
+C("fmod", [F(S, -5, 5), F(S, 0.6, 2.0)], lambda t, a, b: t.fmod(a, b), lambda g, a, b: g.fmod(a, b))
+C("nan_to_num[finite]", [F(S)], lambda t, x: t.nan_to_num(x), lambda g, x: g.nan_to_num(x))
+C("isclose", [F(S), F(S)], lambda t, a, b: t.isclose(a, a + b * 1e-7), lambda g, a, b: g.isclose(a, a + b * 1e-7))
 C("mm", [F((3, 4)), F((4, 2))], lambda t, a, b: t.mm(a, b), lambda g, a, b: g.mm(a, b))
 C("bmm", [F((2, 3, 4)), F((2, 4, 2))], lambda t, a, b: t.bmm(a, b), lambda g, a, b: g.bmm(a, b))
 C("addmm", [F((1, 2)), F((3, 4)), F((4, 2))], lambda t, c, a, b: t.addmm(c, a, b, beta=0.5, alpha=2.0),

@@ -11,6 +11,7 @@ PyTorch runs unchanged.
 """
 from __future__ import annotations
 
+import builtins
 import sys
 from collections import namedtuple
 from typing import Any
@@ -95,6 +96,11 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, **kwargs) 
         low, high, size = 0, low, high
     out = _gg.randint(low, high, tuple(size), generator=generator)
     return out if dtype is None else out.astype(dtype)
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """``torch.allclose``: whether every element is close (graphgrad's ``isclose``)."""
+    return builtins.bool(_gg.isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
 def numel(x: Tensor) -> int:
