@@ -97,6 +97,15 @@ def _floor_divide(ctx, node):
     return ctx.cast(ctx.add("Floor", [ctx.add("Div", [a, b])]), np.float64, node.out.dtype)
 
 
+@exports(G.Trunc)
+def _trunc(ctx, node):
+    (x,) = [ctx.value(v) for v in node.inputs]
+    if node.out.dtype.kind != "f":
+        return ctx.add("Identity", [x])
+    # ONNX has no Trunc: sign(x) * floor(|x|) rounds towards zero
+    return ctx.add("Mul", [ctx.add("Sign", [x]), ctx.add("Floor", [ctx.add("Abs", [x])])])
+
+
 @exports(G.Remainder)
 def _remainder(ctx, node):
     (a, b), dtype = _binary_operands(ctx, node)
