@@ -2,21 +2,31 @@
 
 Starts the ranks itself (``benchmarks/distributed_ranks.py`` under the MPI launcher) and prints:
 
-1. all-reduce of float32 buffers from 4 KB to 64 MB on ``--ranks`` ranks: time per call of
+1. all-reduce of float32 buffers from 4 KB to 64 MB on each ``--ranks`` count: time per call of
    graphgrad's ``comm.all_reduce`` (checked: with the handshake that catches mismatched
    collectives; and unchecked) against raw mpi4py ``Allreduce`` on the same buffers, interleaved;
    algorithm bandwidth (bytes / time) and bus bandwidth (x 2(N-1)/N, what each link carries);
-2. W1 (MLP) and W5 (GPT) training steps on 1 rank and with ``DistributedDataParallel`` on
-   ``--ranks`` ranks (weak scaling: every rank trains on the workload's whole batch), for the
-   default 25 MB buckets and for small buckets that start communicating during backward: step
-   time, scaling efficiency (1-rank step / N-rank step), the time a step waits for communication
-   after backward, the time its buckets take to all-reduce alone, and the fraction of that hidden
-   by overlap.
+2. W1 (MLP) and W5 (GPT) training steps on 1 rank and with ``DistributedDataParallel`` on each
+   ``--ranks`` count (weak scaling: every rank trains on the workload's whole batch, so the ideal
+   N-rank step equals the 1-rank step), for the default 25 MB buckets and for 0.25 MB buckets that
+   start communicating during backward. Each round alternates steps without communication
+   (``no_sync()``: the same computation, sharing the machine the same way), the same in lock-step
+   (a barrier after each step: the ranks wait for each other as a collective makes them, without
+   moving data) and ordinary steps:
 
-Each rank uses one BLAS thread (this machine has 2 cores); timings are medians of ``--rounds``
-interleaved rounds, noisy on a shared machine.
+   * efficiency = 1-rank step / N-rank step, split into what sharing the machine costs
+     (1-rank step / free-running no-comm step), what waiting for the slowest rank costs (free /
+     lock-step) and what communication costs (lock-step / N-rank step);
+   * exposed communication = N-rank step - lock-step step; ``comm`` = the same buckets all-reduced
+     on their own; hidden by overlap = (lock-step step + comm - step) / comm;
+   * DistributedDataParallel's own ``last_stats``: the wait after backward;
+   * on 1 rank, the backward window: from the first complete gradient to the end of backward,
+     the time communication could overlap (``benchmarks/scaling_model.py`` uses it).
 
-    python benchmarks/distributed.py [--ranks 2] [--quick] [--json out.json]
+Each rank uses one BLAS thread (this machine has 2 cores, shared); timings are medians of
+``--rounds`` interleaved rounds and noisy.
+
+    python benchmarks/distributed.py [--ranks 2[,3,4]] [--quick] [--json out.json]
 """
 from __future__ import annotations
 
@@ -60,38 +70,45 @@ def allreduce_table(result: dict) -> str:
 
 
 def steps_table(single: dict, parallel: list) -> str:
-    lines = ["data-parallel training steps (weak scaling: each rank the whole workload batch)",
-             f"{'workload':>8} {'ranks':>5} {'bucket':>7} {'buckets':>7} {'step ms':>8} {'efficiency':>10} "
-             f"{'wait ms':>8} {'comm ms':>8} {'hidden':>7}"]
+    lines = ["data-parallel training steps (weak scaling: each rank the whole workload batch; ms, medians;",
+             "efficiency = 1-rank step / step = share x sync x comm)",
+             f"{'workload':>8} {'ranks':>5} {'bucket':>7} {'buckets':>7} {'step':>7} {'free':>7} {'lockstep':>8} "
+             f"{'eff.':>5} {'share':>5} {'sync':>5} {'comm':>5} {'comm ms':>7} {'exposed':>7} {'hidden':>6} "
+             f"{'DDP wait':>8}"]
     for key, one in single["workloads"].items():
-        lines.append(f"{key:>8} {1:>5} {'-':>7} {'-':>7} {one['step_s'] * 1e3:>8.2f} {1.0:>10.2f} {'-':>8} {'-':>8} "
-                     f"{'-':>7}")
+        lines.append(f"{key:>8} {1:>5} {'-':>7} {'-':>7} {one['step_s'] * 1e3:>7.2f}   backward window "
+                     f"{one['window_s'] * 1e3:.2f} ms ({one['window_s'] / one['step_s']:.0%} of the step)")
         for result in parallel:
             w = result["workloads"][key]
             lines.append(f"{key:>8} {result['ranks']:>5} {result['bucket_mb']:>5g}MB {w['buckets']:>7} "
-                         f"{w['step_s'] * 1e3:>8.2f} {one['step_s'] / w['step_s']:>10.2f} {w['wait_s'] * 1e3:>8.2f} "
-                         f"{w['comm_s'] * 1e3:>8.2f} {w['hidden_fraction']:>7.0%}")
+                         f"{w['step_s'] * 1e3:>7.2f} {w['local_step_s'] * 1e3:>7.2f} {w['lockstep_step_s'] * 1e3:>8.2f} "
+                         f"{one['step_s'] / w['step_s']:>5.2f} {one['step_s'] / w['local_step_s']:>5.2f} "
+                         f"{w['local_step_s'] / w['lockstep_step_s']:>5.2f} {w['lockstep_step_s'] / w['step_s']:>5.2f} "
+                         f"{w['comm_s'] * 1e3:>7.2f} {w['exposed_s'] * 1e3:>7.2f} {w['hidden_fraction']:>6.0%} "
+                         f"{w['ddp_wait_s'] * 1e3:>8.2f}")
     return "\n".join(lines)
 
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--ranks", default="2", help="rank counts, comma-separated (e.g. 2,3,4)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="fewer sizes, steps and rounds (a smoke run)")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
+    counts = [int(n) for n in args.ranks.split(",")]
     rounds = 2 if args.quick else args.rounds
     sizes = "4096,1048576" if args.quick else "4096,65536,1048576,16777216,67108864"
     steps = ["--rounds", str(rounds), "--steps", "2" if args.quick else "10"]
     if args.quick:
         steps += ["--workloads", "w1"]
-    results = {"allreduce": run(args.ranks, "allreduce", "--sizes", sizes, "--rounds", str(rounds),
-                                "--seconds", "0.01" if args.quick else "0.05"),
+    results = {"allreduce": [run(n, "allreduce", "--sizes", sizes, "--rounds", str(rounds),
+                                 "--seconds", "0.01" if args.quick else "0.05") for n in counts],
                "single": run(1, "steps", *steps),
-               "parallel": [run(args.ranks, "steps", *steps, "--bucket-mb", str(mb)) for mb in (25.0, 0.25)]}
-    print(allreduce_table(results["allreduce"]))
-    print()
+               "parallel": [run(n, "steps", *steps, "--bucket-mb", str(mb)) for n in counts for mb in (25.0, 0.25)]}
+    for table in results["allreduce"]:
+        print(allreduce_table(table))
+        print()
     print(steps_table(results["single"], results["parallel"]))
     if args.json:
         with open(args.json, "w") as f:

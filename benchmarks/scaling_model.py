@@ -2,21 +2,37 @@
 
     T_comm(N) = 2 (N-1)/N x bytes / bandwidth + buckets x 2 (N-1) x latency
 
-Step time without overlap is ``compute + T_comm``; with overlap (buckets sent while backward still
-runs) ``compute + max(0, T_comm - overlappable)``, ``overlappable`` being the part of the step that
-runs after the first bucket is ready (about half of a training step: most of backward). Efficiency is
-``compute / step``. ``--compute-w1/--compute-w5`` take the measured one-rank step times (ms) from
-``benchmarks/distributed.py``; parameter bytes come from the workload models themselves.
+A step computes for ``compute`` seconds; gradients become complete during the last ``window``
+seconds of it (backward, from the first complete gradient to its end; both measured on one rank by
+``benchmarks/distributed.py``). With ``k`` equal buckets whose gradients complete evenly over the
+window, bucket ``i`` is ready at ``i/k`` of it and the transfers queue one after another, so the
+communication the step still waits for after backward is
 
-    python benchmarks/scaling_model.py [--compute-w1 4.5] [--compute-w5 48.6] [--markdown]
+    exposed = max(T_comm / k, T_comm - window x (k-1)/k)
+
+(``k = 1``: all of it; the last bucket never overlaps). Step time is ``compute + exposed``, the
+efficiency ``compute / step`` (weak scaling: every worker keeps its batch). Parameter bytes come
+from the workload models themselves.
+
+    python benchmarks/scaling_model.py [--bench dist.json] [--markdown]
+    python benchmarks/scaling_model.py --check dist.json     # the model against measured all-reduces
+
+``--check`` fits the latency and bandwidth to the measured 2-rank mpi4py all-reduces of a
+``benchmarks/distributed.py --json`` file and compares the model with every measured all-reduce
+(all rank counts in the file) and with the gradient buckets of the measured training steps.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import math
 
+#: bandwidth (bytes/s) and latency per message (s) of the links in the plan
 LINKS = {"10 Gb/s TCP": (10e9 / 8, 15e-6), "25 Gb/s TCP": (25e9 / 8, 10e-6), "100 Gb/s RDMA": (100e9 / 8, 3e-6)}
 WORKERS = (8, 64, 512)
-OVERLAPPABLE = 0.5
+#: one-rank step and backward window (ms) measured with benchmarks/distributed.py on this machine
+#: (see docs/distributed.md); --bench replaces them with those of a result file
+MEASURED_MS = {"w1": (4.44, 1.91), "w5": (48.2, 25.0)}
 
 
 def ring_time(nbytes: float, workers: int, bandwidth: float, latency: float, buckets: int = 1) -> float:
@@ -28,25 +44,28 @@ def ring_time(nbytes: float, workers: int, bandwidth: float, latency: float, buc
 
 def tree_time(nbytes: float, workers: int, bandwidth: float, latency: float, buckets: int = 1) -> float:
     """A latency-optimal alternative (recursive halving/doubling or a tree): 2 log2(N) latency terms."""
-    import math
-
     if workers == 1:
         return 0.0
     return 2 * (workers - 1) / workers * nbytes / bandwidth + buckets * 2 * math.log2(workers) * latency
 
 
+def exposed(comm: float, window: float, buckets: int) -> float:
+    """Seconds of ``comm`` left after backward when ``buckets`` transfers overlap a ``window``."""
+    return max(comm / buckets, comm - window * (buckets - 1) / buckets)
+
+
 def parameter_bytes() -> dict:
     import graphgrad as gg
-    from graphgrad.bench import workloads
     from graphgrad.backend import np
+    from graphgrad.bench import workloads
 
     mlp = workloads.mlp(gg.nn)
     gpt = workloads.gpt(gg.nn, gg.tensor(np.zeros((64, 64), np.float32)))
     return {key: sum(p.size * p.dtype.itemsize for p in m.parameters()) for key, m in (("w1", mlp), ("w5", gpt))}
 
 
-def rows(compute_ms: dict, sizes: dict, buckets: int = 8) -> list:
-    """One row per workload, link and worker count: communication time and efficiency of
+def rows(measured_ms: dict, sizes: dict, buckets: int = 8) -> list:
+    """One row per workload, link and worker count: communication time, step time and efficiency of
 
     * one bucket (no overlap: the only bucket is ready when backward ends),
     * ``buckets`` buckets overlapped with backward, in fp32 and in fp16 (half the bytes),
@@ -54,44 +73,95 @@ def rows(compute_ms: dict, sizes: dict, buckets: int = 8) -> list:
     """
     out = []
     for key, nbytes in sizes.items():
-        compute = compute_ms[key] / 1e3
-
-        def overlapped(comm: float) -> float:
-            return compute / (compute + max(0.0, comm - OVERLAPPABLE * compute))
-
+        compute, window = (ms / 1e3 for ms in measured_ms[key])
         for link, (bandwidth, latency) in LINKS.items():
             for workers in WORKERS:
                 one = ring_time(nbytes, workers, bandwidth, latency, 1)
                 many = ring_time(nbytes, workers, bandwidth, latency, buckets)
                 half = ring_time(nbytes / 2, workers, bandwidth, latency, buckets)
                 tree = tree_time(nbytes, workers, bandwidth, latency, buckets)
-                out.append({"workload": key, "link": link, "workers": workers,
-                            "comm_1_ms": one * 1e3, "eff_1": compute / (compute + one),
-                            "comm_n_ms": many * 1e3, "eff_n_overlap": overlapped(many),
-                            "comm_fp16_ms": half * 1e3, "eff_fp16_overlap": overlapped(half),
-                            "comm_tree_ms": tree * 1e3, "eff_tree_overlap": overlapped(tree)})
+                row = {"workload": key, "link": link, "workers": workers}
+                for name, comm, k in (("1", one, 1), ("n", many, buckets), ("fp16", half, buckets),
+                                      ("tree", tree, buckets)):
+                    step = compute + exposed(comm, window, k)
+                    row.update({f"comm_{name}_ms": comm * 1e3, f"step_{name}_ms": step * 1e3,
+                                f"eff_{name}": compute / step})
+                out.append(row)
+    return out
+
+
+# ---- checking the model against measured all-reduces ---------------------------------------------------
+def fit(points: list) -> tuple:
+    """Least-squares (relative error) ``bandwidth, latency`` of the ring model through
+    ``(workers, nbytes, seconds)`` points."""
+    from graphgrad.backend import np
+
+    design = np.array([[2 * (n - 1) / n * b, 2 * (n - 1)] for n, b, _ in points]) / np.array([[t] for *_, t in points])
+    (inverse_bandwidth, latency), *_ = np.linalg.lstsq(design, np.ones(len(points)), rcond=None)
+    return 1 / inverse_bandwidth, latency
+
+
+def check(result: dict) -> list:
+    """Print the model's all-reduce and bucket times next to the measured ones; return the rows."""
+    tables = result["allreduce"] if isinstance(result["allreduce"], list) else [result["allreduce"]]
+    two = next(t for t in tables if t["ranks"] == 2)
+    bandwidth, latency = fit([(2, r["bytes"], r["mpi4py_s"]) for r in two["rows"]])
+    handshake = {t["ranks"]: t["rows"][0]["graphgrad_s"] - t["rows"][0]["graphgrad_unchecked_s"] for t in tables}
+    print(f"fitted to the 2-rank mpi4py all-reduces: bandwidth {bandwidth / 1e9:.2f} GB/s, latency "
+          f"{latency * 1e6:.1f} us per message; graphgrad's handshake (checked - unchecked at "
+          f"{two['rows'][0]['bytes'] // 1024} KB): " + ", ".join(f"{n} ranks {h * 1e6:.0f} us" for n, h in handshake.items()))
+    out = []
+    print(f"{'ranks':>5} {'size':>9} {'model':>9} {'mpi4py':>9} {'ratio':>6} {'model+hs':>9} {'graphgrad':>9} {'ratio':>6}")
+    for table in tables:
+        n = table["ranks"]
+        for r in table["rows"]:
+            model = ring_time(r["bytes"], n, bandwidth, latency)
+            row = {"ranks": n, "bytes": r["bytes"], "model_s": model, "mpi4py_s": r["mpi4py_s"],
+                   "model_checked_s": model + handshake[n], "graphgrad_s": r["graphgrad_s"]}
+            out.append(row)
+            print(f"{n:>5} {r['bytes'] / 2 ** 20:>7.3g}MB {model * 1e6:>7.0f}us {r['mpi4py_s'] * 1e6:>7.0f}us "
+                  f"{r['mpi4py_s'] / model:>6.2f} {row['model_checked_s'] * 1e6:>7.0f}us {r['graphgrad_s'] * 1e6:>7.0f}us "
+                  f"{r['graphgrad_s'] / row['model_checked_s']:>6.2f}")
+    print(f"\n{'ranks':>5} {'workload':>8} {'buckets':>7} {'bytes':>9} {'model':>8} {'measured':>9} {'ratio':>6}")
+    for run in result.get("parallel", []):
+        n = run["ranks"]
+        for key, w in run["workloads"].items():
+            k = w["buckets"]
+            model = ring_time(w["bucket_bytes"], n, bandwidth, latency, k) + k * handshake.get(n, 0.0)
+            out.append({"ranks": n, "workload": key, "buckets": k, "model_s": model, "measured_s": w["comm_s"]})
+            print(f"{n:>5} {key:>8} {k:>7} {w['bucket_bytes'] / 2 ** 20:>7.2f}MB {model * 1e3:>6.2f}ms "
+                  f"{w['comm_s'] * 1e3:>7.2f}ms {w['comm_s'] / model:>6.2f}")
     return out
 
 
 def main(argv=None) -> list:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compute-w1", type=float, default=4.5, help="one-rank W1 step, ms")
-    parser.add_argument("--compute-w5", type=float, default=48.6, help="one-rank W5 step, ms")
+    parser.add_argument("--bench", help="take the one-rank step and backward window from this distributed.py result")
+    parser.add_argument("--check", help="compare the model with the all-reduces measured in this result file")
     parser.add_argument("--buckets", type=int, default=8)
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
+    if args.check:
+        with open(args.check) as f:
+            return check(json.load(f))
+    measured = dict(MEASURED_MS)
+    if args.bench:
+        with open(args.bench) as f:
+            single = json.load(f)["single"]["workloads"]
+        measured.update({k: (w["step_s"] * 1e3, w["window_s"] * 1e3) for k, w in single.items()})
     sizes = parameter_bytes()
-    table = rows({"w1": args.compute_w1, "w5": args.compute_w5}, sizes, args.buckets)
-    print("parameter bytes: " + ", ".join(f"{k} {v / 2 ** 20:.2f} MB" for k, v in sizes.items())
-          + f"; compute per step: w1 {args.compute_w1} ms, w5 {args.compute_w5} ms")
+    table = rows(measured, sizes, args.buckets)
+    print("parameter bytes: " + ", ".join(f"{k} {v / 2 ** 20:.2f} MB ({v:,} bytes)" for k, v in sizes.items()) + "; one-rank step "
+          "(backward window): " + ", ".join(f"{k} {s:g} ms ({w:g} ms)" for k, (s, w) in measured.items()))
     b = args.buckets
-    header = ["workload", "link", "workers", "1 bucket: comm ms", "eff.", f"{b} buckets: comm ms", "eff. (overlap)",
-              f"fp16, {b} buckets: comm ms", "eff. (overlap)", f"tree, {b} buckets: comm ms", "eff. (overlap)"]
+    header = ["workload", "link", "workers", "1 bucket: comm ms", "step ms", "eff.", f"{b} buckets: comm ms",
+              "step ms", "eff.", f"fp16: comm ms", "eff.", f"tree: comm ms", "eff."]
     lines = [header]
     for r in table:
-        lines.append([r["workload"], r["link"], str(r["workers"]), f"{r['comm_1_ms']:.2f}", f"{r['eff_1']:.0%}",
-                      f"{r['comm_n_ms']:.2f}", f"{r['eff_n_overlap']:.0%}", f"{r['comm_fp16_ms']:.2f}",
-                      f"{r['eff_fp16_overlap']:.0%}", f"{r['comm_tree_ms']:.2f}", f"{r['eff_tree_overlap']:.0%}"])
+        lines.append([r["workload"], r["link"], str(r["workers"]),
+                      f"{r['comm_1_ms']:.2f}", f"{r['step_1_ms']:.1f}", f"{r['eff_1']:.0%}",
+                      f"{r['comm_n_ms']:.2f}", f"{r['step_n_ms']:.1f}", f"{r['eff_n']:.0%}",
+                      f"{r['comm_fp16_ms']:.2f}", f"{r['eff_fp16']:.0%}", f"{r['comm_tree_ms']:.2f}", f"{r['eff_tree']:.0%}"])
     for i, cells in enumerate(lines):
         print("| " + " | ".join(cells) + " |" if args.markdown else "  ".join(cells))
         if args.markdown and i == 0:

@@ -79,3 +79,24 @@ def test_the_scaling_model_prints_its_table(capsys):
     # the ring's bandwidth term approaches 2 S / B; its latency term grows with N
     assert abs(model.ring_time(1e9, 10 ** 6, 1e9, 0.0) - 2.0) < 1e-5
     assert model.ring_time(0.0, 9, 1e9, 1e-6, buckets=2) == 2 * 2 * 8 * 1e-6
+    # one bucket overlaps nothing; many overlap up to the backward window, the last never
+    assert model.exposed(3.0, 10.0, 1) == 3.0 and model.exposed(3.0, 10.0, 3) == 1.0
+    assert model.exposed(30.0, 10.0, 2) == 25.0
+
+
+def test_the_scaling_model_fits_measured_all_reduces(capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scaling_model", os.path.join(ROOT, "benchmarks", "scaling_model.py"))
+    model = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model)
+    sizes = [4096, 2 ** 20, 2 ** 26]
+    tables = [{"ranks": n, "rows": [{"bytes": b, "mpi4py_s": model.ring_time(b, n, 2e9, 5e-6),
+                                     "graphgrad_s": model.ring_time(b, n, 2e9, 5e-6) + 3e-5,
+                                     "graphgrad_unchecked_s": model.ring_time(b, n, 2e9, 5e-6)} for b in sizes]}
+              for n in (2, 4)]
+    bandwidth, latency = model.fit([(2, r["bytes"], r["mpi4py_s"]) for r in tables[0]["rows"]])
+    assert abs(bandwidth / 2e9 - 1) < 1e-9 and abs(latency / 5e-6 - 1) < 1e-6
+    rows = model.check({"allreduce": tables})
+    assert len(rows) == 6 and all(abs(r["mpi4py_s"] / r["model_s"] - 1) < 1e-6 for r in rows)
+    assert "bandwidth 2.00 GB/s, latency 5.0 us" in capsys.readouterr().out
