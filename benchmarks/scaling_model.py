@@ -26,6 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+from typing import Optional
 
 #: bandwidth (bytes/s) and latency per message (s) of the links in the plan
 LINKS = {"10 Gb/s TCP": (10e9 / 8, 15e-6), "25 Gb/s TCP": (25e9 / 8, 10e-6), "100 Gb/s RDMA": (100e9 / 8, 3e-6)}
@@ -101,33 +103,48 @@ def fit(points: list) -> tuple:
     return 1 / inverse_bandwidth, latency
 
 
-def check(result: dict) -> list:
-    """Print the model's all-reduce and bucket times next to the measured ones; return the rows."""
+def check(result: dict, cores: Optional[int] = None) -> list:
+    """Print the model's all-reduce and bucket times next to the measured ones; return the rows.
+
+    The model is fitted to the 2-rank mpi4py all-reduces; graphgrad's handshake is taken as the
+    median over sizes of (checked - unchecked). With more ranks than ``cores`` the ranks share the
+    cores, and shared-memory transfers are copies made by the ranks themselves, so a second model
+    column scales the time by ``ranks / cores``.
+    """
+    import statistics
+
+    cores = cores or os.cpu_count() or 1
     tables = result["allreduce"] if isinstance(result["allreduce"], list) else [result["allreduce"]]
     two = next(t for t in tables if t["ranks"] == 2)
     bandwidth, latency = fit([(2, r["bytes"], r["mpi4py_s"]) for r in two["rows"]])
-    handshake = {t["ranks"]: t["rows"][0]["graphgrad_s"] - t["rows"][0]["graphgrad_unchecked_s"] for t in tables}
+    handshake = {t["ranks"]: statistics.median(max(0.0, r["graphgrad_s"] - r["graphgrad_unchecked_s"]) for r in t["rows"])
+                 for t in tables}
     print(f"fitted to the 2-rank mpi4py all-reduces: bandwidth {bandwidth / 1e9:.2f} GB/s, latency "
-          f"{latency * 1e6:.1f} us per message; graphgrad's handshake (checked - unchecked at "
-          f"{two['rows'][0]['bytes'] // 1024} KB): " + ", ".join(f"{n} ranks {h * 1e6:.0f} us" for n, h in handshake.items()))
+          f"{latency * 1e6:.1f} us per message; graphgrad's handshake (checked - unchecked, median over sizes): "
+          + ", ".join(f"{n} ranks {h * 1e6:.0f} us" for n, h in handshake.items()) + f"; {cores} cores")
     out = []
-    print(f"{'ranks':>5} {'size':>9} {'model':>9} {'mpi4py':>9} {'ratio':>6} {'model+hs':>9} {'graphgrad':>9} {'ratio':>6}")
+    print(f"{'ranks':>5} {'size':>9} {'model':>9} {'x ranks/cores':>13} {'mpi4py':>9} {'ratio':>6} "
+          f"{'model+hs':>9} {'graphgrad':>9} {'ratio':>6}")
     for table in tables:
         n = table["ranks"]
+        share = max(1.0, n / cores)
         for r in table["rows"]:
             model = ring_time(r["bytes"], n, bandwidth, latency)
-            row = {"ranks": n, "bytes": r["bytes"], "model_s": model, "mpi4py_s": r["mpi4py_s"],
-                   "model_checked_s": model + handshake[n], "graphgrad_s": r["graphgrad_s"]}
+            row = {"ranks": n, "bytes": r["bytes"], "model_s": model, "model_shared_s": model * share,
+                   "mpi4py_s": r["mpi4py_s"], "model_checked_s": (model + handshake[n]) * share,
+                   "graphgrad_s": r["graphgrad_s"]}
             out.append(row)
-            print(f"{n:>5} {r['bytes'] / 2 ** 20:>7.3g}MB {model * 1e6:>7.0f}us {r['mpi4py_s'] * 1e6:>7.0f}us "
-                  f"{r['mpi4py_s'] / model:>6.2f} {row['model_checked_s'] * 1e6:>7.0f}us {r['graphgrad_s'] * 1e6:>7.0f}us "
+            print(f"{n:>5} {r['bytes'] / 2 ** 20:>7.3g}MB {model * 1e6:>7.0f}us {model * share * 1e6:>11.0f}us "
+                  f"{r['mpi4py_s'] * 1e6:>7.0f}us {r['mpi4py_s'] / row['model_shared_s']:>6.2f} "
+                  f"{row['model_checked_s'] * 1e6:>7.0f}us {r['graphgrad_s'] * 1e6:>7.0f}us "
                   f"{r['graphgrad_s'] / row['model_checked_s']:>6.2f}")
-    print(f"\n{'ranks':>5} {'workload':>8} {'buckets':>7} {'bytes':>9} {'model':>8} {'measured':>9} {'ratio':>6}")
+    print(f"\ngradient buckets all-reduced alone (model: ring + handshake per bucket, x ranks/cores)\n"
+          f"{'ranks':>5} {'workload':>8} {'buckets':>7} {'bytes':>9} {'model':>8} {'measured':>9} {'ratio':>6}")
     for run in result.get("parallel", []):
         n = run["ranks"]
         for key, w in run["workloads"].items():
             k = w["buckets"]
-            model = ring_time(w["bucket_bytes"], n, bandwidth, latency, k) + k * handshake.get(n, 0.0)
+            model = (ring_time(w["bucket_bytes"], n, bandwidth, latency, k) + k * handshake.get(n, 0.0)) * max(1.0, n / cores)
             out.append({"ranks": n, "workload": key, "buckets": k, "model_s": model, "measured_s": w["comm_s"]})
             print(f"{n:>5} {key:>8} {k:>7} {w['bucket_bytes'] / 2 ** 20:>7.2f}MB {model * 1e3:>6.2f}ms "
                   f"{w['comm_s'] * 1e3:>7.2f}ms {w['comm_s'] / model:>6.2f}")

@@ -97,6 +97,7 @@ def test_the_scaling_model_fits_measured_all_reduces(capsys):
               for n in (2, 4)]
     bandwidth, latency = model.fit([(2, r["bytes"], r["mpi4py_s"]) for r in tables[0]["rows"]])
     assert abs(bandwidth / 2e9 - 1) < 1e-9 and abs(latency / 5e-6 - 1) < 1e-6
-    rows = model.check({"allreduce": tables})
+    rows = model.check({"allreduce": tables}, cores=4)
     assert len(rows) == 6 and all(abs(r["mpi4py_s"] / r["model_s"] - 1) < 1e-6 for r in rows)
+    assert all(abs(r["graphgrad_s"] / r["model_checked_s"] - 1) < 1e-6 for r in rows)  # handshake: 30 us
     assert "bandwidth 2.00 GB/s, latency 5.0 us" in capsys.readouterr().out
