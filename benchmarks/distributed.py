@@ -26,13 +26,15 @@ Starts the ranks itself (``benchmarks/distributed_ranks.py`` under the MPI launc
 Each rank uses one BLAS thread (this machine has 2 cores, shared); timings are medians of
 ``--rounds`` interleaved rounds and noisy.
 
-    python benchmarks/distributed.py [--ranks 2[,3,4]] [--quick] [--json out.json]
+    python benchmarks/distributed.py [--ranks 2[,3,4]] [--repeat 3] [--quick] [--json out.json]
+    python benchmarks/distributed.py --merge run1.json run2.json ...   # medians of saved runs
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -89,23 +91,65 @@ def steps_table(single: dict, parallel: list) -> str:
     return "\n".join(lines)
 
 
+def median_of(results: list):
+    """The median of each number across results of the same structure (several runs of this script)."""
+    first = results[0]
+    if isinstance(first, dict):
+        return {k: median_of([r[k] for r in results]) for k in first}
+    if isinstance(first, list):
+        return [median_of(list(parts)) for parts in zip(*results)]
+    if isinstance(first, (int, float)) and not isinstance(first, bool) and len(set(results)) > 1:
+        return statistics.median(results)
+    return first
+
+
+def rederive(results: dict) -> dict:
+    """Recompute the quantities derived from times (after taking medians of the times)."""
+    for table in results["allreduce"]:
+        n = table["ranks"]
+        for row in table["rows"]:
+            row["algbw_GBps"] = row["bytes"] / row["graphgrad_s"] / 1e9
+            row["busbw_GBps"] = row["algbw_GBps"] * 2 * (n - 1) / n
+            row["mpi4py_busbw_GBps"] = row["bytes"] / row["mpi4py_s"] / 1e9 * 2 * (n - 1) / n
+    for result in results["parallel"]:
+        for w in result["workloads"].values():
+            w["exposed_s"] = w["step_s"] - w["lockstep_step_s"]
+            w["hidden_fraction"] = 1.0 - w["exposed_s"] / w["comm_s"]
+    return results
+
+
+def measure(counts: list, quick: bool, rounds: int) -> dict:
+    sizes = "4096,1048576" if quick else "4096,65536,1048576,16777216,67108864"
+    steps = ["--rounds", str(rounds), "--steps", "2" if quick else "10"]
+    if quick:
+        steps += ["--workloads", "w1"]
+    return {"allreduce": [run(n, "allreduce", "--sizes", sizes, "--rounds", str(rounds),
+                              "--seconds", "0.01" if quick else "0.05") for n in counts],
+            "single": run(1, "steps", *steps),
+            "parallel": [run(n, "steps", *steps, "--bucket-mb", str(mb)) for n in counts for mb in (25.0, 0.25)]}
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", default="2", help="rank counts, comma-separated (e.g. 2,3,4)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="fewer sizes, steps and rounds (a smoke run)")
+    parser.add_argument("--repeat", type=int, default=1, help="run everything this many times; print the medians")
+    parser.add_argument("--merge", nargs="+", metavar="JSON", help="print the medians of these result files instead")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
-    counts = [int(n) for n in args.ranks.split(",")]
-    rounds = 2 if args.quick else args.rounds
-    sizes = "4096,1048576" if args.quick else "4096,65536,1048576,16777216,67108864"
-    steps = ["--rounds", str(rounds), "--steps", "2" if args.quick else "10"]
-    if args.quick:
-        steps += ["--workloads", "w1"]
-    results = {"allreduce": [run(n, "allreduce", "--sizes", sizes, "--rounds", str(rounds),
-                                 "--seconds", "0.01" if args.quick else "0.05") for n in counts],
-               "single": run(1, "steps", *steps),
-               "parallel": [run(n, "steps", *steps, "--bucket-mb", str(mb)) for n in counts for mb in (25.0, 0.25)]}
+    if args.merge:
+        runs = []
+        for path in args.merge:
+            with open(path) as f:
+                runs.append(json.load(f))
+    else:
+        counts = [int(n) for n in args.ranks.split(",")]
+        runs = [measure(counts, args.quick, 2 if args.quick else args.rounds) for _ in range(args.repeat)]
+    results = rederive(median_of(runs))
+    results["runs"] = len(runs)
+    if len(runs) > 1:
+        print(f"medians of {len(runs)} runs\n")
     for table in results["allreduce"]:
         print(allreduce_table(table))
         print()

@@ -32,9 +32,11 @@ from typing import Optional
 #: bandwidth (bytes/s) and latency per message (s) of the links in the plan
 LINKS = {"10 Gb/s TCP": (10e9 / 8, 15e-6), "25 Gb/s TCP": (25e9 / 8, 10e-6), "100 Gb/s RDMA": (100e9 / 8, 3e-6)}
 WORKERS = (8, 64, 512)
+#: shared memory inside one machine: bandwidth and latency fitted to this machine's 2-rank all-reduces
+LOCAL = (4.2e9, 1.8e-6)
 #: one-rank step and backward window (ms) measured with benchmarks/distributed.py on this machine
 #: (see docs/distributed.md); --bench replaces them with those of a result file
-MEASURED_MS = {"w1": (4.44, 1.91), "w5": (48.2, 25.0)}
+MEASURED_MS = {"w1": (4.80, 1.96), "w5": (49.9, 25.4)}
 
 
 def ring_time(nbytes: float, workers: int, bandwidth: float, latency: float, buckets: int = 1) -> float:
@@ -49,6 +51,16 @@ def tree_time(nbytes: float, workers: int, bandwidth: float, latency: float, buc
     if workers == 1:
         return 0.0
     return 2 * (workers - 1) / workers * nbytes / bandwidth + buckets * 2 * math.log2(workers) * latency
+
+
+def hierarchical_time(nbytes: float, machines: int, per_machine: int, bandwidth: float, latency: float,
+                      local_bandwidth: float, local_latency: float, buckets: int = 1) -> float:
+    """A two-level all-reduce: reduce-scatter inside each machine, a ring all-reduce of each shard
+    across the machines (the ``per_machine`` rings share the machine's link, so it still carries
+    ``2 (M-1)/M x bytes``), all-gather inside the machine. Latency: ``2 (M-1)`` terms per bucket
+    across machines instead of ``2 (N-1)``."""
+    inside = 2 * (per_machine - 1) / per_machine * nbytes / local_bandwidth + buckets * 2 * (per_machine - 1) * local_latency
+    return inside + ring_time(nbytes, machines, bandwidth, latency, buckets)
 
 
 def exposed(comm: float, window: float, buckets: int) -> float:
@@ -169,7 +181,7 @@ def main(argv=None) -> list:
     sizes = parameter_bytes()
     table = rows(measured, sizes, args.buckets)
     print("parameter bytes: " + ", ".join(f"{k} {v / 2 ** 20:.2f} MB ({v:,} bytes)" for k, v in sizes.items()) + "; one-rank step "
-          "(backward window): " + ", ".join(f"{k} {s:g} ms ({w:g} ms)" for k, (s, w) in measured.items()))
+          "(backward window): " + ", ".join(f"{k} {s:.2f} ms ({w:.2f} ms)" for k, (s, w) in measured.items()))
     b = args.buckets
     header = ["workload", "link", "workers", "1 bucket: comm ms", "step ms", "eff.", f"{b} buckets: comm ms",
               "step ms", "eff.", f"fp16: comm ms", "eff.", f"tree: comm ms", "eff."]
@@ -179,11 +191,27 @@ def main(argv=None) -> list:
                       f"{r['comm_1_ms']:.2f}", f"{r['step_1_ms']:.1f}", f"{r['eff_1']:.0%}",
                       f"{r['comm_n_ms']:.2f}", f"{r['step_n_ms']:.1f}", f"{r['eff_n']:.0%}",
                       f"{r['comm_fp16_ms']:.2f}", f"{r['eff_fp16']:.0%}", f"{r['comm_tree_ms']:.2f}", f"{r['eff_tree']:.0%}"])
-    for i, cells in enumerate(lines):
-        print("| " + " | ".join(cells) + " |" if args.markdown else "  ".join(cells))
-        if args.markdown and i == 0:
-            print("|" + "---|" * len(cells))
+    print_table(lines, args.markdown)
+    print(f"\n512 workers as 64 machines x 8 ranks, hierarchical (inside a machine: shared memory, "
+          f"{LOCAL[0] / 1e9:g} GB/s and {LOCAL[1] * 1e6:g} us, as measured here), against the flat ring:")
+    lines = [["workload", "link", "buckets", "flat ring: comm ms", "eff.", "hierarchical: comm ms", "eff."]]
+    for key, nbytes in sizes.items():
+        compute, window = (ms / 1e3 for ms in measured[key])
+        for link, (bandwidth, latency) in LINKS.items():
+            for k in (1, b):
+                flat = ring_time(nbytes, 512, bandwidth, latency, k)
+                tiered = hierarchical_time(nbytes, 64, 8, bandwidth, latency, *LOCAL, buckets=k)
+                lines.append([key, link, str(k), f"{flat * 1e3:.2f}", f"{compute / (compute + exposed(flat, window, k)):.0%}",
+                              f"{tiered * 1e3:.2f}", f"{compute / (compute + exposed(tiered, window, k)):.0%}"])
+    print_table(lines, args.markdown)
     return table
+
+
+def print_table(lines: list, markdown: bool) -> None:
+    for i, cells in enumerate(lines):
+        print("| " + " | ".join(cells) + " |" if markdown else "  ".join(cells))
+        if markdown and i == 0:
+            print("|" + "---|" * len(cells))
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ Run a script on several processes with ``python -m graphgrad.distributed.run -n 
 * data: :class:`DistributedSampler` (each rank its share, a new order every epoch) and
   :class:`ShardSampler` (an unpadded split for evaluation);
 * Keras style: ``Model.fit`` / ``evaluate`` / ``predict`` run data-parallel by themselves under a
-  launcher (helpers in :mod:`graphgrad.distributed.training`); ``gg.save`` and
-  ``gg.save_checkpoint`` are written by rank 0 while the other ranks wait.
+  launcher (helpers in :mod:`graphgrad.distributed.training`); ``gg.save_checkpoint`` is written
+  by rank 0 alone (``gg.save`` writes on every rank that calls it).
 
 ``import graphgrad`` never imports mpi4py: MPI is loaded by :func:`init`, under a launcher only.
 """

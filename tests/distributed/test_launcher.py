@@ -1,6 +1,7 @@
 """The launcher: ``python -m graphgrad.distributed.run -n N script args`` over the installed mpiexec."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -66,6 +67,14 @@ def test_the_distributed_benchmark_runs(tmp_path):
                              str(out)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "all-reduce, 2 ranks" in result.stdout and "hidden" in result.stdout and out.exists()
+    with open(out) as f:
+        saved = json.load(f)
+    assert saved["single"]["workloads"]["w1"]["window_s"] > 0
+    assert {"step_s", "local_step_s", "lockstep_step_s", "comm_s", "hidden_fraction"} <= set(
+        saved["parallel"][0]["workloads"]["w1"])
+    merged = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "distributed.py"), "--merge", str(out),
+                             str(out)], capture_output=True, text=True, timeout=60)
+    assert merged.returncode == 0 and "medians of 2 runs" in merged.stdout, merged.stderr[-2000:]
 
 
 def test_the_scaling_model_prints_its_table(capsys):
@@ -82,6 +91,11 @@ def test_the_scaling_model_prints_its_table(capsys):
     # one bucket overlaps nothing; many overlap up to the backward window, the last never
     assert model.exposed(3.0, 10.0, 1) == 3.0 and model.exposed(3.0, 10.0, 3) == 1.0
     assert model.exposed(30.0, 10.0, 2) == 25.0
+    # hierarchical (free links inside a machine): 2 (M-1) latency terms across machines instead of 2 (N-1)
+    flat = model.ring_time(8e6, 512, 1e9, 1e-5)
+    tiered = model.hierarchical_time(8e6, 64, 8, 1e9, 1e-5, float("inf"), 0.0)
+    bytes_term = 2 * 8e6 / 1e9 * (511 / 512 - 63 / 64)
+    assert abs((flat - tiered) - (2 * (511 - 63) * 1e-5 + bytes_term)) < 1e-12
 
 
 def test_the_scaling_model_fits_measured_all_reduces(capsys):
