@@ -66,3 +66,14 @@ def test_install_makes_import_torch_resolve_here():
         for name in torch_modules():
             del sys.modules[name]
         sys.modules.update(saved)
+
+
+def test_parameters_round_trip_through_one_vector():
+    model = torch.nn.Linear(3, 2)
+    vec = torch.nn.utils.parameters_to_vector(model.parameters())
+    assert vec.shape == (8,)
+    torch.nn.utils.vector_to_parameters(vec * 2, model.parameters())
+    np.testing.assert_allclose(torch.nn.utils.parameters_to_vector(model.parameters()).numpy(), vec.numpy() * 2)
+    mask = torch.tensor([True, False])
+    assert torch.masked_fill(torch.ones(2), mask, 0.0).tolist() == [0.0, 1.0]
+    assert torch.empty_like(torch.ones(2, 3)).shape == (2, 3)

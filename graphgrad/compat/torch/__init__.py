@@ -107,6 +107,16 @@ def numel(x: Tensor) -> int:
     return x.numel()
 
 
+def empty_like(input: Tensor, **kwargs) -> Tensor:
+    """``torch.empty_like``: uninitialized in PyTorch; zeros here (graphgrad's ``zeros_like``)."""
+    return _gg.zeros_like(input, **kwargs)
+
+
+def masked_fill(input: Tensor, mask, value) -> Tensor:
+    """``torch.masked_fill``: the Tensor method as a function."""
+    return input.masked_fill(mask, value)
+
+
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
 from graphgrad.compat.torch import autograd, cuda, nn, optim, utils  # noqa: E402,F401
 
