@@ -4,8 +4,8 @@ itself (``gg.exp``), so ``gg.Conv2d`` stays free for the layer of that name."""
 import importlib as _importlib
 
 #: The op family modules, in dependency order.
-FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "indexing", "linalg", "nn", "attention",
-            "losses", "conv", "pool", "recurrent", "pointwise")
+FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "indexing", "scatter", "selection",
+            "linalg", "nn", "attention", "losses", "conv", "pool", "recurrent", "pointwise")
 
 #: Public op functions (what ``from graphgrad.ops import *`` and ``graphgrad`` export).
 __all__ = []

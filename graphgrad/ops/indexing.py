@@ -59,7 +59,8 @@ def _parse_key(key) -> tuple:
             struct.append(k)
         elif isinstance(k, slice):
             struct.append(("slice", _opt_int(k.start), _opt_int(k.stop), _opt_int(k.step)))
-        elif isinstance(k, (bool, list)) or isinstance(k, Tensor) or is_array(k):
+        elif isinstance(k, (bool, list, tuple)) or isinstance(k, Tensor) or is_array(k):
+            # a tuple inside the key is an index array, as in NumPy and PyTorch: x[(0,), b]
             t = _index_tensor(k)
             if t.dtype.kind in "iu" and t.ndim == 0 and not t.is_symbolic:
                 struct.append(int(t.item()))  # a concrete 0-d integer indexes like an int (NumPy)

@@ -209,8 +209,9 @@ class Concatenate(Op):
         return tuple(grads)
 
 
-def _pad_pairs(op_name: str, pad_width, ndim: int) -> tuple:
-    """NumPy ``pad_width`` (int, (n,), (before, after), or one such per axis) as one pair per axis."""
+def _pad_pairs(op_name: str, pad_width, ndim: int, allow_negative: bool = False) -> tuple:
+    """NumPy ``pad_width`` (int, (n,), (before, after), or one such per axis) as one pair per axis
+    (negative amounts, which crop, only when ``allow_negative``)."""
     if isinstance(pad_width, Tensor):
         pad_width = pad_width.tolist()
     if isinstance(pad_width, int):
@@ -231,7 +232,7 @@ def _pad_pairs(op_name: str, pad_width, ndim: int) -> tuple:
         p = (p, p) if isinstance(p, int) else tuple(p)
         if len(p) == 1:
             p = (p[0], p[0])
-        if len(p) != 2 or builtins.any(int(v) < 0 for v in p):
+        if len(p) != 2 or (not allow_negative and builtins.any(int(v) < 0 for v in p)):
             raise ShapeError(f"{op_name}: pad_width {pad_width} must hold non-negative (before, after) pairs")
         pairs.append((int(p[0]), int(p[1])))
     return tuple(pairs)
@@ -673,14 +674,29 @@ def _pad_index(p: int, n: int, mode: str) -> int:
     return m if m < n else 2 * (n - 1) - m
 
 
+def _crop(x: Tensor, pairs: tuple) -> Tensor:
+    """``x`` with ``-amount`` elements removed at each negative (before, after) amount."""
+    key = []
+    for ax, (before, after) in enumerate(pairs):
+        n = x.shape[ax]
+        if (before < 0 or after < 0) and n is not None and -builtins.min(before, 0) - builtins.min(after, 0) > n:
+            raise ShapeError(f"pad: cropping {(before, after)} from axis {ax} of shape {x.shape} leaves a negative size")
+        key.append(slice(-builtins.min(before, 0), builtins.min(after, 0) or None))
+    return x[tuple(key)]
+
+
 def pad(x, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
     """Pad with NumPy's ``pad_width`` semantics (an int, a (before, after) pair, or one per axis).
+    In 'constant' mode a negative amount crops that many elements (as PyTorch's ``F.pad``).
 
     ``mode``: 'constant' (with ``constant_values``), 'reflect', 'symmetric', 'edge' or 'wrap'.
     Shape (2, 3), pad_width ((1, 1), (0, 2)) -> (4, 5).
     """
     x = _tensor(x)
-    pairs = _pad_pairs("pad", pad_width, x.ndim)
+    pairs = _pad_pairs("pad", pad_width, x.ndim, allow_negative=mode == "constant")
+    if builtins.any(v < 0 for p in pairs for v in p):  # negative amounts crop (PyTorch's F.pad)
+        x = _crop(x, pairs)
+        pairs = tuple((builtins.max(b, 0), builtins.max(a, 0)) for b, a in pairs)
     if mode == "constant":
         if isinstance(constant_values, Tensor):
             constant_values = constant_values.item()
