@@ -30,6 +30,8 @@ TENSOR_METHODS = (
     "reshape", "flatten", "squeeze", "expand_dims", "unsqueeze", "transpose", "permute", "swapaxes", "moveaxis",
     "broadcast_to", "tile", "repeat", "flip", "roll", "take", "take_along_axis", "gather", "tril", "triu",
     "diag", "broadcast_like", "reshape_like",
+    # indexing and selection (PyTorch's argument order: dim first, then index)
+    "scatter", "scatter_reduce", "masked_select", "nonzero", "diagonal", "diag_embed", "tensor_split",
     # linear algebra and nn
     "matmul", "dot", "softmax", "log_softmax",
 )

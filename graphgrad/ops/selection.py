@@ -86,7 +86,8 @@ def diagonal(x, offset: int = 0, dim1: int = 0, dim2: int = 1, *, axis1: Optiona
     n = builtins.max(0, builtins.min(rows - start_r, cols - start_c))
     r = Tensor(np.arange(start_r, start_r + n), dtype="int64")
     c = Tensor(np.arange(start_c, start_c + n), dtype="int64")
-    return moveaxis(x, (d1, d2), (-2, -1))[..., r, c]
+    # index the two dims in front (the form ONNX export takes), then move the diagonal last
+    return moveaxis(moveaxis(x, (d1, d2), (0, 1))[r, c], 0, -1)
 
 
 def diag_embed(x, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

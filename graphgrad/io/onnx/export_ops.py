@@ -12,6 +12,7 @@ import math
 import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core.spec import normalize_axes, normalize_axis
+from graphgrad.core.tensor import Tensor
 from graphgrad.io.onnx.export import _INT64_MAX, _INT64_MIN, OnnxExportError, _needs_opset, exports
 from graphgrad.ops.indexing import _expand
 
@@ -330,6 +331,22 @@ def _scatter_add(ctx, node):
         updates = ctx.add("Slice", [updates, ctx.ints([0] * rank), ctx.shape_of(index), ctx.ints(range(rank))])
     return ctx.add("ScatterElements", [data, ctx.value(index, np.int64), updates], axis=node.op.axis,
                    reduction="add")
+
+
+@exports(G.Scatter)
+def _scatter(ctx, node):
+    x, index, src = node.inputs
+    if isinstance(src, Tensor):
+        updates = ctx.value(src, x.dtype)
+    else:  # a scalar value written at every index
+        updates = ctx.add("ConstantOfShape", [ctx.shape_of(index)], value=ctx.onnx_tensor(np.full(1, src, x.dtype)))
+    return ctx.add("ScatterElements", [ctx.value(x), ctx.value(index, np.int64), updates], axis=node.op.axis)
+
+
+@exports(G.NonZero)
+def _nonzero(ctx, node):
+    # ONNX's NonZero gives one row per dimension: (ndim, count); graphgrad's is its transpose
+    return ctx.add("Transpose", [ctx.add("NonZero", [ctx.value(node.inputs[0])])], perm=(1, 0))
 
 
 # ---- indexing ----------------------------------------------------------------------------------------------
