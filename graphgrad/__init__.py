@@ -19,6 +19,7 @@ from graphgrad.core.profiler import Profile, profile, record_function
 from graphgrad.core.random import Generator, manual_seed
 from graphgrad.core.creation import (arange, as_tensor, empty, eye, from_numpy, full, linspace, normal,
                                      multinomial, ones, rand, randint, randn, tensor, uniform, zeros)
+from graphgrad.core.creation import is_tensor, numel, randperm
 from graphgrad import ops
 from graphgrad.ops import *  # noqa: F401,F403
 from graphgrad.config import get_default_dtype, set_default_dtype

@@ -8,6 +8,7 @@ from graphgrad.backend import np
 from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import as_dtype
+from graphgrad.errors import ShapeError
 
 
 def _shape(size) -> tuple:
@@ -121,6 +122,26 @@ def randint(low: int, high: Optional[int] = None, size: Sequence[int] = (), gene
     dtype = config.default_int if dtype is None else as_dtype(dtype)
     size = (size,) if isinstance(size, int) else tuple(size)
     return _make(rng_of(generator).integers(low, high, size).astype(dtype), False, device)
+
+
+def randperm(n: int, generator: Optional[Generator] = None, dtype=None, requires_grad: bool = False,
+             device: Optional[str] = None) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 by default) drawn from ``generator``. Shape (n,)."""
+    dtype = config.default_int if dtype is None else as_dtype(dtype)
+    return _make(rng_of(generator).permutation(int(n)).astype(dtype), requires_grad, device)
+
+
+def numel(x: Any) -> int:
+    """The number of elements of a tensor or array (the product of its shape)."""
+    shape = tuple(x.shape if hasattr(x, "shape") else np.shape(x))
+    if None in shape:
+        raise ShapeError(f"numel: shape {shape} has unknown dimensions")
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is a graphgrad Tensor (PyTorch's ``is_tensor``)."""
+    return isinstance(obj, Tensor)
 
 
 def multinomial(probs: Tensor, num_samples: int = 1, generator: Optional[Generator] = None) -> Tensor:

@@ -76,8 +76,9 @@ def broadcast_shapes(op_name: str, *shapes: Sequence[Optional[int]]) -> tuple:
 
 
 def normalize_axis(op_name: str, axis: int, ndim: int) -> int:
-    """``axis`` in ``[-ndim, ndim)`` made non-negative; ``ShapeError`` otherwise."""
-    if not -ndim <= axis < max(ndim, 1):
+    """``axis`` in ``[-ndim, ndim)`` made non-negative; ``ShapeError`` otherwise. A 0-d tensor takes
+    axis 0 or -1 (as PyTorch: its dims wrap as a one-element vector's), both read as 0."""
+    if not -max(ndim, 1) <= axis < max(ndim, 1):
         raise ShapeError(f"{op_name}: axis {axis} is out of range for a tensor of rank {ndim}")
     return axis % max(ndim, 1)
 

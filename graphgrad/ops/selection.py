@@ -1,17 +1,14 @@
 """Selecting and arranging elements: nonzero, masked_select, diagonal and diag_embed, meshgrid,
-tensor_split / array_split, randperm, and the small predicates numel and is_tensor."""
+tensor_split / array_split."""
 from __future__ import annotations
 
 import builtins
-from typing import Any, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
-from graphgrad import config
 from graphgrad.backend import np
 from graphgrad.core.op import Op
-from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.spec import TensorSpec, broadcast_shapes, normalize_axis
 from graphgrad.core.tensor import Tensor
-from graphgrad.dtypes import as_dtype
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops.shape import broadcast_to, moveaxis, reshape
 
@@ -179,24 +176,3 @@ def tensor_split(x, indices_or_sections: Union[int, Sequence[int], Tensor], dim:
 def array_split(x, indices_or_sections: Union[int, Sequence[int]], axis: int = 0) -> list:
     """NumPy ``array_split``: as ``tensor_split`` (unequal sections allowed), returning a list."""
     return list(tensor_split(x, indices_or_sections, axis))
-
-
-def randperm(n: int, generator: Optional[Generator] = None, dtype=None, requires_grad: bool = False,
-             device: Optional[str] = None) -> Tensor:
-    """A random permutation of ``0 .. n-1`` (int64 by default) drawn from ``generator``. Shape (n,)."""
-    dtype = config.default_int if dtype is None else as_dtype(dtype)
-    out = Tensor(rng_of(generator).permutation(int(n)).astype(dtype), requires_grad=requires_grad)
-    return out if device is None else out.to(device)
-
-
-def numel(x: Any) -> int:
-    """The number of elements of a tensor or array (``prod(shape)``)."""
-    shape = x.shape if hasattr(x, "shape") else np.shape(x)
-    if None in tuple(shape):
-        raise ShapeError(f"numel: shape {tuple(shape)} has unknown dimensions")
-    return int(np.prod(shape, dtype=np.int64))
-
-
-def is_tensor(obj: Any) -> bool:
-    """Whether ``obj`` is a graphgrad Tensor (torch.is_tensor)."""
-    return isinstance(obj, Tensor)

@@ -503,9 +503,13 @@ def transpose(x, *axes) -> Tensor:
 
 def permute(x, *axes) -> Tensor:
     """Permute axes, PyTorch style: ``permute(x, 2, 0, 1)`` or ``permute(x, (2, 0, 1))``."""
-    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+    given = len(axes) == 1 and isinstance(axes[0], (tuple, list))
+    if given:
         axes = tuple(axes[0])
     if not axes:
+        x = _tensor(x)
+        if given and x.ndim == 0:  # permute(()) of a 0-d tensor: the empty order of its no axes
+            return x
         raise ShapeError("permute: give the new order of the axes")
     return transpose(x, axes)
 
@@ -515,6 +519,8 @@ def swapaxes(x, axis1: int, axis2: int) -> Tensor:
     x = _tensor(x)
     a = normalize_axis("swapaxes", axis1, x.ndim)
     b = normalize_axis("swapaxes", axis2, x.ndim)
+    if x.ndim == 0:  # dims 0 / -1 of a 0-d tensor (PyTorch): nothing to exchange
+        return x
     order = list(range(x.ndim))
     order[a], order[b] = b, a
     return transpose(x, order)
@@ -530,6 +536,8 @@ def moveaxis(x, source: Union[int, Sequence[int]], destination: Union[int, Seque
         raise ShapeError(f"moveaxis: source {source} and destination {destination} differ in length")
     src = [normalize_axis("moveaxis", a, x.ndim) for a in src]
     dst = [normalize_axis("moveaxis", a, x.ndim) for a in dst]
+    if x.ndim == 0:  # dims 0 / -1 of a 0-d tensor (PyTorch): nothing to move
+        return x
     order = [a for a in range(x.ndim) if a not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)

@@ -99,6 +99,9 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
 
 def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     """The entries of ``x`` at ``index`` (1-d integers) along ``dim``."""
+    if x.ndim == 0:  # PyTorch reads a 0-d tensor as a one-element vector along dim 0 / -1 and keeps it 0-d
+        shape.normalize_axis("index_select", dim, 0)
+        return shape.reshape(shape.take(shape.reshape(x, (1,)), shape.reshape(index, (-1,)), axis=0), ())
     return shape.take(x, index, axis=dim)
 
 

@@ -55,3 +55,28 @@ def test_nan_to_num_isclose_and_fmod_at_special_values():
     assert gg.isclose(a, a).tolist() == [True, False, True, True, True]          # torch.isclose
     assert gg.isclose(a, a, equal_nan=True).tolist() == [True] * 5
     assert gg.fmod(gg.tensor([-3.0, 3.0, 5.5]), 2.0).tolist() == [-1.0, 1.0, 1.5]  # the sign of the dividend
+
+
+def test_zero_d_tensors_take_dim_0_and_minus_1_where_pytorch_does():
+    for dim in (0, -1):
+        x = gg.tensor(2.5, dtype=gg.float64, requires_grad=True)
+        outs = [x.permute(()), gg.permute(x, ()), x.transpose(0, dim), gg.swapaxes(x, dim, 0), gg.moveaxis(x, 0, dim),
+                x.squeeze(dim), x.flip(dim), x.gather(dim, gg.tensor(0)), x.scatter(dim, gg.tensor(0), x * 2),
+                x.index_select(dim, gg.tensor([0])), gg.softmax(x, dim), x.scatter_reduce(dim, gg.tensor(0), x, "amax")]
+        assert [o.shape for o in outs] == [()] * len(outs)   # torch: all 0-d
+        assert [o.item() for o in outs] == [2.5] * 7 + [2.5, 5.0, 2.5, 1.0, 2.5]
+        sum(outs).backward()
+        assert x.grad.item() == 12.0   # torch: 12 (scatter's x is overwritten, its src gives 2; amax's tie 0.5 + 0.5)
+    with pytest.raises(gg.ShapeError):
+        gg.tensor([1.0, 2.0]).permute(())   # torch: "number of dims don't match in permute"
+    with pytest.raises(gg.ShapeError):
+        gg.tensor(1.0).squeeze(1)           # torch: dimension out of range (expected to be in range of [-1, 0])
+
+
+def test_randperm_numel_is_tensor():
+    p = gg.randperm(10, generator=gg.Generator(3))
+    assert p.dtype == gg.int64 and p.shape == (10,) and sorted(p.tolist()) == list(range(10))
+    assert p.tolist() == gg.randperm(10, generator=gg.Generator(3)).tolist()
+    assert gg.randperm(0).shape == (0,) and gg.randperm(4, dtype="int32").dtype == gg.int32
+    assert gg.numel(gg.zeros(2, 3, 4)) == 24 and gg.numel(gg.tensor(1.0)) == 1 and gg.zeros(2, 0).numel() == 0
+    assert gg.is_tensor(gg.zeros(1)) and not gg.is_tensor(np.zeros(1)) and not gg.is_tensor(1.0)

@@ -57,3 +57,14 @@ C("pad.crop_only", [F((3, 4))], lambda t, x: nnf(t).pad(x, (-1, -1, 0, -2)), lam
 C("getitem.tuple_index", [F((2, 3, 4)), I((2,), 0, 3)], lambda t, x, b: x[(0,), b], lambda g, x, b: x[(0,), b])
 C("getitem.tuples", [F((2, 3, 4))], lambda t, x: x[(1, 0), (2, 2)], lambda g, x: x[(1, 0), (2, 2)])
 C("getitem.nested_tuple", [F((3, 4))], lambda t, x: x[((0, 2), (1, 3))], lambda g, x: x[((0, 2), (1, 3))])
+
+# 0-d tensors with dim 0 / -1 (PyTorch wraps a 0-d tensor's dims as a one-element vector's)
+ZERO_D = A(2.5, diff=True)
+C("zero_d.permute_transpose", [ZERO_D], lambda t, x: (x.permute(()), x.transpose(0, -1), t.moveaxis(x, -1, 0)),
+  lambda g, x: (x.permute(()), x.transpose(0, -1), g.moveaxis(x, -1, 0)))
+C("zero_d.squeeze_flip", [ZERO_D], lambda t, x: (x.squeeze(-1), x.flip(-1) * 2), lambda g, x: (x.squeeze(-1), x.flip(-1) * 2))
+C("zero_d.gather_scatter", [ZERO_D, A(1.5, diff=True)],
+  lambda t, x, s: (x.gather(-1, t.tensor(0)), x.scatter(-1, t.tensor(0), s), x.index_select(-1, t.tensor([0]))),
+  lambda g, x, s: (x.gather(-1, g.tensor(0)), x.scatter(-1, g.tensor(0), s), x.index_select(-1, g.tensor([0]))))
+C("zero_d.scatter_reduce_ties", [ZERO_D], lambda t, x: x.scatter_reduce(0, t.tensor(0), x * 1.0, "amax"),
+  lambda g, x: x.scatter_reduce(0, g.tensor(0), x * 1.0, "amax"))
