@@ -22,6 +22,7 @@ from graphgrad.ops.composite import elu, hardtanh, leaky_relu, mish, selu, silu,
 from graphgrad.ops.unary import gelu
 from graphgrad.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from graphgrad.ops.elementwise import maximum
+from graphgrad.ops.im2col import fold, unfold
 from graphgrad.ops.linalg import einsum, matmul
 from graphgrad.ops.linalg import linear as _linear
 from graphgrad.ops.losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
@@ -52,7 +53,7 @@ __all__ = [
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
     "huber_loss", "smooth_l1_loss", "hinge_embedding_loss", "multi_margin_loss", "kl_div",
     # shape
-    "pad", "flatten",
+    "pad", "flatten", "unfold", "fold",
 ]
 
 

@@ -31,7 +31,8 @@ TENSOR_METHODS = (
     "broadcast_to", "tile", "repeat", "flip", "roll", "take", "take_along_axis", "gather", "tril", "triu",
     "diag", "broadcast_like", "reshape_like",
     # indexing and selection (PyTorch's argument order: dim first, then index)
-    "scatter", "scatter_reduce", "masked_select", "nonzero", "diagonal", "diag_embed", "tensor_split",
+    "scatter", "scatter_reduce", "masked_select", "nonzero", "diagonal", "diag_embed", "tensor_split", "rot90",
+    "mm", "bmm", "addmm", "baddbmm",
     # linear algebra and nn
     "matmul", "dot", "softmax", "log_softmax",
 )

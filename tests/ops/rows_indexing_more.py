@@ -1,5 +1,5 @@
 """Op-table rows for scatter / scatter_reduce, nonzero, masked_select, diagonal, diag_embed, meshgrid,
-tensor_split / array_split, cropping pads and tuple index arrays."""
+tensor_split / array_split, cropping pads, tuple index arrays, and unfold / fold (im2col, col2im)."""
 from __future__ import annotations
 
 import numpy as np
@@ -108,4 +108,47 @@ ROWS = [
     OpSpec("getitem[tuple index]", lambda x, b: x[(0,), b], lambda x, b: x[(0,), b], [F((2, 3, 4)), I((2,))],
            batch=False),
     OpSpec("getitem[tuples]", lambda x: x[(1, 0), (2, 2)], lambda x: x[(1, 0), (2, 2)], [F((2, 3, 4))]),
+]
+
+
+def _unfold_ref(x, k, d, p, s):
+    """im2col by loops over windows and kernel positions."""
+    n, c, h, w = x.shape
+    x = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    out = np.zeros((n, c, k[0], k[1], oh, ow), x.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            for a in range(oh):
+                for b in range(ow):
+                    out[:, :, i, j, a, b] = x[:, :, a * s[0] + i * d[0], b * s[1] + j * d[1]]
+    return out.reshape(n, c * k[0] * k[1], oh * ow)
+
+
+def _fold_ref(cols, size, k, d, p, s):
+    """col2im: the adjoint of ``_unfold_ref`` (each column added back at its window)."""
+    n, rows, _ = cols.shape
+    c = rows // (k[0] * k[1])
+    h, w = size[0] + 2 * p[0], size[1] + 2 * p[1]
+    oh, ow = (h - d[0] * (k[0] - 1) - 1) // s[0] + 1, (w - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    blocks = cols.reshape(n, c, k[0], k[1], oh, ow)
+    out = np.zeros((n, c, h, w), cols.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            for a in range(oh):
+                for b in range(ow):
+                    out[:, :, a * s[0] + i * d[0], b * s[1] + j * d[1]] += blocks[:, :, i, j, a, b]
+    return out[:, :, p[0]:h - p[0], p[1]:w - p[1]]
+
+
+ROWS += [
+    OpSpec("unfold", lambda x: gg.unfold(x, 2), lambda x: _unfold_ref(x, (2, 2), (1, 1), (0, 0), (1, 1)),
+           [F((2, 3, 4, 5))]),
+    OpSpec("unfold[dilation,padding,stride]", lambda x: gg.nn.functional.unfold(x, (3, 2), (2, 1), (1, 2), (2, 3)),
+           lambda x: _unfold_ref(x, (3, 2), (2, 1), (1, 2), (2, 3)), [F((2, 2, 7, 6))]),
+    OpSpec("fold", lambda x: gg.fold(x, (4, 5), 2), lambda x: _fold_ref(x, (4, 5), (2, 2), (1, 1), (0, 0), (1, 1)),
+           [F((2, 12, 12))]),
+    OpSpec("fold[dilation,padding,stride]", lambda x: gg.nn.functional.fold(x, (7, 6), (3, 2), (2, 1), (1, 2), (2, 3)),
+           lambda x: _fold_ref(x, (7, 6), (3, 2), (2, 1), (1, 2), (2, 3)), [F((2, 12, 9))]),
 ]

@@ -1,5 +1,5 @@
 """PyTorch-agreement cases of scatter / scatter_reduce, nonzero, masked_select, diagonal, diag_embed,
-meshgrid, tensor_split, randperm-free selection helpers, cropping pads, tuple index arrays and 0-d
+meshgrid, tensor_split, unfold / fold, cropping pads, tuple index arrays and 0-d
 tensors with dim 0 / -1."""
 from tests.oracle.cases import A, B, C, F, I, nnf
 
@@ -68,3 +68,18 @@ C("zero_d.gather_scatter", [ZERO_D, A(1.5, diff=True)],
   lambda g, x, s: (x.gather(-1, g.tensor(0)), x.scatter(-1, g.tensor(0), s), x.index_select(-1, g.tensor([0]))))
 C("zero_d.scatter_reduce_ties", [ZERO_D], lambda t, x: x.scatter_reduce(0, t.tensor(0), x * 1.0, "amax"),
   lambda g, x: x.scatter_reduce(0, g.tensor(0), x * 1.0, "amax"))
+
+# im2col / col2im
+C("unfold", [F((2, 3, 4, 5))], lambda t, x: nnf(t).unfold(x, 2), lambda g, x: g.nn.functional.unfold(x, 2))
+C("unfold.dilation_padding_stride", [F((2, 2, 7, 6))], lambda t, x: nnf(t).unfold(x, (3, 2), (2, 1), (1, 2), (2, 3)),
+  lambda g, x: g.unfold(x, (3, 2), (2, 1), (1, 2), (2, 3)))
+C("fold", [F((2, 12, 12))], lambda t, x: nnf(t).fold(x, (4, 5), 2), lambda g, x: g.nn.functional.fold(x, (4, 5), 2))
+C("fold.dilation_padding_stride", [F((2, 12, 9))], lambda t, x: nnf(t).fold(x, (7, 6), (3, 2), (2, 1), (1, 2), (2, 3)),
+  lambda g, x: g.fold(x, (7, 6), (3, 2), (2, 1), (1, 2), (2, 3)))
+
+# the matrix products and rot90 as Tensor methods
+C("method.mm_bmm_addmm_baddbmm_rot90", [F((2, 4)), F((2, 3)), F((3, 4)), F((2, 2, 3)), F((2, 3, 2))],
+  lambda t, c, a, b, p, q: (a.mm(b), p.bmm(q), c.addmm(a, b, beta=0.5, alpha=2.0),
+                            p.bmm(q).baddbmm(p, q, alpha=-1.0), p.rot90(1, (1, 2))),
+  lambda g, c, a, b, p, q: (a.mm(b), p.bmm(q), c.addmm(a, b, beta=0.5, alpha=2.0),
+                            p.bmm(q).baddbmm(p, q, alpha=-1.0), p.rot90(1, (1, 2))))
