@@ -66,18 +66,6 @@ class ScatterReduce(Op):
         self.reduce = reduce
         self.include_self = bool(include_self)
 
-    @property
-    def onnx(self):
-        # ScatterElements reduces with the existing value included; 'mean' has no ONNX reduction
-        return "ScatterElements" if self.include_self and self.reduce != "mean" else None
-
-    def onnx_attributes(self, opset):
-        if opset < 18 and self.reduce in ("amax", "amin"):
-            raise ValueError(f"ScatterElements reduction '{self.reduce[1:]}' needs opset 18, not {opset}")
-        if opset < 16:
-            raise ValueError(f"ScatterElements with a reduction needs opset 16, not {opset}")
-        return {"axis": self.axis, "reduction": {"sum": "add", "prod": "mul", "amax": "max", "amin": "min"}[self.reduce]}
-
     def infer(self, x, index, src):
         _check_index(self.name, x, index, self.axis)
         _check_src(self.name, index, src)

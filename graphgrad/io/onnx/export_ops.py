@@ -343,6 +343,32 @@ def _scatter(ctx, node):
     return ctx.add("ScatterElements", [ctx.value(x), ctx.value(index, np.int64), updates], axis=node.op.axis)
 
 
+@exports(G.ScatterReduce)
+def _scatter_reduce(ctx, node):
+    op = node.op
+    _needs_opset(ctx, 18 if op.reduce in ("amax", "amin") else 16, f"ScatterElements with reduction for {op.reduce!r}")
+    x, index, src = node.inputs
+    dtype = np.dtype(x.dtype)
+    idx = ctx.value(index, np.int64)
+
+    def filled(like, value):  # a tensor of like's run-time shape holding value
+        return ctx.add("ConstantOfShape", [ctx.shape_of(like)], value=ctx.onnx_tensor(np.full(1, value, dtype)))
+
+    data = ctx.value(x)
+    if not op.include_self:  # the written positions start from the reduction's identity
+        big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+        identity = {"sum": 0, "mean": 0, "prod": 1, "amax": -big, "amin": big}[op.reduce]
+        data = ctx.add("ScatterElements", [data, idx, filled(index, identity)], axis=op.axis)
+    reduction = {"sum": "add", "mean": "add", "prod": "mul", "amax": "max", "amin": "min"}[op.reduce]
+    out = ctx.add("ScatterElements", [data, idx, ctx.value(src, dtype)], axis=op.axis, reduction=reduction)
+    if op.reduce != "mean":
+        return out
+    count = ctx.add("ScatterElements", [filled(x, 1 if op.include_self else 0), idx, filled(index, 1)],
+                    axis=op.axis, reduction="add")
+    count = ctx.add("Max", [count, ctx.const(np.ones((), dtype), dtype)])
+    return ctx.add("Div", [out, count])
+
+
 @exports(G.NonZero)
 def _nonzero(ctx, node):
     # ONNX's NonZero gives one row per dimension: (ndim, count); graphgrad's is its transpose
