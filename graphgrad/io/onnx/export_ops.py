@@ -382,6 +382,10 @@ def _getitem(ctx, node):
     x, arrays = node.inputs[0], node.inputs[1:]
     items = _expand(node.op.name, node.op.key, _rank(x))
     advanced = [k for k in items if isinstance(k, tuple) and k[0] != "slice"]
+    if len(items) == 1 and isinstance(items[0], tuple) and items[0][0] == "mask":  # x[mask] over every dim
+        flat = ctx.ints([-1])
+        return ctx.add("Compress", [ctx.add("Reshape", [ctx.value(x), flat]),
+                                    ctx.add("Reshape", [ctx.value(arrays[0]), flat])], axis=0)
     if any(k[0] == "mask" for k in advanced):
         raise OnnxExportError("boolean-mask indexing has a data-dependent shape; use gg.where instead")
     if len(advanced) > 1 or (advanced and any(isinstance(k, int) for k in items)):
