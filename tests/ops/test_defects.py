@@ -80,3 +80,12 @@ def test_randperm_numel_is_tensor():
     assert gg.randperm(0).shape == (0,) and gg.randperm(4, dtype="int32").dtype == gg.int32
     assert gg.numel(gg.zeros(2, 3, 4)) == 24 and gg.numel(gg.tensor(1.0)) == 1 and gg.zeros(2, 0).numel() == 0
     assert gg.is_tensor(gg.zeros(1)) and not gg.is_tensor(np.zeros(1)) and not gg.is_tensor(1.0)
+
+
+def test_meshgrid_defaults_numpy_in_graphgrad_and_pytorch_in_compat_torch():
+    import graphgrad.compat.torch as torch
+
+    a, b = gg.tensor([1.0, 2.0]), gg.tensor([3.0, 4.0, 5.0])
+    assert [g.shape for g in gg.meshgrid(a, b)] == [(3, 2), (3, 2)]         # np.meshgrid: 'xy'
+    x, y = torch.meshgrid(a, b)                                             # torch.meshgrid: 'ij'
+    assert x.shape == y.shape == (2, 3) and x.tolist() == [[1.0] * 3, [2.0] * 3] and y.tolist()[0] == [3.0, 4.0, 5.0]

@@ -112,6 +112,11 @@ def empty_like(input: Tensor, **kwargs) -> Tensor:
     return _gg.zeros_like(input, **kwargs)
 
 
+def meshgrid(*tensors, indexing: str = "ij") -> tuple:
+    """``torch.meshgrid``: PyTorch's default indexing is 'ij' (graphgrad's, NumPy's, is 'xy')."""
+    return tuple(_gg.meshgrid(*tensors, indexing=indexing))
+
+
 def masked_fill(input: Tensor, mask, value) -> Tensor:
     """``torch.masked_fill``: the Tensor method as a function."""
     return input.masked_fill(mask, value)
