@@ -9,7 +9,6 @@ reduced axes with size 1. Primitives (hand-written gradients): ``Sum``, ``Mean``
 from __future__ import annotations
 
 import builtins
-import functools
 import math
 from typing import Optional, Sequence, Union
 
@@ -298,35 +297,30 @@ def _cumprod_grad_exact(x: Tensor, g: Tensor, axis: int) -> Tensor:
 
 
 # ---- public functions ---------------------------------------------------------------------------
-def _scalar_axis(fn):
-    """Let ``fn(x, axis, ...)`` take PyTorch's ``dim=``/``keepdim=`` as aliases of ``axis``/``keepdims``,
-    and axis 0 or -1 (or a tuple of them) on a 0-d tensor, as PyTorch does: the tensor is reduced as
-    a one-element vector and the result is 0-d again."""
-
-    @functools.wraps(fn)
-    def wrapper(x, axis=None, *args, **kwargs):
-        if "dim" in kwargs:
-            if axis is not None:
-                raise TypeError(f"{fn.__name__}() got both axis and dim; pass one of them")
-            axis = kwargs.pop("dim")
-        if "keepdim" in kwargs:
-            if "keepdims" in kwargs:
-                raise TypeError(f"{fn.__name__}() got both keepdims and keepdim; pass one of them")
-            kwargs["keepdims"] = kwargs.pop("keepdim")
-        if isinstance(x, Tensor) and x.shape == () and axis is not None:
-            axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-            if axes and builtins.all(a in (0, -1) for a in axes):
-                return fn(x.reshape(1), 0, *args, **kwargs).reshape(())
-        return fn(x, axis, *args, **kwargs)
-
-    return wrapper
+def _axis_args(name: str, x, axis, keepdims, dim, keepdim) -> tuple:
+    """``(axis, keepdims)`` from NumPy's names or PyTorch's (``dim``/``keepdim``); on a 0-d tensor,
+    axis 0 or -1 (or a tuple of them) means all of it, as in PyTorch (a 0-d tensor's dims wrap as a
+    one-element vector's)."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{name}() got both axis and dim; pass one of them")
+        axis = dim
+    if keepdim is not None:
+        keepdims = keepdim
+    if (axis == 0 or axis == -1 or isinstance(axis, (tuple, list))) and isinstance(x, Tensor) and not x.shape:
+        axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+        if axes and builtins.all(a in (0, -1) for a in axes):
+            axis = None
+    return axis, keepdims
 
 
-def sum(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def sum(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """Sum of elements over ``axis``. Shapes: (...) -> reduced. Small ints and bool sum in int64.
 
     Example: ``gg.sum(x, axis=(0, -1), keepdims=True)``.
     """
+    if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
+        axis, keepdims = _axis_args("sum", x, axis, keepdims, dim, keepdim)
     return Sum(axis, keepdims).apply(x)
 
 
@@ -338,53 +332,71 @@ def sum_to(x, shape) -> Tensor:
     return SumTo(shape).apply(x)
 
 
-def mean(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def mean(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """Arithmetic mean over ``axis``; integer inputs give float64. Shapes: (...) -> reduced."""
+    if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
+        axis, keepdims = _axis_args("mean", x, axis, keepdims, dim, keepdim)
     return Mean(axis, keepdims).apply(x)
 
 
-def prod(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def prod(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """Product of elements over ``axis`` (gradient exact with zeros). Shapes: (...) -> reduced."""
+    if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
+        axis, keepdims = _axis_args("prod", x, axis, keepdims, dim, keepdim)
     return Prod(axis, keepdims).apply(x)
 
 
-def max(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def max(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """Largest value over ``axis`` (values only, as ``np.max``); ties share the gradient evenly."""
+    if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
+        axis, keepdims = _axis_args("max", x, axis, keepdims, dim, keepdim)
     return Max(axis, keepdims).apply(x)
 
 
-def min(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def min(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """Smallest value over ``axis`` (values only, as ``np.min``); ties share the gradient evenly."""
+    if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
+        axis, keepdims = _axis_args("min", x, axis, keepdims, dim, keepdim)
     return Min(axis, keepdims).apply(x)
 
 
 amax, amin = max, min
 
 
-def argmax(x, axis: Optional[int] = None, keepdims: bool = False) -> Tensor:
+def argmax(x, axis: Optional[int] = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """int64 index of the largest value along ``axis`` (of the flattened tensor when ``None``)."""
+    if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
+        axis, keepdims = _axis_args("argmax", x, axis, keepdims, dim, keepdim)
     return Argmax(axis, keepdims).apply(x)
 
 
-def argmin(x, axis: Optional[int] = None, keepdims: bool = False) -> Tensor:
+def argmin(x, axis: Optional[int] = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """int64 index of the smallest value along ``axis`` (of the flattened tensor when ``None``)."""
+    if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
+        axis, keepdims = _axis_args("argmin", x, axis, keepdims, dim, keepdim)
     return Argmin(axis, keepdims).apply(x)
 
 
-def all(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def all(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """Whether every element over ``axis`` is nonzero (bool; no gradient)."""
+    if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
+        axis, keepdims = _axis_args("all", x, axis, keepdims, dim, keepdim)
     return All(axis, keepdims).apply(x)
 
 
-def any(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def any(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """Whether some element over ``axis`` is nonzero (bool; no gradient)."""
+    if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
+        axis, keepdims = _axis_args("any", x, axis, keepdims, dim, keepdim)
     return Any(axis, keepdims).apply(x)
 
 
-def var(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+def var(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *, dim=None,
+        keepdim: Optional[bool] = None) -> Tensor:
     """Variance over ``axis``: ``sum((x - mean)**2) / (n - ddof)`` (NumPy's default ``ddof=0``).
     Shapes: (...) -> reduced. Composed of ``mean``/``sum``, so it is differentiable to any order."""
     x = _tensor(x)
+    axis, keepdims = _axis_args("var", x, axis, keepdims, dim, keepdim)
     d = x - mean(x, axis, keepdims=True)
     if ddof == 0:
         return mean(d * d, axis, keepdims)
@@ -393,18 +405,22 @@ def var(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     return sum(d * d, axis, keepdims) / divisor
 
 
-def std(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+def std(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *, dim=None,
+        keepdim: Optional[bool] = None) -> Tensor:
     """Standard deviation over ``axis``: ``sqrt(var(x, axis, keepdims, ddof))``; its gradient is 0
     (not NaN) where the variance is 0, as PyTorch's."""
-    v = var(x, axis, keepdims, ddof)
+    v = var(x, axis, keepdims, ddof, dim=dim, keepdim=keepdim)
+    if not v.requires_grad:  # the masking below only changes the gradient: skip it when none is recorded
+        return sqrt(v)
     flat = equal(v, 0)
     return where(flat, 0.0, sqrt(where(flat, 1.0, v)))
 
 
-def logsumexp(x, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def logsumexp(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
     """``log(sum(exp(x)))`` over ``axis``, computed stably by shifting by the maximum.
     Shapes: (...) -> reduced. The gradient is ``softmax(x)`` along the reduced axes."""
     x = _tensor(x)
+    axis, keepdims = _axis_args("logsumexp", x, axis, keepdims, dim, keepdim)
     m = max(x, axis, keepdims=True)
     m = where(isfinite(m), m, 0)
     s = log(sum(exp(x - m), axis, keepdims=True)) + m
@@ -492,19 +508,31 @@ def norm(x, ord=None, axis: Axis = None, keepdims: bool = False) -> Tensor:
     return squeeze(out, axes)
 
 
-def cumsum(x, axis: Optional[int] = None) -> Tensor:
+def cumsum(x, axis: Optional[int] = None, *, dim: Optional[int] = None) -> Tensor:
     """Running sum along ``axis`` (``None``: of the flattened tensor). Shapes: (...) -> same
     (flattened when ``axis`` is ``None``)."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError("cumsum() got both axis and dim; pass one of them")
+        axis = dim
     if axis is None:
         return Cumsum(0).apply(_tensor(x).reshape(-1))
+    if axis in (0, -1) and isinstance(x, Tensor) and x.shape == ():  # PyTorch scans a 0-d tensor as itself
+        return Cumsum(0).apply(x.reshape(1)).reshape(())
     return Cumsum(axis).apply(x)
 
 
-def cumprod(x, axis: Optional[int] = None) -> Tensor:
+def cumprod(x, axis: Optional[int] = None, *, dim: Optional[int] = None) -> Tensor:
     """Running product along ``axis`` (``None``: of the flattened tensor); the gradient is exact
     when the input contains zeros."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError("cumprod() got both axis and dim; pass one of them")
+        axis = dim
     if axis is None:
         return Cumprod(0).apply(_tensor(x).reshape(-1))
+    if axis in (0, -1) and isinstance(x, Tensor) and x.shape == ():  # PyTorch scans a 0-d tensor as itself
+        return Cumprod(0).apply(x.reshape(1)).reshape(())
     return Cumprod(axis).apply(x)
 
 
@@ -538,8 +566,3 @@ class SumTo(Op):
     def backward(self, inputs, out, g):
         return (g.broadcast_like(inputs[0]),)
 
-
-for _name in ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "all", "any", "var", "std", "logsumexp",
-              "cumsum", "cumprod"):
-    globals()[_name] = _scalar_axis(globals()[_name])
-amax, amin = max, min

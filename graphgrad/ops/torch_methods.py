@@ -7,6 +7,7 @@ graphgrad's ops, so it has the ops' gradients and graph mode for free.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 from typing import Any, Sequence, Union
 
@@ -145,7 +146,7 @@ def new_tensor(x: Tensor, data: Any, dtype=None, device=None, requires_grad: boo
 
 def numel(x: Tensor) -> int:
     """The number of elements."""
-    return x.size
+    return math.prod(x.shape)
 
 
 def to(x: Tensor, *args, **kwargs) -> Tensor:
