@@ -7,6 +7,7 @@ autograd entry points.
 """
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any, Callable, Optional
 
 from graphgrad import backend, config
@@ -357,3 +358,8 @@ def _index_arrays(key):
     if isinstance(key, tuple):
         return tuple(k.data if isinstance(k, Tensor) else k for k in key)
     return key
+
+
+#: The ``(values, indices)`` result of ``x.max(dim)``, ``x.sort()``, ``gg.topk``... (PyTorch's
+#: ``torch.return_types``): a named tuple, so ``values, indices = x.max(1)`` and ``x.max(1).indices`` both work.
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])

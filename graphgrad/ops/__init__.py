@@ -12,8 +12,11 @@ __all__ = []
 #: Public op classes, by name.
 OP_CLASSES = {}
 
+#: The family modules by name.
+_families = {}
+
 for _family in FAMILIES:
-    _module = _importlib.import_module(f"graphgrad.ops.{_family}")
+    _module = _families[_family] = _importlib.import_module(f"graphgrad.ops.{_family}")
     for _name, _value in vars(_module).items():
         if not _name.startswith("_") and getattr(_value, "__module__", None) == _module.__name__:
             globals()[_name] = _value

@@ -8,13 +8,12 @@ graphgrad's ops, so it has the ops' gradients and graph mode for free.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 from typing import Any, Sequence, Union
 
 from graphgrad import backend
 from graphgrad.core import creation
 from graphgrad.core.autograd import is_grad_enabled
-from graphgrad.core.tensor import Tensor, dtype_and_device
+from graphgrad.core.tensor import Tensor, ValuesIndices, dtype_and_device
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import GradError, GraphError
 from graphgrad.ops import array, elementwise as ew, reduce, shape
@@ -106,8 +105,6 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     return shape.take(x, index, axis=dim)
 
 
-#: The ``(values, indices)`` result of ``x.max(dim)`` / ``x.min(dim)`` (PyTorch's ``torch.return_types``).
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
 def _extremum(values_fn, index_fn):
@@ -225,6 +222,8 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tenso
 
 
 def _install() -> None:
+    """Install the methods above, then every op family's ``TORCH_METHODS`` (a dict of method name ->
+    function taking the tensor first) for methods whose PyTorch meaning differs from the op function's."""
     T = Tensor
     for name, fn in {"view": view, "view_as": view_as, "expand": expand, "expand_as": expand_as, "t": t, "transpose": transpose,
                      "max": _extremum(reduce.max, reduce.argmax), "min": _extremum(reduce.min, reduce.argmin),
@@ -246,6 +245,10 @@ def _install() -> None:
     T.contiguous = lambda x: x
     T.cpu = lambda x: to(x, "cpu")
     T.cuda = lambda x, device=None: to(x, device or "cuda")
+    from graphgrad import ops
+    for family in ops.FAMILIES:
+        for name, fn in getattr(getattr(ops, "_families")[family], "TORCH_METHODS", {}).items():
+            setattr(T, name, fn)
 
 
 _install()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import builtins
 import sys
-from collections import namedtuple
 from typing import Any
 
 import graphgrad as _gg
@@ -29,7 +28,7 @@ inference_mode = no_grad
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
 #: PyTorch's ``torch.return_types``: the (values, indices) of max/min/sort/topk.
-return_types = namedtuple("return_types", ["values", "indices"])
+return_types = _gg.ValuesIndices
 
 
 class device:
@@ -120,6 +119,24 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
 def masked_fill(input: Tensor, mask, value) -> Tensor:
     """``torch.masked_fill``: the Tensor method as a function."""
     return input.masked_fill(mask, value)
+
+
+#: ``torch.<name>(x, ...)`` is the Tensor method ``x.<name>(...)`` for these names: where PyTorch's function
+#: and graphgrad's (NumPy's) differ in meaning, the Tensor method follows PyTorch.
+METHOD_FORMS = ("index_select", "narrow", "unbind", "t")
+
+
+def _method_form(name: str):
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = name
+    function.__doc__ = f"``torch.{name}(x, ...)``: the Tensor method ``x.{name}(...)``."
+    return function
+
+
+for _name in METHOD_FORMS:
+    globals()[_name] = _method_form(_name)
 
 
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
