@@ -53,5 +53,12 @@ def promote_types(*dtypes: DType) -> np.dtype:
 
 
 def float_result(dtype: DType) -> np.dtype:
-    """The dtype a float function (exp, sqrt...) returns for an input of ``dtype`` (NumPy's ufunc rule)."""
-    return np.promote_types(np.dtype(dtype), float16)
+    """The dtype a float function (exp, sqrt, true division...) returns for an input of ``dtype``: a
+    float dtype stays, integers and bool give the default float dtype (float32 unless changed by
+    ``gg.set_default_dtype``), as in PyTorch and JAX: never float64 by surprise."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "biu":
+        from graphgrad import config
+
+        return config.default_float
+    return np.promote_types(dtype, float16)

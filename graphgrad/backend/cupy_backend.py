@@ -13,10 +13,15 @@ def xp():
 
 def register(register_kernel) -> None:
     """Register the CuPy versions of backend kernels."""
-    from cupyx.scipy.special import erf, expit
+    from cupyx.scipy.special import digamma, erf, erfc, erfinv, expit, gammaln, polygamma
 
     register_kernel("cupy", "erf", erf)
     register_kernel("cupy", "sigmoid", expit)
+    register_kernel("cupy", "lgamma", gammaln)
+    register_kernel("cupy", "digamma", digamma)
+    register_kernel("cupy", "polygamma", lambda n, x: polygamma(n, x))
+    register_kernel("cupy", "erfc", erfc)
+    register_kernel("cupy", "erfinv", erfinv)
     register_kernel("cupy", "scatter_add_rows", _scatter_add_rows)
 
 

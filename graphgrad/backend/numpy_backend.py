@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from graphgrad.backend import special
 from graphgrad.backend.parallel import parallel_for
 
 
@@ -169,4 +170,6 @@ def scatter_add_rows(index, rows, num: int):
     return out
 
 
-KERNELS = {"erf": erf, "sigmoid": sigmoid, "scatter_add_rows": scatter_add_rows}
+KERNELS = {"erf": erf, "sigmoid": sigmoid, "scatter_add_rows": scatter_add_rows, "lgamma": special.lgamma,
+           "digamma": special.digamma, "polygamma": special.polygamma,
+           "erfc": lambda x: special.erfc(x, erf), "erfinv": lambda y: special.erfinv(y, erf)}

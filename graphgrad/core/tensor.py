@@ -363,3 +363,6 @@ def _index_arrays(key):
 #: The ``(values, indices)`` result of ``x.max(dim)``, ``x.sort()``, ``gg.topk``... (PyTorch's
 #: ``torch.return_types``): a named tuple, so ``values, indices = x.max(1)`` and ``x.max(1).indices`` both work.
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+#: The ``(min, max)`` result of ``gg.aminmax`` (PyTorch's ``torch.return_types.aminmax``).
+MinMax = namedtuple("MinMax", ["min", "max"])

@@ -12,7 +12,7 @@ from graphgrad.backend import np, ufunc_result_dtype
 from graphgrad.core.op import Op, needs_grad
 from graphgrad.core.spec import TensorSpec, broadcast_shapes
 from graphgrad.core.tensor import Tensor
-from graphgrad.dtypes import as_dtype
+from graphgrad.dtypes import as_dtype, float_result
 from graphgrad.errors import DTypeError
 
 
@@ -88,11 +88,33 @@ class Mul(Binary):
         return (g * b if needs_grad(a) else None), (g * a if needs_grad(b) else None)
 
 
+def _true_divide_dtype(a_dtype, b_dtype):
+    """True division's result dtype: that of the float tensor operand(s); integer, bool and Python
+    scalar operands alone give the default float dtype (PyTorch's rule; NumPy would give float64)."""
+    floats = [d for d in (a_dtype, b_dtype) if isinstance(d, np.dtype) and d.kind in "fc"]
+    if not floats:
+        return float_result(np.dtype("int64"))
+    return floats[0] if len(floats) == 1 else np.promote_types(*floats)
+
+
 class Div(Binary):
     onnx = "Div"
     ufunc = "true_divide"
 
+    def infer(self, a, b):
+        spec = _ufunc_spec(self, self.ufunc, a, b)
+        dtype = _true_divide_dtype(_operand_dtype(a), _operand_dtype(b))
+        if isinstance(_operand_dtype(a), np.dtype) and _operand_dtype(a).kind in "fc" and dtype == spec.dtype:
+            return spec
+        return TensorSpec(spec.shape, dtype)
+
     def forward(self, xp, a, b):
+        a_dtype, b_dtype = getattr(a, "dtype", None), getattr(b, "dtype", None)
+        if (a_dtype is None or a_dtype.kind != "f") and (b_dtype is None or b_dtype.kind != "f") or \
+                (a_dtype is not None and b_dtype is not None and (a_dtype.kind == "f") != (b_dtype.kind == "f")):
+            dtype = _true_divide_dtype(a_dtype, b_dtype)
+            a = a.astype(dtype, copy=False) if a_dtype is not None else a
+            b = b.astype(dtype, copy=False) if b_dtype is not None else b
         return a / b
 
     def backward(self, inputs, out, g):

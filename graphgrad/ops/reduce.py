@@ -16,6 +16,7 @@ from graphgrad.backend import np
 from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec, normalize_axes, normalize_axis
 from graphgrad.core.tensor import Tensor
+from graphgrad.dtypes import float_result
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops.elementwise import equal, greater, maximum, where
 from graphgrad.ops.unary import abs as _abs
@@ -105,14 +106,17 @@ class Sum(_Reduction):
 
 
 class Mean(_Reduction):
-    """Arithmetic mean over ``axis`` (integers give float64). Gradient: ``g / n`` broadcast back."""
+    """Arithmetic mean over ``axis`` (integers give the default float dtype). Gradient: ``g / n``
+    broadcast back."""
 
     def out_dtype(self, dtype):
         if dtype.kind not in "biufc":
             raise DTypeError(f"{self.name}: not defined for dtype {dtype}")
-        return dtype if dtype.kind in "fc" else np.dtype("float64")
+        return dtype if dtype.kind in "fc" else float_result(dtype)
 
     def forward(self, xp, x):
+        if x.dtype.kind not in "fc":  # accumulate integers exactly, then round once to the result dtype
+            return xp.mean(x, axis=self.axis, keepdims=self.keepdims, dtype="float64").astype(float_result(x.dtype))
         return xp.mean(x, axis=self.axis, keepdims=self.keepdims)
 
     def backward(self, inputs, out, g):
@@ -396,6 +400,8 @@ def var(x, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *, dim=None
     """Variance over ``axis``: ``sum((x - mean)**2) / (n - ddof)`` (NumPy's default ``ddof=0``).
     Shapes: (...) -> reduced. Composed of ``mean``/``sum``, so it is differentiable to any order."""
     x = _tensor(x)
+    if x.dtype.kind in "biu":  # integers give the default float dtype
+        x = x.astype(float_result(x.dtype))
     axis, keepdims = _axis_args("var", x, axis, keepdims, dim, keepdim)
     d = x - mean(x, axis, keepdims=True)
     if ddof == 0:

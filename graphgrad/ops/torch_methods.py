@@ -121,6 +121,46 @@ def _extremum(values_fn, index_fn):
     return method
 
 
+def _spread(reduction):
+    def method(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
+               axis: Any = None, keepdims: Any = None, ddof: Any = None) -> Tensor:
+        if isinstance(dim, bool):  # the old positional form x.std(unbiased)
+            dim, unbiased = None, dim
+        numpy_style = axis is not None or keepdims is not None or ddof is not None
+        if ddof is None:
+            ddof = (1 if unbiased is None else int(unbiased)) if correction is None else correction
+            ddof = 0 if numpy_style and unbiased is None and correction is None else ddof
+        return reduction(x, dim if axis is None else axis, bool(keepdim if keepdims is None else keepdims), ddof)
+
+    method.__name__ = reduction.__name__
+    method.__doc__ = (f"PyTorch's ``x.{reduction.__name__}(dim, unbiased, keepdim, *, correction)``: Bessel's "
+                      "correction (divide by n - 1) unless ``unbiased=False`` or ``correction=0``. Called with "
+                      f"NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``) it is ``gg.{reduction.__name__}`` (ddof 0 by default).")
+    return method
+
+
+def repeat_(x: Tensor, *sizes: int, axis: Any = None) -> Tensor:
+    """PyTorch's ``x.repeat(*sizes)``: the whole tensor tiled ``sizes`` times along each dimension
+    (``sizes`` may add leading dimensions). NumPy's element-wise repeat is ``gg.repeat`` /
+    ``x.repeat_interleave``, or this method called with NumPy's ``axis=`` keyword.
+    Shapes: (2, 3), sizes (2, 1) -> (4, 3)."""
+    if axis is not None:
+        return shape.repeat(x, sizes[0] if len(sizes) == 1 else list(sizes), axis=axis)
+    sizes = _sizes(sizes)
+    if len(sizes) < x.ndim:
+        raise ValueError(f"repeat: the number of repeat sizes ({len(sizes)}) can not be smaller than the "
+                         f"tensor's dims ({x.ndim})")
+    return shape.tile(x, sizes)
+
+
+def repeat_interleave(x: Tensor, repeats: Any, dim: Any = None, *, output_size: Any = None) -> Tensor:
+    """Each element repeated ``repeats`` times (a number, or one count per element) along ``dim``
+    (``None``: of the flattened tensor). Shapes: (2, 3), 2, dim 1 -> (2, 6)."""
+    if isinstance(repeats, Tensor):
+        repeats = repeats.tolist() if repeats.ndim else int(repeats.item())
+    return shape.repeat(x, repeats, axis=dim)
+
+
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """The ``length`` entries of ``x`` from ``start`` along ``dim``."""
     index = [slice(None)] * x.ndim
@@ -228,7 +268,8 @@ def _install() -> None:
     for name, fn in {"view": view, "view_as": view_as, "expand": expand, "expand_as": expand_as, "t": t, "transpose": transpose,
                      "max": _extremum(reduce.max, reduce.argmax), "min": _extremum(reduce.min, reduce.argmin),
                      "split": split_by_size, "unbind": unbind, "masked_fill": masked_fill,
-                     "index_select": index_select, "numel": numel, "narrow": narrow,
+                     "index_select": index_select, "std": _spread(reduce.std), "var": _spread(reduce.var),
+                     "repeat": repeat_, "repeat_interleave": repeat_interleave, "numel": numel, "narrow": narrow,
                      "new_zeros": _new(lambda size, dtype: creation.zeros(size, dtype=dtype)),
                      "new_ones": _new(lambda size, dtype: creation.ones(size, dtype=dtype)),
                      "new_empty": _new(lambda size, dtype: creation.zeros(size, dtype=dtype)),

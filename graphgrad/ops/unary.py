@@ -593,11 +593,33 @@ class Invert(Unary):
 
 
 # ---- public functions ---------------------------------------------------------------------------
+def _is_float_function(op_class) -> bool:
+    """Whether the op maps integers to floats (exp, sin...), as opposed to keeping them (abs, neg)."""
+    if issubclass(op_class, FloatUnary):
+        return True
+    if issubclass(op_class, (_Rounding, _Test)):
+        return False
+    ufunc = getattr(op_class, "ufunc", "")
+    try:
+        return bool(ufunc) and ufunc_result_dtype(ufunc, np.dtype("int64")).kind == "f"
+    except TypeError:  # a binary ufunc standing for the rule (relu: maximum)
+        return False
+
+
 def _unary(op_class, doc):
     op = op_class()
-
-    def fn(x) -> Tensor:
-        return op.apply(x)
+    if not _is_float_function(op_class):
+        def fn(x) -> Tensor:
+            return op.apply(x)
+    else:
+        def fn(x) -> Tensor:
+            # integers give the default float dtype (PyTorch's rule), not NumPy's float64
+            if not isinstance(x, Tensor):
+                x = Tensor(x)
+            dtype = x.dtype
+            if dtype.kind in "biu":
+                x = x.astype(float_result(dtype))
+            return op.apply(x)
 
     fn.__doc__ = doc + " Shapes: (...) -> (...)."
     return fn
