@@ -62,3 +62,16 @@ def float_result(dtype: DType) -> np.dtype:
 
         return config.default_float
     return np.promote_types(dtype, float16)
+
+
+def check_same_float(fn: str, *dtypes) -> None:
+    """Raise ``DTypeError`` when the float dtypes among ``dtypes`` differ (a float64 input into a float32
+    layer): PyTorch refuses this too, and silently promoting would make the whole model float64."""
+    floats = [np.dtype(d) for d in dtypes if d is not None and np.dtype(d).kind == "f"]
+    if len(floats) > 1 and any(d != floats[0] for d in floats[1:]):
+        from graphgrad.errors import DTypeError
+
+        first, other = floats[0], next(d for d in floats[1:] if d != floats[0])
+        raise DTypeError(f"{fn}: expected the same float dtype, got input {first} and weight {other}; convert the "
+                         f"input (x.astype('{other}'), or x.float() for float32) or the layer "
+                         f"(module.to(gg.{first})) so both match")

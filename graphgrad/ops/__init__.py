@@ -5,7 +5,7 @@ import importlib as _importlib
 
 #: The op family modules, in dependency order.
 FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "indexing", "scatter", "selection",
-            "linalg", "nn", "attention", "losses", "conv", "im2col", "pool", "recurrent", "pointwise", "math_more")
+            "linalg", "nn", "attention", "losses", "conv", "im2col", "pool", "recurrent", "pointwise", "math_more", "shape_more")
 
 #: Public op functions (what ``from graphgrad.ops import *`` and ``graphgrad`` export).
 __all__ = []
@@ -27,3 +27,4 @@ for _family in FAMILIES:
 
 from graphgrad.ops import methods as _methods  # noqa: E402  (installs Tensor operators last)
 from graphgrad.ops import torch_methods as _torch_methods  # noqa: E402  (and the PyTorch-named methods)
+from graphgrad.ops import torch_methods_more as _torch_methods_more  # noqa: E402

@@ -28,6 +28,7 @@ from graphgrad.backend import np
 from graphgrad.core.op import Op, needs_grad
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
+from graphgrad.dtypes import check_same_float
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops import depthwise
 from graphgrad.ops.shape import reshape
@@ -61,7 +62,9 @@ def _shape_of(x) -> tuple:
 
 
 def _float_dtype(fn: str, *specs) -> np.dtype:
-    """The promoted dtype of tensor specs; ``DTypeError`` unless it is a float dtype."""
+    """The promoted dtype of tensor specs; ``DTypeError`` unless it is a float dtype (one float dtype:
+    a float64 input into a float32 convolution is refused, as PyTorch does)."""
+    check_same_float(fn, *[s.dtype for s in specs])
     dtype = np.result_type(*[s.dtype for s in specs])
     if dtype.kind != "f":
         shown = ", ".join(str(s.dtype) for s in specs)

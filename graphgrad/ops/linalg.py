@@ -13,6 +13,7 @@ from graphgrad.core.creation import eye as _eye
 from graphgrad.core.op import Op, as_tensor_args, needs_grad
 from graphgrad.core.spec import TensorSpec, broadcast_shapes
 from graphgrad.core.tensor import Tensor
+from graphgrad.dtypes import check_same_float
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops.array import broadcast_like, reshape_like, sum_like
 from graphgrad.ops.elementwise import mul
@@ -29,6 +30,7 @@ def _dims_match(a, b) -> bool:
 
 
 def _result_dtype(op: Op, *specs):
+    check_same_float(op.name.lower(), *[s.dtype for s in specs])
     try:
         return np.result_type(*[s.dtype for s in specs])
     except Exception:
@@ -108,6 +110,8 @@ def matmul(a, b) -> Tensor:
         (2, 4)
     """
     a, b = as_tensor_args(a, b)
+    if a.dtype != b.dtype:
+        check_same_float("matmul", a.dtype, b.dtype)
     return _MATMUL.apply(a, b)
 
 
@@ -197,6 +201,8 @@ def linear(x, w, b=None) -> Tensor:
         (8, 3)
     """
     x, w, b = as_tensor_args(x, w, b)
+    if x.dtype != w.dtype or (b is not None and b.dtype != w.dtype):
+        check_same_float("linear", x.dtype, w.dtype, None if b is None else b.dtype)
     return _LINEAR.apply(x, w) if b is None else _LINEAR.apply(x, w, b)
 
 

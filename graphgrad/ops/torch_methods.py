@@ -262,8 +262,8 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tenso
 
 
 def _install() -> None:
-    """Install the methods above, then every op family's ``TORCH_METHODS`` (a dict of method name ->
-    function taking the tensor first) for methods whose PyTorch meaning differs from the op function's."""
+    """Install the methods above (``torch_methods_more`` adds the rest, then every op family's
+    ``TORCH_METHODS``)."""
     T = Tensor
     for name, fn in {"view": view, "view_as": view_as, "expand": expand, "expand_as": expand_as, "t": t, "transpose": transpose,
                      "max": _extremum(reduce.max, reduce.argmax), "min": _extremum(reduce.min, reduce.argmin),
@@ -286,10 +286,6 @@ def _install() -> None:
     T.contiguous = lambda x: x
     T.cpu = lambda x: to(x, "cpu")
     T.cuda = lambda x, device=None: to(x, device or "cuda")
-    from graphgrad import ops
-    for family in ops.FAMILIES:
-        for name, fn in getattr(getattr(ops, "_families")[family], "TORCH_METHODS", {}).items():
-            setattr(T, name, fn)
 
 
 _install()

@@ -123,7 +123,9 @@ def masked_fill(input: Tensor, mask, value) -> Tensor:
 
 #: ``torch.<name>(x, ...)`` is the Tensor method ``x.<name>(...)`` for these names: where PyTorch's function
 #: and graphgrad's (NumPy's) differ in meaning, the Tensor method follows PyTorch.
-METHOD_FORMS = ("index_select", "narrow", "unbind", "t")
+METHOD_FORMS = ("index_select", "narrow", "unbind", "t", "transpose", "split", "std", "var", "repeat_interleave",
+                "argsort", "equal", "is_floating_point", "is_complex", "is_nonzero", "swapdims", "swapaxes", "rsub",
+                "sort", "median", "nanmedian", "unique", "histogram")
 
 
 def _method_form(name: str):
@@ -139,8 +141,27 @@ for _name in METHOD_FORMS:
     globals()[_name] = _method_form(_name)
 
 
+def where(condition, input=None, other=None) -> Any:
+    """``torch.where(condition, input, other)``; with the condition alone, ``nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        return _gg.nonzero(condition, as_tuple=True)
+    return _gg.where(condition, input, other)
+
+
+def range(start, end=None, step=1, *, dtype=None, **kwargs) -> Tensor:  # noqa: A001
+    """``torch.range`` (deprecated in PyTorch): ``start`` to ``end`` inclusive, the default float dtype."""
+    if end is None:
+        start, end = 0, start
+    count = builtins.int((end - start) // step) + 1
+    return _gg.arange(count, dtype=dtype or _gg.get_default_dtype()) * step + start
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    return _gg.broadcast_shapes(*shapes)
+
+
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
-from graphgrad.compat.torch import autograd, cuda, nn, optim, utils  # noqa: E402,F401
+from graphgrad.compat.torch import autograd, cuda, nn, optim, special, utils  # noqa: E402,F401
 
 
 def __getattr__(name: str) -> Any:
@@ -154,7 +175,7 @@ def __getattr__(name: str) -> Any:
 
 def install() -> None:
     """Make ``import torch`` (and its submodules) resolve to this namespace in this process."""
-    from graphgrad.compat.torch import autograd, cuda, nn, optim, utils
+    from graphgrad.compat.torch import autograd, cuda, nn, optim, special, utils
     from graphgrad.compat.torch.nn import functional, init
     from graphgrad.compat.torch.nn import utils as nn_utils
     from graphgrad.compat.torch.optim import lr_scheduler
@@ -164,6 +185,6 @@ def install() -> None:
     for name, module in {"torch": me, "torch.nn": nn, "torch.nn.functional": functional, "torch.nn.init": init,
                          "torch.nn.utils": nn_utils, "torch.optim": optim, "torch.optim.lr_scheduler": lr_scheduler,
                          "torch.utils": utils, "torch.utils.data": data, "torch.autograd": autograd,
-                         "torch.cuda": cuda}.items():
+                         "torch.cuda": cuda, "torch.special": special}.items():
         sys.modules[name] = module
 

@@ -1,0 +1,211 @@
+"""The rest of PyTorch's Tensor methods: the op functions under PyTorch's method names, and the
+in-place ``name_`` form of every elementwise and indexing method.
+
+An in-place method computes the out-of-place result and writes it into the tensor's array, with
+PyTorch's rules: the result must keep the tensor's shape (no broadcasting the tensor itself up) and
+must be castable to its dtype (a float result does not go into an integer tensor); it is refused on
+a tensor that requires grad while gradients are recorded, and on graph tensors.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from graphgrad import backend
+from graphgrad.core import creation
+from graphgrad.core.tensor import Tensor
+from graphgrad.errors import DTypeError, ShapeError
+from graphgrad.ops import elementwise as ew
+from graphgrad.ops import math_more, shape, unary
+from graphgrad.ops.torch_methods import _writable, masked_fill
+
+
+def add(x: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``x + alpha * other``."""
+    return ew.add(x, other if alpha == 1 else other * alpha)
+
+
+def sub(x: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``x - alpha * other``."""
+    return ew.sub(x, other if alpha == 1 else other * alpha)
+
+
+def rsub(x: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * x``."""
+    return ew.sub(other, x if alpha == 1 else x * alpha)
+
+
+def where_(x: Tensor, condition: Any, other: Any) -> Tensor:
+    """PyTorch's ``x.where(condition, other)``: ``x`` where ``condition``, else ``other``."""
+    return ew.where(condition, x, other)
+
+
+def equal(x: Tensor, other: Any) -> bool:
+    """Whether ``x`` and ``other`` have the same shape and elements (a Python bool)."""
+    other = other if isinstance(other, Tensor) else Tensor(other)
+    return tuple(x.shape) == tuple(other.shape) and bool(ew.equal(x, other).all().item())
+
+
+def allclose(x: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether every element of ``x`` is close to ``other``'s (a Python bool)."""
+    from graphgrad.ops.pointwise import isclose
+
+    return bool(isclose(x, other, rtol, atol, equal_nan).all().item())
+
+
+def polygamma(x: Tensor, n: int) -> Tensor:
+    """PyTorch's ``x.polygamma(n)``."""
+    return math_more.polygamma(n, x)
+
+
+def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False, axis: Any = None) -> Tensor:
+    """int64 indices that sort ``x`` along ``dim`` (always stable)."""
+    from graphgrad.ops.indexing import argsort as _argsort
+
+    return _argsort(x, dim if axis is None else axis, descending)
+
+
+def _element_size(x: Tensor) -> int:
+    return x.dtype.itemsize
+
+
+#: PyTorch method name -> the op function it is (called with the tensor first).
+METHODS: dict = {
+    "add": add, "sub": sub, "subtract": sub, "rsub": rsub, "mul": ew.mul, "multiply": ew.mul, "div": math_more.div,
+    "divide": math_more.div, "true_divide": ew.div, "floor_divide": ew.floor_divide, "remainder": ew.remainder,
+    "neg": unary.neg, "negative": unary.neg, "positive": lambda x: x, "absolute": unary.abs, "sgn": unary.sign,
+    "fix": unary.trunc, "trunc": unary.trunc, "acos": unary.arccos, "arccos": unary.arccos, "asin": unary.arcsin,
+    "arcsin": unary.arcsin, "atan": unary.arctan, "arctan": unary.arctan, "acosh": unary.arccosh,
+    "arccosh": unary.arccosh, "asinh": unary.arcsinh, "arcsinh": unary.arcsinh, "atanh": unary.arctanh,
+    "arctanh": unary.arctanh, "atan2": ew.arctan2, "arctan2": ew.arctan2, "greater": ew.greater,
+    "greater_equal": ew.greater_equal, "less": ew.less, "less_equal": ew.less_equal, "not_equal": ew.not_equal,
+    "bitwise_and": ew.bitwise_and, "bitwise_or": ew.bitwise_or, "bitwise_xor": ew.bitwise_xor,
+    "bitwise_not": unary.invert, "where": where_, "equal": equal, "allclose": allclose, "polygamma": polygamma,
+    "argsort": argsort, "moveaxis": shape.moveaxis,
+    "is_floating_point": lambda x: x.dtype.kind == "f", "is_complex": lambda x: x.dtype.kind == "c",
+    "is_signed": lambda x: x.dtype.kind in "fic", "is_nonzero": lambda x: bool(x.item()),
+    "is_contiguous": lambda x, memory_format=None: True, "element_size": _element_size,
+    "nelement": lambda x: math.prod(x.shape), "ndimension": lambda x: x.ndim,
+}
+
+#: Methods that are the op function of the same name in ``math_more`` / ``shape_more`` / others.
+SAME_NAME = (
+    "addcdiv", "addcmul", "aminmax", "clamp_max", "clamp_min", "copysign", "count_nonzero", "deg2rad", "rad2deg",
+    "diff", "digamma", "erfc", "erfinv", "float_power", "fmax", "fmin", "frac", "gcd", "lcm", "heaviside", "hypot",
+    "isneginf", "isposinf", "isreal", "ldexp", "lgamma", "logit", "mvlgamma", "nanmean", "nansum", "nextafter",
+    "signbit", "sinc", "xlogy", "bitwise_left_shift", "bitwise_right_shift", "movedim", "swapdims", "unflatten",
+    "ravel", "select", "select_scatter", "slice_scatter", "diagonal_scatter", "take_along_dim", "index_add",
+    "index_copy", "index_fill", "index_put", "masked_scatter", "fliplr", "flipud", "hsplit", "vsplit", "dsplit",
+    "argwhere", "amax", "amin", "isclose", "exp2", "log10", "logaddexp", "logaddexp2", "lerp", "fmod",
+    "nan_to_num", "isin", "logical_and", "logical_or", "logical_xor", "logical_not",
+)
+
+#: Methods with an in-place ``name_`` form (computed out of place, then written into the tensor).
+INPLACE = (
+    "abs", "absolute", "acos", "arccos", "asin", "arcsin", "atan", "arctan", "acosh", "arccosh", "asinh", "arcsinh",
+    "atanh", "arctanh", "atan2", "arctan2", "ceil", "floor", "round", "trunc", "fix", "frac", "cos", "cosh", "sin",
+    "sinh", "tan", "tanh", "exp", "exp2", "expm1", "log", "log10", "log1p", "log2", "sqrt", "rsqrt", "square",
+    "reciprocal", "sigmoid", "relu", "neg", "negative", "sign", "sgn", "erf", "erfc", "erfinv", "lgamma",
+    "digamma", "polygamma", "deg2rad", "rad2deg", "logit", "nan_to_num", "sinc", "i0", "mvlgamma", "pow",
+    "float_power", "fmod", "remainder", "lerp", "hypot", "copysign", "xlogy", "ldexp", "nextafter", "gcd", "lcm",
+    "addcmul", "addcdiv", "clamp_min", "clamp_max", "clip", "heaviside", "true_divide", "divide", "multiply",
+    "subtract", "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "logical_and", "logical_or", "logical_xor", "logical_not", "eq", "ne", "lt", "le", "gt",
+    "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "masked_fill", "masked_scatter",
+    "index_add", "index_copy", "index_fill", "index_put", "scatter", "scatter_add", "scatter_reduce", "tril", "triu",
+    "cumsum", "cumprod", "rsub",
+)
+
+#: In-place methods that change the tensor's shape (they rebind its array).
+RESHAPING = ("unsqueeze", "squeeze", "t", "transpose", "swapaxes", "swapdims")
+
+
+def _inplace(name: str, fn: Callable) -> Callable:
+    def method(x: Tensor, *args, **kwargs) -> Tensor:
+        data = _writable(x, name + "_")
+        args = tuple(a.detach() if isinstance(a, Tensor) else a for a in args)
+        result = fn(x.detach(), *args, **kwargs).data
+        if result.dtype.kind in "fc" and data.dtype.kind in "biu":
+            raise DTypeError(f"{name}_: the result type {result.dtype} can't be written into a {data.dtype} "
+                             f"tensor in place; use x = x.{name}(...) or convert x first")
+        if result.shape != data.shape:
+            if backend.np.broadcast_shapes(result.shape, data.shape) != data.shape:
+                raise ShapeError(f"{name}_: the result of shape {result.shape} does not fit the tensor of shape "
+                                 f"{data.shape} being written in place")
+        data[...] = result
+        return x
+
+    method.__name__ = name + "_"
+    method.__doc__ = f"In place: ``x = x.{name}(...)`` written into ``x``'s array. Returns ``x``."
+    return method
+
+
+def _reshaping_inplace(name: str) -> Callable:
+    def method(x: Tensor, *args, **kwargs) -> Tensor:
+        _writable(x, name + "_")
+        x.data = getattr(Tensor, name)(x.detach(), *args, **kwargs).data
+        return x
+
+    method.__name__ = name + "_"
+    method.__doc__ = f"In place: ``x`` becomes ``x.{name}(...)`` (a new shape for the same tensor). Returns ``x``."
+    return method
+
+
+def zero_(x: Tensor) -> Tensor:
+    """Set every element to 0. Returns ``x``."""
+    _writable(x, "zero_")[...] = 0
+    return x
+
+
+def bernoulli_(x: Tensor, p: Any = 0.5, *, generator=None) -> Tensor:
+    """Fill with 0/1 samples that are 1 with probability ``p``. Returns ``x``."""
+    data = _writable(x, "bernoulli_")
+    u = creation.uniform(0.0, 1.0, tuple(x.shape), generator=generator, dtype="float64").data
+    prob = p.data if isinstance(p, Tensor) else p
+    data[...] = (u < prob).astype(data.dtype)
+    return x
+
+
+def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with exponential samples of rate ``lambd``. Returns ``x``."""
+    data = _writable(x, "exponential_")
+    u = creation.uniform(0.0, 1.0, tuple(x.shape), generator=generator, dtype="float64").data
+    data[...] = -backend.np.log1p(-u) / lambd
+    return x
+
+
+def random_(x: Tensor, from_: int = 0, to: Any = None, *, generator=None) -> Tensor:
+    """Fill with integers uniform in ``[from_, to)`` (``random_(to)``: ``[0, to)``). Returns ``x``."""
+    data = _writable(x, "random_")
+    low, high = (0, from_) if to is None and from_ else (from_, to if to is not None else 2 ** 24)
+    data[...] = creation.randint(low, high, tuple(x.shape), generator=generator).data
+    return x
+
+
+def _install() -> None:
+    from graphgrad import ops
+
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+    for name in SAME_NAME:
+        setattr(Tensor, name, getattr(ops, name))
+    for name in INPLACE:
+        fn = getattr(Tensor, name, None)
+        if fn is None:
+            fn = getattr(ops, name, None)
+        if fn is not None and not hasattr(Tensor, name + "_"):
+            setattr(Tensor, name + "_", _inplace(name, fn))
+    for name in RESHAPING:
+        setattr(Tensor, name + "_", _reshaping_inplace(name))
+    Tensor.masked_fill_ = _inplace("masked_fill", masked_fill)
+    Tensor.zero_ = zero_
+    Tensor.bernoulli_ = bernoulli_
+    Tensor.exponential_ = exponential_
+    Tensor.random_ = random_
+    # last, every op family's TORCH_METHODS: methods whose PyTorch meaning differs from the op function's
+    for family in ops.FAMILIES:
+        for name, fn in getattr(ops._families[family], "TORCH_METHODS", {}).items():
+            setattr(Tensor, name, fn)
+
+
+_install()
