@@ -106,11 +106,13 @@ def masked_scatter(x, mask, source) -> Tensor:
     order, by the first elements of ``source``. Shapes: x (...), mask broadcastable -> x's shape."""
     x, mask = _tensor(x), _tensor(mask)
     mask = shape.broadcast_to(mask, tuple(x.shape)) if tuple(mask.shape) != tuple(x.shape) else mask
-    count = int(reduce.sum(ew.astype(mask, "int64")).item())
+    flat_mask = shape.reshape(mask, (-1,))
+    # the k-th selected element takes source[k]: k is the running count of selected elements, minus one
+    rank = reduce.cumsum(ew.astype(flat_mask, "int64"), 0) - 1
     flat_source = shape.reshape(_tensor(source), (-1,))
-    if flat_source.shape[0] < count:
-        raise ShapeError(f"masked_scatter: source has {flat_source.shape[0]} elements, the mask selects {count}")
-    return index_put(x, (mask,), flat_source[:count])
+    picked = shape.take(flat_source, ew.clip(rank, 0, None), axis=0)
+    return ew.where(mask, shape.reshape(picked, tuple(x.shape)) if None not in x.shape
+                    else array.reshape_like(picked, x), x)
 
 
 def select_scatter(x, src, dim: int, index: int) -> Tensor:
@@ -162,7 +164,12 @@ def unflatten(x, dim: int, sizes: Sequence[int]) -> Tensor:
     """Split dimension ``dim`` into ``sizes`` (one may be -1). Shape (2, 12), 1, (3, 4) -> (2, 3, 4)."""
     x = _tensor(x)
     dim = normalize_axis("unflatten", dim, x.ndim)
-    return shape.reshape(x, tuple(x.shape[:dim]) + tuple(sizes) + tuple(x.shape[dim + 1:]))
+    new = [-1 if d is None else d for d in x.shape[:dim]] + list(sizes) + \
+          [-1 if d is None else d for d in x.shape[dim + 1:]]
+    if new.count(-1) > 1:
+        raise ShapeError(f"unflatten: cannot split dimension {dim} of shape {tuple(x.shape)} into {tuple(sizes)}: "
+                         "more than one size is unknown")
+    return shape.reshape(x, tuple(new))
 
 
 def ravel(x) -> Tensor:
@@ -183,6 +190,9 @@ def take_along_dim(x, indices, dim: Optional[int] = None) -> Tensor:
     if dim is None:
         return shape.take_along_axis(x, indices, None)
     dim = normalize_axis("take_along_dim", dim, x.ndim)
+    others = [i for i in range(x.ndim) if i != dim]
+    if indices.ndim == x.ndim and all(x.shape[i] == indices.shape[i] for i in others):
+        return shape.take_along_axis(x, indices, dim)
     target = list(np.broadcast_shapes(tuple(x.shape[:dim]) + (1,) + tuple(x.shape[dim + 1:]),
                                       tuple(indices.shape[:dim]) + (1,) + tuple(indices.shape[dim + 1:])))
     x_shape, i_shape = list(target), list(target)
@@ -218,8 +228,11 @@ def atleast_1d(*tensors):
 
 def atleast_2d(*tensors):
     """Each tensor with at least 2 dimensions: (n,) becomes (1, n), 0-d (1, 1)."""
-    out = tuple(shape.reshape(_tensor(t), (1,) * (2 - _tensor(t).ndim) + tuple(_tensor(t).shape))
-                if _tensor(t).ndim < 2 else _tensor(t) for t in tensors)
+    def lift(t):
+        t = _tensor(t)
+        return shape.reshape(t, (1, 1)) if t.ndim == 0 else shape.expand_dims(t, 0) if t.ndim == 1 else t
+
+    out = tuple(lift(t) for t in tensors)
     return out[0] if len(out) == 1 else out
 
 
@@ -230,9 +243,9 @@ def atleast_3d(*tensors):
         if t.ndim == 0:
             return shape.reshape(t, (1, 1, 1))
         if t.ndim == 1:
-            return shape.reshape(t, (1, t.shape[0], 1))
+            return shape.expand_dims(t, (0, 2))
         if t.ndim == 2:
-            return shape.reshape(t, tuple(t.shape) + (1,))
+            return shape.expand_dims(t, 2)
         return t
 
     out = tuple(lift(t) for t in tensors)
