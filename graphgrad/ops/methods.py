@@ -33,6 +33,9 @@ TENSOR_METHODS = (
     # indexing and selection (PyTorch's argument order: dim first, then index)
     "scatter", "scatter_reduce", "masked_select", "nonzero", "diagonal", "diag_embed", "tensor_split", "rot90",
     "mm", "bmm", "addmm", "baddbmm",
+    # sorting, order statistics and counting
+    "msort", "topk", "kthvalue", "mode", "cummax", "cummin", "logcumsumexp", "quantile", "nanquantile", "histc",
+    "bincount", "unique_consecutive",
     # linear algebra and nn
     "matmul", "dot", "softmax", "log_softmax",
 )
