@@ -9,7 +9,8 @@ from graphgrad.dtypes import (bool_, double, float16, float32, float64, float_, 
                               long, uint8, as_dtype, is_floating, promote_types)
 from graphgrad.errors import (DTypeError, FeedError, GradError, GraphError, GraphgradError, NonFiniteError,
                               ShapeError)
-from graphgrad.core.tensor import Tensor, ValuesIndices
+from graphgrad.core.tensor import Tensor, ValuesIndices, MinMax
+from graphgrad.core.device import device, cuda
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.op import Op, needs_grad
 from graphgrad.core.autograd import (backward, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad,

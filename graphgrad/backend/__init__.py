@@ -45,6 +45,31 @@ def gpu_count() -> int:
         return 0
 
 
+def cupy_installed() -> bool:
+    """Whether the CuPy package can be imported."""
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def gpu_call(name: str) -> Any:
+    """Run one of CuPy's device-wide calls: ``"synchronize"``, ``"empty_cache"`` or ``"current_device"``
+    (nothing, or 0, without a GPU)."""
+    if gpu_count() == 0:
+        return 0 if name == "current_device" else None
+    import cupy
+
+    if name == "synchronize":
+        return cupy.cuda.runtime.deviceSynchronize()
+    if name == "empty_cache":
+        return cupy.get_default_memory_pool().free_all_blocks()
+    if name == "current_device":
+        return int(cupy.cuda.runtime.getDevice())
+    raise ValueError(f"unknown GPU call {name!r}")
+
+
 def namespace_of(array: Any):
     """The array namespace (``numpy`` or ``cupy``) that ``array`` belongs to."""
     if type(array) is ndarray or isinstance(array, (np.ndarray, np.generic)):
@@ -78,7 +103,11 @@ def namespace_for_device(device: str | None):
     """The array namespace that allocates on ``device`` (``None`` or ``"cpu"``: NumPy)."""
     if device is None or device == "cpu":
         return np
-    if device.startswith("cuda"):
+    if str(device).startswith("cuda"):
+        if gpu_count() == 0:
+            why = "CuPy sees no GPU" if cupy_installed() else "CuPy is not installed (pip install 'graphgrad[cuda]')"
+            raise RuntimeError(f"device {str(device)!r} is not available: {why}; use 'cpu', or check "
+                               "gg.cuda.is_available() first")
         return _cupy().xp()
     raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda[:N]'")
 

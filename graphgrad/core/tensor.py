@@ -61,7 +61,9 @@ def dtype_and_device(args: tuple, dtype=None, device=None) -> tuple:
         elif a is not None:
             dtype = a
     if device is not None:
-        device = "cuda:0" if str(device) == "cuda" else str(device)
+        from graphgrad.core.device import device as as_device
+
+        device = as_device(device)
     return dtype, device
 
 
@@ -184,7 +186,10 @@ class Tensor:
 
     @property
     def device(self) -> str:
-        return "cpu" if self.data is None else backend.device_of(self.data)
+        """The :class:`graphgrad.device` the array lives on (a ``str``: ``"cpu"`` or ``"cuda:N"``)."""
+        from graphgrad.core.device import CPU, of_array
+
+        return CPU if self.data is None or isinstance(self.data, np.ndarray) else of_array(self.data)
 
     @property
     def is_leaf(self) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+from graphgrad import backend
 from graphgrad.core.op import Op, as_tensor_args
 from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.spec import TensorSpec, broadcast_shapes, normalize_axes
@@ -263,32 +264,43 @@ def stop_gradient(x) -> Tensor:
     return StopGradient().apply(x)
 
 
-def full_like(x, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ``x``'s shape (known when it runs) filled with ``fill_value``."""
-    out = FullLike(fill_value, dtype).apply(x)
+def _placed(out: Tensor, device, requires_grad: bool) -> Tensor:
+    """``out`` moved to ``device`` (on the same device as its input by default) and marked."""
+    if device is not None and out.data is not None and device != out.device:
+        from graphgrad.core.device import check_available
+
+        out = Tensor._wrap(backend.to_device(out.data, check_available(device)))
     return out.requires_grad_() if requires_grad else out
 
 
-def zeros_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+def full_like(x, fill_value, dtype=None, requires_grad: bool = False, *, device=None, **kwargs) -> Tensor:
+    """A tensor of ``x``'s shape (known when it runs) filled with ``fill_value``, on ``x``'s device
+    unless ``device`` is given (PyTorch's ``memory_format=``/``layout=`` are accepted and ignored)."""
+    return _placed(FullLike(fill_value, dtype).apply(x), device, requires_grad)
+
+
+def zeros_like(x, dtype=None, requires_grad: bool = False, *, device=None, **kwargs) -> Tensor:
     """Zeros with ``x``'s shape and (by default) dtype; works on graph tensors too."""
-    return full_like(x, 0, dtype, requires_grad)
+    return full_like(x, 0, dtype, requires_grad, device=device)
 
 
-def ones_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones_like(x, dtype=None, requires_grad: bool = False, *, device=None, **kwargs) -> Tensor:
     """Ones with ``x``'s shape and (by default) dtype; works on graph tensors too."""
-    return full_like(x, 1, dtype, requires_grad)
+    return full_like(x, 1, dtype, requires_grad, device=device)
 
 
-def rand_like(x, low: float = 0.0, high: float = 1.0, dtype=None, generator: Optional[Generator] = None) -> Tensor:
+def rand_like(x, low: float = 0.0, high: float = 1.0, dtype=None, generator: Optional[Generator] = None, *,
+              device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """Uniform samples in ``[low, high)`` with ``x``'s shape (known when it runs) and (by default)
     dtype, drawn anew on every run of a graph. Shapes: (...) -> (...)."""
-    return RandomLike("uniform", low, high, dtype, generator).apply(x)
+    return _placed(RandomLike("uniform", low, high, dtype, generator).apply(x), device, requires_grad)
 
 
-def randn_like(x, mean: float = 0.0, std: float = 1.0, dtype=None, generator: Optional[Generator] = None) -> Tensor:
+def randn_like(x, mean: float = 0.0, std: float = 1.0, dtype=None, generator: Optional[Generator] = None, *,
+               device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """Normal samples with ``x``'s shape (known when it runs) and (by default) dtype, drawn anew on
     every run of a graph. Shapes: (...) -> (...)."""
-    return RandomLike("normal", mean, std, dtype, generator).apply(x)
+    return _placed(RandomLike("normal", mean, std, dtype, generator).apply(x), device, requires_grad)
 
 
 def bernoulli(p, dtype=None, generator: Optional[Generator] = None) -> Tensor:

@@ -473,10 +473,12 @@ def diff(x, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None, 
     return x
 
 
-def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, **kwargs) -> Tensor:
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False, **kwargs) -> Tensor:
     """``steps`` values ``base ** t`` for ``t`` evenly spaced from ``start`` to ``end``. Shape (steps,)."""
     t = creation.linspace(start, end, steps, dtype="float64")
-    return ew.astype(ew.pow(float(base), t), dtype or get_default_dtype())
+    out = ew.astype(ew.pow(float(base), t), dtype or get_default_dtype())
+    return array._placed(out, device, requires_grad)
 
 
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:

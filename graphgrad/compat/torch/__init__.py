@@ -31,25 +31,7 @@ is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 return_types = _gg.ValuesIndices
 
 
-class device:
-    """``torch.device("cpu")``: a device name (compares equal to its string)."""
-
-    def __init__(self, kind: str, index: Any = None) -> None:
-        self.type = str(kind).split(":")[0]
-        self.index = index
-        self._name = str(kind) if index is None else f"{kind}:{index}"
-
-    def __str__(self) -> str:
-        return self._name
-
-    def __repr__(self) -> str:
-        return f"device(type={self.type!r})"
-
-    def __eq__(self, other) -> bool:
-        return str(self) == str(other)
-
-    def __hash__(self) -> int:
-        return hash(str(self))
+device = _gg.device
 
 
 def _reduce_with_indices(value_fn, index_fn):
