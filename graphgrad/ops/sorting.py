@@ -137,7 +137,8 @@ def _lower_median(x, dim: int, keepdim: bool, ignore_nan: bool, name: str) -> Va
             indices = _along(order, ax, slice((n - 1) // 2, (n - 1) // 2 + 1))
         if floats:
             nan = isnan(x)
-            indices = where(reduce.any(nan, ax, keepdims=True), reduce.argmax(nan, ax, keepdims=True), indices)
+            first_nan = reduce.argmax(astype(nan, "int32"), ax, keepdims=True)  # (ONNX's ArgMax takes no bool)
+            indices = where(reduce.any(nan, ax, keepdims=True), first_nan, indices)
     values = gather(x, ax, indices)
     return ValuesIndices(_finish(values, ax, keepdim, was_0d), _finish(indices, ax, keepdim, was_0d))
 
@@ -151,7 +152,7 @@ def _median_of_all(x, ignore_nan: bool, name: str) -> Tensor:
         return value
     same = (x == value) | (isnan(x) & isnan(value))
     # value + mean of the (zero) differences: exactly the value, with the gradient spread over the ties
-    return value + reduce.sum(where(same, x - value, 0.0)) / reduce.sum(same)
+    return value + reduce.sum(where(same, x - value, 0.0)) / reduce.sum(astype(same, x.dtype))
 
 
 def _median_method(x, dim: Optional[int] = None, keepdim: bool = False) -> Union[Tensor, ValuesIndices]:

@@ -210,6 +210,49 @@ def _cumsum(ctx, node):
     return ctx.add("CumSum", [ctx.value(node.inputs[0], node.out.dtype), ctx.const(axis, np.int64)])
 
 
+@exports(G.Argsort)
+def _argsort(ctx, node):
+    # TopK over the whole axis: ONNX puts equal values in index order, as graphgrad's stable sort does
+    x = node.inputs[0]
+    axis = normalize_axis(node.op.name, node.op.axis, _rank(x))
+    size = x.shape[axis]
+    k = ctx.ints([size]) if size is not None else \
+        ctx.add("Gather", [ctx.add("Shape", [ctx.value(x)]), ctx.ints([axis])], axis=0)
+    _, indices = ctx.add("TopK", [ctx.value(x), k], n_outputs=2, axis=axis, largest=int(node.op.descending), sorted=1)
+    return indices
+
+
+@exports(G.LogCumSumExp)
+def _logcumsumexp(ctx, node):
+    """A log-depth (Hillis-Steele) scan of logaddexp: ``y = logaddexp(y, y shifted by 2^k)`` along the
+    axis, the shift filled with -inf. Each step is max(a, b) + log(1 + exp(-|a - b|)), so no value
+    overflows or underflows, however wide the range of ``x``."""
+    x = node.inputs[0]
+    dtype = node.out.dtype
+    rank = _rank(x)
+    axis = normalize_axis(node.op.name, node.op.axis, rank)
+    size = x.shape[axis]
+    y = ctx.value(x)
+    if size is None:  # the length is known only at run time: exp(x - max) accumulated by CumSum
+        top = _reduce(ctx, "ReduceMax", y, (axis,), True)  # exact unless a prefix lies ~87 (float32) below it
+        total = ctx.add("CumSum", [ctx.add("Exp", [ctx.add("Sub", [y, top])]), ctx.const(axis, np.int64)])
+        return ctx.add("Add", [ctx.add("Log", [total]), top])
+    minus_inf, one = ctx.const(-np.inf, dtype), ctx.const(1, dtype)
+    shift = 1
+    while shift < size:
+        kept = ctx.add("Slice", [y, ctx.ints([0]), ctx.ints([size - shift]), ctx.ints([axis])])
+        pads = [0] * (2 * rank)
+        pads[axis] = shift
+        shifted = ctx.add("Pad", [kept, ctx.ints(pads), minus_inf])
+        top = ctx.add("Max", [y, shifted])
+        gap = ctx.add("Abs", [ctx.add("Sub", [y, shifted])])
+        combined = ctx.add("Add", [top, ctx.add("Log", [ctx.add("Add", [one, ctx.add("Exp", [ctx.add("Neg", [gap])])])])])
+        # two -inf give -inf (their difference would be NaN)
+        y = ctx.add("Where", [ctx.add("IsInf", [top], detect_positive=0), top, combined])
+        shift *= 2
+    return ctx.add("Identity", [y])
+
+
 @exports(G.SumTo)
 def _sum_to(ctx, node):
     x, shape = node.inputs[0], node.op.shape

@@ -13,6 +13,7 @@ import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core.tensor import Tensor
 from graphgrad.io.onnx.importer import OnnxImportError, const_tensor, converter, np_dtype
+from graphgrad.ops.sorting_more import _unique_1d as unique_1d
 
 
 # ---- helpers --------------------------------------------------------------------------------------------
@@ -429,10 +430,8 @@ def cumulative(node, x, axis):
 def top_k(node, x, k=None):
     k = _int(node.const(1)) if node.opset >= 10 else node.attr("k")
     axis = _axis(node, node.attr("axis", -1), x.ndim)
-    # a stable sort puts equal values in index order, as ONNX requires (sorted output only)
-    order = G.argsort(x, axis, descending=bool(node.attr("largest", 1)))
-    indices = order[_along(axis, x.ndim, slice(0, k))]
-    return G.gather(x, axis, indices), indices
+    # gg.topk's stable sort puts equal values in index order, as ONNX requires (sorted output only)
+    return tuple(G.topk(x, k, axis, largest=bool(node.attr("largest", 1))))
 
 
 @converter("Trilu")
@@ -472,28 +471,9 @@ def unique(node, x):
 
 
 def _unique_1d(values, in_sorted_order: bool) -> tuple:
-    """(indices, inverse_indices, counts) of a 1-D tensor ``values`` (length n, possibly known only
-    at run time): ``indices`` (k,) the first position of each of the k unique values, in sorted order
-    or, if not ``in_sorted_order``, in order of first occurrence; ``inverse_indices`` (n,) the unique
-    value of every element; ``counts`` (k,). All int64."""
-    order = G.argsort(values, 0)  # stable: equal values keep their positions' order
-    ranked = G.take(values, order, 0)
-    positions = G.cumsum(G.ones_like(values, dtype="int64"), 0) - 1  # arange(n) without knowing n
-    last = G.sum(G.ones_like(values, dtype="int64")) - 1
-    # shifting by one with a repeated end element keeps the length right, even for n = 0
-    previous = G.concatenate([ranked[:1], ranked[:-1]], 0)
-    following = G.concatenate([ranked[1:], ranked[-1:]], 0)
-    starts = (positions == 0) | _differs(ranked, previous)
-    ends = (positions == last) | _differs(ranked, following)
-    first = order[starts]  # stable sort: the first of a run is its value's first occurrence
-    counts = positions[ends] - positions[starts] + 1
-    group = G.cumsum(G.astype(starts, "int64"), 0) - 1  # the unique value of each ranked element
-    inverse = G.take(group, G.argsort(order, 0), 0)  # argsort of a permutation inverts it
-    if in_sorted_order:
-        return first, inverse, counts
-    by_occurrence = G.argsort(first, 0)
-    new_place = G.argsort(by_occurrence, 0)
-    return G.take(first, by_occurrence, 0), G.take(new_place, inverse, 0), G.take(counts, by_occurrence, 0)
+    """(indices, inverse_indices, counts) of the 1-D ``values``, NaNs counted as one value (see
+    ``graphgrad.ops.sorting_more._unique_1d``)."""
+    return unique_1d(values, in_sorted_order, equal_nan=True)
 
 
 def _differs(a, b):
