@@ -128,6 +128,18 @@ class Graph:
             candidate = f"{full}_{count}"
         return candidate
 
+    def rename(self, node: GraphNode, name: str) -> str:
+        """Give ``node`` the name ``name`` (made unique in the current scope, as a new node's would be);
+        its output becomes ``name:0``. What an op function's ``name=`` argument does. Returns the name."""
+        if self._by_name.get(node.name) is node:
+            del self._by_name[node.name]
+        node.name = self.unique_name(name)
+        self._by_name[node.name] = node
+        if node.out is not None:
+            node.out.name = node.name + ":0"
+        self.version += 1
+        return node.name
+
     def get_operations(self) -> list:
         """Every node, in creation order."""
         return list(self._nodes)

@@ -1,7 +1,12 @@
 """The op library. Every public op function and op class of the family modules is re-exported here
 (``gg.ops.exp``, ``gg.ops.Exp``); the functions (not the classes) are re-exported by ``graphgrad``
 itself (``gg.exp``), so ``gg.Conv2d`` stays free for the layer of that name."""
+import builtins as _builtins
+import functools as _functools
 import importlib as _importlib
+import inspect as _inspect
+
+from graphgrad.core.tensor import Tensor as _Tensor
 
 #: The op family modules, in dependency order.
 FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "indexing", "scatter", "selection",
@@ -15,6 +20,36 @@ OP_CLASSES = {}
 
 #: The family modules by name.
 _families = {}
+#: The exported functions as their families define them (without ``name=``), by exported name.
+RAW_FUNCTIONS = {}
+_WRAPPED = {}
+
+
+def _named(fn):
+    """``fn`` taking TensorFlow's ``name=`` too: in graph mode the node that makes the result is named
+    ``name`` (its output ``name:0``, found with ``graph.get_tensor_by_name``); eagerly it is ignored.
+    Only the exported functions (``gg.tanh``) are wrapped; the ops call each other unwrapped."""
+
+    @_functools.wraps(fn)
+    def function(*args, name=None, **kwargs):
+        out = fn(*args, **kwargs)
+        if name is not None and isinstance(out, _Tensor) and out.data is None:
+            if _builtins.any(out is a for a in args):  # the function returned an input: name a copy of it
+                out = _identity(out)
+            node = out._node
+            if hasattr(node, "graph"):
+                node.graph.rename(node, name)
+        return out
+
+    return function
+
+
+def _takes_name(fn) -> bool:
+    try:
+        return "name" in _inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return True  # not introspectable: leave it as it is
+
 
 for _family in FAMILIES:
     _module = _families[_family] = _importlib.import_module(f"graphgrad.ops.{_family}")
@@ -24,7 +59,14 @@ for _family in FAMILIES:
             if isinstance(_value, type):
                 OP_CLASSES[_name] = _value
             else:
+                RAW_FUNCTIONS[_name] = _value
+                if not _takes_name(_value):
+                    if id(_value) not in _WRAPPED:  # aliases share one wrapper
+                        _WRAPPED[id(_value)] = _named(_value)
+                    globals()[_name] = _WRAPPED[id(_value)]
                 __all__.append(_name)
+
+_identity = _families["array"].identity
 
 from graphgrad.ops import methods as _methods  # noqa: E402  (installs Tensor operators last)
 from graphgrad.ops import torch_methods as _torch_methods  # noqa: E402  (and the PyTorch-named methods)

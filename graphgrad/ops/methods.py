@@ -65,7 +65,7 @@ def _inplace(op):
 
 def _install() -> None:
     for name in TENSOR_METHODS:
-        setattr(Tensor, name, getattr(ops, name))
+        setattr(Tensor, name, ops.RAW_FUNCTIONS.get(name) or getattr(ops, name))
 
     T = Tensor
     T.__add__ = lambda a, b: _ADD.apply(a, b)

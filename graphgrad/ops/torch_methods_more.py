@@ -188,11 +188,11 @@ def _install() -> None:
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
     for name in SAME_NAME:
-        setattr(Tensor, name, getattr(ops, name))
+        setattr(Tensor, name, ops.RAW_FUNCTIONS.get(name) or getattr(ops, name))
     for name in INPLACE:
         fn = getattr(Tensor, name, None)
         if fn is None:
-            fn = getattr(ops, name, None)
+            fn = ops.RAW_FUNCTIONS.get(name)
         if fn is not None and not hasattr(Tensor, name + "_"):
             setattr(Tensor, name + "_", _inplace(name, fn))
     for name in RESHAPING:
