@@ -9,7 +9,8 @@ from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Parameter
 
 #: The modules whose public names make up ``gg.nn``.
-FAMILIES = ("layers.container", "layers.linear", "layers.activation", "layers.activation_more", "layers.conv", "layers.norm",
+FAMILIES = ("layers.container", "layers.linear", "layers.activation", "layers.activation_more", "layers.conv",
+            "layers.pooling", "layers.padding", "layers.upsampling", "layers.norm",
             "layers.dropout", "layers.embedding", "layers.recurrent", "layers.attention", "losses",
             "regularizers")
 

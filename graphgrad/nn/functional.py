@@ -20,7 +20,8 @@ from graphgrad.errors import ShapeError
 from graphgrad.ops.attention import scaled_dot_product_attention
 from graphgrad.ops.composite import elu, hardtanh, leaky_relu, mish, selu, silu, softplus
 from graphgrad.ops.unary import gelu
-from graphgrad.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from graphgrad.ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
+from graphgrad.ops.dropout_more import alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from graphgrad.ops.elementwise import maximum
 from graphgrad.ops.im2col import fold, unfold
 from graphgrad.ops.linalg import einsum, matmul
@@ -34,6 +35,10 @@ from graphgrad.ops.nn import log_softmax as _log_softmax
 from graphgrad.ops.nn import softmax as _softmax
 from graphgrad.ops.pointwise import celu, glu, hardsigmoid, hardswish, logsigmoid, softmin, softsign, threshold
 from graphgrad.ops.pool import adaptive_avg_pool2d, avg_pool2d, interpolate, max_pool2d
+from graphgrad.ops.pool_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+                                   adaptive_max_pool3d, avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
+                                   max_pool1d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d)
+from graphgrad.ops.resample import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from graphgrad.ops.reduce import norm
 from graphgrad.ops.shape import flatten, one_hot, pad as _pad, transpose
 from graphgrad.ops.unary import relu, sigmoid, tanh
@@ -46,6 +51,11 @@ __all__ = [
     # linear, convolution, pooling
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "interpolate",
+    "conv3d", "conv_transpose3d", "max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d", "max_unpool1d",
+    "max_unpool2d", "max_unpool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "upsample",
+    "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+    "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     # attention, normalization, dropout, embedding
     "scaled_dot_product_attention", "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding",
     "one_hot",
@@ -135,3 +145,19 @@ def pad(input, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -
         return _pad(input, tuple(pairs), "constant", value)
     return _pad(input, tuple(pairs), modes[mode])
 
+
+
+def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_corners: Optional[bool] = None) -> Tensor:
+    """PyTorch's deprecated alias of :func:`interpolate`."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None) -> Tensor:
+    """``interpolate(input, size, scale_factor, mode='nearest')`` (PyTorch's deprecated form)."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None) -> Tensor:
+    """``interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)`` (PyTorch's
+    deprecated form)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

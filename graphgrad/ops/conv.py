@@ -1,16 +1,16 @@
-"""Convolutions: ``conv1d``, ``conv2d``, ``conv_transpose1d``, ``conv_transpose2d`` (NCL / NCHW).
+"""Convolutions: ``conv1d``/``conv2d``/``conv3d`` and ``conv_transpose1d``/``2d``/``3d`` (NCL / NCHW / NCDHW).
 
 Three primitives, closed under differentiation, so every gradient (and gradient of a gradient) is
 itself a convolution:
 
-* ``Conv1d``/``Conv2d`` (``y = conv(x, w)``): im2col through a strided view of the padded input and
+* ``Conv1d``/``Conv2d``/``Conv3d`` (``y = conv(x, w)``): im2col through a strided view of the padded input and
   matmuls stacked over groups (and samples; see the kernels section);
-* ``ConvTranspose1d``/``ConvTranspose2d`` (``conv``'s adjoint in ``x``): one matmul, then col2im
+* ``ConvTranspose1d``/``2d``/``3d`` (``conv``'s adjoint in ``x``): one matmul, then col2im
   by a loop over the kernel offsets (never over pixels);
 * ``ConvWeightGrad`` (``conv``'s adjoint in ``w``): the correlation of the input with the upstream
   gradient, again im2col plus one matmul.
 
-Depthwise convolutions (one input channel per group) compute the same three by shift-and-add over
+Depthwise 1-D and 2-D convolutions (one input channel per group) compute the same three by shift-and-add over
 the kernel offsets instead (``ops/depthwise.py``).
 
 With ``<., .>`` the sum of elementwise products, ``<g, conv(x, w)> = <convT(g, w), x> =
@@ -212,7 +212,7 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
     co = w.shape[0]
     kernel = tuple(w.shape[2:])
     out = tuple(_conv_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], *padding[i]) for i in range(nd))
-    if w.shape[1] == 1 and groups > 1 and depthwise.usable(stride, out, co, x, w):
+    if nd <= 2 and w.shape[1] == 1 and groups > 1 and depthwise.usable(stride, out, co, x, w):
         return depthwise.forward(xp, x, w, out, stride, padding, dilation)
     per_sample = _per_sample(n, out)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
@@ -225,7 +225,7 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
 def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
     n, c = x.shape[:2]
     co, out = gy.shape[1], tuple(gy.shape[2:])
-    if c == groups > 1 and depthwise.usable(stride, out, co, x, gy):
+    if len(kernel) <= 2 and c == groups > 1 and depthwise.usable(stride, out, co, x, gy):
         return depthwise.weight_grad(xp, x, gy, kernel, stride, padding, dilation)
     per_sample = _per_sample(n, out, _PER_SAMPLE_WEIGHT_GRAD)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
@@ -245,7 +245,7 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
     size_in = tuple(x.shape[2:])
     out = tuple((size_in[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
                 - padding[i][0] - padding[i][1] for i in range(nd))
-    if ci == groups > 1 and depthwise.transpose_usable(stride, x, w):
+    if nd <= 2 and ci == groups > 1 and depthwise.transpose_usable(stride, x, w):
         return depthwise.transpose(xp, x, w, out, stride, padding, dilation)
     wm = w.reshape(groups, ci // groups, -1).swapaxes(1, 2)  # (g, cg*kk, ci/g)
     if _per_sample(n, size_in):
@@ -360,6 +360,12 @@ class Conv2d(_Conv):
     nd, fn = 2, "conv2d"
 
 
+class Conv3d(_Conv):
+    """3-D convolution (cross-correlation) of ``(N, C_in, D, H, W)`` by ``(C_out, C_in/groups, kD, kH, kW)``."""
+
+    nd, fn = 3, "conv3d"
+
+
 class _ConvTranspose(Op):
     """The adjoint of ``conv`` in its input: scatters each input element times the kernel."""
     onnx = "ConvTranspose"
@@ -435,6 +441,12 @@ class ConvTranspose2d(_ConvTranspose):
     nd, fn = 2, "conv_transpose2d"
 
 
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution of ``(N, C_in, D, H, W)`` by ``(C_in, C_out/groups, kD, kH, kW)``."""
+
+    nd, fn = 3, "conv_transpose3d"
+
+
 class ConvWeightGrad(Op):
     """``wgrad(x, gy)``: the gradient of ``conv(x, w)`` in ``w`` for the upstream gradient ``gy``
     (the correlation of the input with ``gy``), of shape ``(C_out, C_in/groups, *kernel_size)``."""
@@ -476,12 +488,12 @@ class ConvWeightGrad(Op):
         return gx, ggy
 
 
-CONV = {1: Conv1d, 2: Conv2d}
-CONV_TRANSPOSE = {1: ConvTranspose1d, 2: ConvTranspose2d}
+CONV = {1: Conv1d, 2: Conv2d, 3: Conv3d}
+CONV_TRANSPOSE = {1: ConvTranspose1d, 2: ConvTranspose2d, 3: ConvTranspose3d}
 
 
 def _axes(nd: int, prefix: str = "") -> str:
-    return ", ".join(prefix + a for a in (("L",) if nd == 1 else ("H", "W")))
+    return ", ".join(prefix + a for a in {1: ("L",), 2: ("H", "W"), 3: ("D", "H", "W")}[nd])
 
 
 # ---- public functions ------------------------------------------------------------------------------
@@ -629,4 +641,45 @@ def conv_transpose2d(input, weight, bias=None, stride: IntOrTuple = 1, padding: 
         (2, 2, 14, 14)
     """
     return _conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
+                              groups, dilation)
+
+
+def conv3d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Union[IntOrTuple, str] = 0,
+           dilation: IntOrTuple = 1, groups: int = 1) -> Tensor:
+    """3-D convolution (cross-correlation, as in PyTorch's ``F.conv3d``).
+
+    Args:
+        input: ``(N, C_in, D, H, W)``.
+        weight: ``(C_out, C_in / groups, kD, kH, kW)``.
+        bias: ``(C_out,)`` or ``None``.
+        stride, dilation: int or triple.
+        padding: int, triple, ``'valid'`` or ``'same'`` (stride 1 only).
+        groups: independent channel groups.
+
+    Returns:
+        ``(N, C_out, D_out, H_out, W_out)``, ``D_out = (D + 2*pD - dD*(kD-1) - 1) // sD + 1`` (same for H, W).
+
+    Example:
+        >>> gg.conv3d(gg.randn(1, 2, 5, 6, 6), gg.randn(4, 2, 3, 3, 3), padding=1).shape
+        (1, 4, 5, 6, 6)
+    """
+    return _conv_nd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose3d(input, weight, bias=None, stride: IntOrTuple = 1, padding: IntOrTuple = 0,
+                     output_padding: IntOrTuple = 0, groups: int = 1, dilation: IntOrTuple = 1) -> Tensor:
+    """3-D transposed convolution, as PyTorch's ``F.conv_transpose3d``.
+
+    Args:
+        input: ``(N, C_in, D, H, W)``; weight: ``(C_in, C_out / groups, kD, kH, kW)``; bias: ``(C_out,)``
+        or ``None``; stride, padding, output_padding, dilation: int or triple; groups.
+
+    Returns:
+        ``(N, C_out, D_out, H_out, W_out)``, ``D_out = (D-1)*sD - 2*pD + dD*(kD-1) + output_padding + 1``.
+
+    Example:
+        >>> gg.conv_transpose3d(gg.randn(1, 4, 3, 3, 3), gg.randn(4, 2, 2, 2, 2), stride=2).shape
+        (1, 2, 6, 6, 6)
+    """
+    return _conv_transpose_nd("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding,
                               groups, dilation)

@@ -1,16 +1,18 @@
-"""Pooling and resampling: ``max_pool2d``, ``avg_pool2d``, ``adaptive_avg_pool2d``, ``interpolate``.
+"""Pooling and resampling over 1, 2 or 3 spatial axes: ``max_pool2d``, ``avg_pool2d``,
+``adaptive_avg_pool2d``, ``interpolate`` (the 1-D and 3-D functions live in ``pool_nd.py``).
 
 PyTorch semantics throughout (output sizes, ``ceil_mode``, the divisor of ``avg_pool2d``, the
-source pixels of ``interpolate``). Each op pairs with a linear op that is its adjoint, so
-gradients of gradients are ops too:
+source pixels of ``interpolate``). The number of spatial axes is the length of the op's
+``kernel_size`` (or ``axes``). Each op pairs with a linear op that is its adjoint, so gradients of
+gradients are ops too:
 
-* ``MaxPool2d`` (values) / ``MaxPool2dIndices`` (argmax, first max in a window as PyTorch);
-  the gradient is ``MaxPool2dBackward``, which finds each window's first maximum by comparing the
+* ``MaxPool1d/2d/3d`` (values) / ``MaxPoolIndices`` (argmax, first max in a window as PyTorch);
+  the gradient is ``MaxPoolBackward``, which finds each window's first maximum by comparing the
   windows with the pooled values; its own gradient (and the general path for NaN or infinite
   maxima) goes through ``TakeSpatial``/``ScatterSpatial``, adjoints of each other;
-* ``AvgPool2d`` / ``AvgPool2dBackward``: sums over kernel offsets (loops over the kernel, never
+* ``AvgPool1d/2d/3d`` / ``AvgPoolBackward``: sums over kernel offsets (loops over the kernel, never
   over pixels);
-* ``AdaptiveAvgPool2d`` and ``Interpolate``: separable, one small matrix per spatial axis
+* ``AdaptiveAvgPool1d/2d/3d`` and ``Interpolate``: separable, one small matrix per spatial axis
   (``y = A_h @ x @ A_w^T``); the adjoint multiplies by the transposed matrices.
 """
 from __future__ import annotations
@@ -20,11 +22,12 @@ from typing import Optional, Sequence, Union
 
 from graphgrad.backend import np
 from graphgrad.core.op import Op
-from graphgrad.core.spec import TensorSpec
+from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
-from graphgrad.ops.conv import (_checked, _float_dtype, _ntuple, _offset_slices, _offsets, _padded, _shape_of,
-                                _shown)
+from graphgrad.ops.conv import (_axes, _checked, _float_dtype, _ntuple, _offset_slices, _offsets, _padded,
+                                _shape_of, _shown)
+from graphgrad.ops.shape import take
 
 IntOrTuple = Union[int, Sequence[int]]
 
@@ -41,17 +44,25 @@ def _pool_out_size(size, k: int, s: int, p: int, d: int, ceil_mode: bool):
     return out
 
 
+def _check_spatial_rank(fn: str, shape: tuple, nd: int) -> None:
+    """``shape`` must be ``(C, *spatial)`` or ``(N, C, *spatial)`` with ``nd`` spatial axes."""
+    if len(shape) not in (nd + 1, nd + 2):
+        axes = _axes(nd)
+        raise ShapeError(f"{fn}: expected a {nd + 1}-D (C, {axes}) or {nd + 2}-D (N, C, {axes}) input, "
+                         f"got shape {_shown(shape)}")
+
+
 def _pool_geometry(fn: str, shape: tuple, kernel, stride, padding, dilation, ceil_mode) -> tuple:
-    """Output spatial sizes of a 2-D pooling of ``shape`` (``(..., H, W)``); ``ShapeError`` naming
-    ``fn`` for a bad padding or an empty output."""
-    if len(shape) not in (3, 4):
-        raise ShapeError(f"{fn}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {_shown(shape)}")
+    """Output spatial sizes of a pooling of ``shape`` (``(..., *spatial)``, ``len(kernel)`` spatial
+    axes); ``ShapeError`` naming ``fn`` for a bad rank, a bad padding or an empty output."""
+    nd = len(kernel)
+    _check_spatial_rank(fn, shape, nd)
     for k, p in zip(kernel, padding):
         if p > k // 2:
             raise ShapeError(f"{fn}: padding should be at most half of the kernel size, got padding={padding} "
                              f"for kernel_size={kernel}")
-    out = tuple(_pool_out_size(shape[-2 + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
-                for i in range(2))
+    out = tuple(_pool_out_size(shape[len(shape) - nd + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
+                for i in range(nd))
     if any(o is not None and o < 1 for o in out):
         raise ShapeError(f"{fn}: input of shape {_shown(shape)} is too small for kernel_size={kernel}, "
                          f"padding={padding}, dilation={dilation}: the output would be {out}")
@@ -64,32 +75,47 @@ def _buffer_sizes(sizes, out, kernel, stride, padding, dilation) -> tuple:
                  for n, o, k, s, p, d in zip(sizes, out, kernel, stride, padding, dilation))
 
 
-def _pool_args(fn: str, kernel_size, stride, padding, dilation) -> tuple:
-    kernel = _ntuple(fn, "kernel_size", kernel_size, 2, 1)
+def _pool_args(fn: str, kernel_size, stride, padding, dilation, nd: int = 2) -> tuple:
+    kernel = _ntuple(fn, "kernel_size", kernel_size, nd, 1)
     stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
-        else _ntuple(fn, "stride", stride, 2, 1)
-    return kernel, stride, _ntuple(fn, "padding", padding, 2, 0), _ntuple(fn, "dilation", dilation, 2, 1)
+        else _ntuple(fn, "stride", stride, nd, 1)
+    return kernel, stride, _ntuple(fn, "padding", padding, nd, 0), _ntuple(fn, "dilation", dilation, nd, 1)
 
 
-class _Pool2d(Op):
-    fn = "pool2d"
+def _broadcast_axis(xp, values, i: int, nd: int):
+    """1-D ``values`` shaped to broadcast along spatial axis ``i`` of ``nd``."""
+    return values.reshape(tuple(-1 if j == i else 1 for j in range(nd)))
+
+
+class _Pool(Op):
+    """What pooling ops share: ``nd`` (the number of spatial axes, ``len(kernel_size)``) and windows."""
+
+    fn = "pool"
+
+    @property
+    def nd(self) -> int:
+        return len(self.kernel_size)
+
+    @property
+    def _dilation(self) -> tuple:
+        return getattr(self, "dilation", (1,) * self.nd)
 
     def _geometry(self, shape):
-        return _pool_geometry(self.fn, shape, self.kernel_size, self.stride, self.padding,
-                              getattr(self, "dilation", (1, 1)), self.ceil_mode)
+        return _pool_geometry(self.fn, shape, self.kernel_size, self.stride, self.padding, self._dilation,
+                              self.ceil_mode)
 
     def _windows_of(self, xp, x, value):
         """(output sizes, padded buffer, list of (kernel offset, slices of the buffer))."""
-        dilation = getattr(self, "dilation", (1, 1))
+        dilation = self._dilation
         out = self._geometry(x.shape)
-        sizes = _buffer_sizes(x.shape[-2:], out, self.kernel_size, self.stride, self.padding, dilation)
+        sizes = _buffer_sizes(x.shape[-self.nd:], out, self.kernel_size, self.stride, self.padding, dilation)
         buf = _padded(xp, x, tuple((p, p) for p in self.padding), sizes, value)
         views = [(o, (Ellipsis,) + _offset_slices(o, out, self.stride, dilation)) for o in _offsets(self.kernel_size)]
         return out, buf, views
 
 
 # ---- max pooling -----------------------------------------------------------------------------------
-class MaxPool2d(_Pool2d):
+class _MaxPool(_Pool):
     """Maximum over each (dilated) window; padding counts as ``-inf``. NaN propagates."""
     onnx = "MaxPool"
 
@@ -100,15 +126,18 @@ class MaxPool2d(_Pool2d):
     fn = "max_pool2d"
     props = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
-    def __init__(self, kernel_size: tuple, stride: tuple, padding: tuple = (0, 0), dilation: tuple = (1, 1),
-                 ceil_mode: bool = False):
+    def __init__(self, kernel_size: tuple, stride: tuple, padding: Optional[tuple] = None,
+                 dilation: Optional[tuple] = None, ceil_mode: bool = False):
+        nd = len(kernel_size)
         self.kernel_size, self.stride = tuple(kernel_size), tuple(stride)
-        self.padding, self.dilation, self.ceil_mode = tuple(padding), tuple(dilation), bool(ceil_mode)
+        self.padding = (0,) * nd if padding is None else tuple(padding)
+        self.dilation = (1,) * nd if dilation is None else tuple(dilation)
+        self.ceil_mode = bool(ceil_mode)
 
     def infer(self, x):
         if x.dtype.kind not in "iuf":
             raise DTypeError(f"{self.fn}: expected a numeric input, got {x.dtype}")
-        return TensorSpec(x.shape[:-2] + self._geometry(x.shape), x.dtype)
+        return TensorSpec(x.shape[:-self.nd] + self._geometry(x.shape), x.dtype)
 
     def forward(self, xp, x):
         low = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
@@ -121,38 +150,60 @@ class MaxPool2d(_Pool2d):
         return result
 
     def backward(self, inputs, out, g):
-        return (MaxPool2dBackward(*self._args()).apply(inputs[0], out, g),)
+        return (MaxPoolBackward(*self._args()).apply(inputs[0], out, g),)
 
     def _args(self) -> tuple:
         return self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
 
 
-class MaxPool2dIndices(MaxPool2d):
-    """Where each window's maximum is: the flat index ``h * W + w`` into the input's ``H x W`` plane
-    (PyTorch's ``return_indices``); the first maximum in row-major window order, the last NaN."""
-    onnx = None  # ONNX indices count over N*C*H*W, not per plane
+class MaxPool1d(_MaxPool):
+    """1-D max pooling of ``(N, C, L)`` (or ``(C, L)``)."""
+
+    fn = "max_pool1d"
+
+
+class MaxPool2d(_MaxPool):
+    """2-D max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``)."""
 
     fn = "max_pool2d"
+
+
+class MaxPool3d(_MaxPool):
+    """3-D max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``)."""
+
+    fn = "max_pool3d"
+
+
+MAX_POOL = {1: MaxPool1d, 2: MaxPool2d, 3: MaxPool3d}
+
+
+class MaxPoolIndices(_MaxPool):
+    """Where each window's maximum is: the flat index into the input's spatial block (``h * W + w`` in
+    2-D, PyTorch's ``return_indices``); the first maximum in row-major window order, the last NaN."""
+    onnx = None  # ONNX indices count over N*C*H*W, not per plane
 
     def infer(self, x):
         spec = super().infer(x)
         return TensorSpec(spec.shape, np.int64)
 
     def forward(self, xp, x):
+        nd = self.nd
         low = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
         out, buf, views = self._windows_of(xp, x, low)
-        (h, w), (sh, sw), (ph, pw), (dh, dw) = x.shape[-2:], self.stride, self.padding, self.dilation
-        rows = xp.arange(out[0]).reshape(-1, 1) * sh - ph  # first row/column of each window
-        cols = xp.arange(out[1]).reshape(1, -1) * sw - pw
-        shape = x.shape[:-2] + out
+        sizes = x.shape[-nd:]
+        starts = [_broadcast_axis(xp, xp.arange(out[i]) * self.stride[i] - self.padding[i], i, nd)
+                  for i in range(nd)]  # first element of each window, per axis
+        shape = x.shape[:-nd] + out
         best = xp.full(shape, low, dtype=x.dtype)
         local = xp.zeros(shape, dtype=xp.int32)  # the winning kernel offset, row-major
         seen, seen_all = xp.zeros(out, dtype=bool), False
         for k, (offset, view) in enumerate(views):
             v = buf[view]
-            r, c = rows + offset[0] * dh, cols + offset[1] * dw
-            valid = (r >= 0) & (r < h) & (c >= 0) & (c < w)
-            valid = None if bool(valid.all()) else valid
+            valid = True
+            for i in range(nd):
+                pos = starts[i] + offset[i] * self.dilation[i]
+                valid = valid & (pos >= 0) & (pos < sizes[i])
+            valid = None if bool(xp.all(valid)) else valid
             take = v > best if k else xp.ones(shape, dtype=bool)
             if x.dtype.kind == "f":
                 take |= xp.isnan(v)
@@ -166,35 +217,39 @@ class MaxPool2dIndices(MaxPool2d):
             # masked copies (those branch per element and are ~10x slower on random masks)
             xp.maximum(best, v, out=best)
             local += take * (k - local).astype(xp.int32)
-        kw = self.kernel_size[1]
-        table = xp.asarray([(k // kw) * dh * w + (k % kw) * dw for k in range(len(views))], dtype=xp.int64)
-        flat = (rows * w + cols) + table[local]
-        return xp.clip(flat, 0, h * w - 1, out=flat)  # (a window of padding only, impossible in PyTorch)
+        steps = [math.prod(sizes[i + 1:]) for i in range(nd)]  # flat step of each spatial axis
+        table = xp.asarray([sum(o[i] * self.dilation[i] * steps[i] for i in range(nd)) for o, _ in views],
+                           dtype=xp.int64)
+        flat = table[local]
+        for i in range(nd):
+            flat += starts[i] * steps[i]
+        return xp.clip(flat, 0, math.prod(sizes) - 1, out=flat)  # (a window of padding only, impossible in PyTorch)
 
     def backward(self, inputs, out, g):
         return (None,)
 
 
-class MaxPool2dBackward(MaxPool2d):
-    """The gradient of :class:`MaxPool2d`: ``g`` (one value per window) routed to the first maximum of
+class MaxPoolBackward(_MaxPool):
+    """The gradient of max pooling: ``g`` (one value per window) routed to the first maximum of
     each window of ``x``, found by comparing the windows with their maxima ``out`` (the op's output)
     offset by offset; windows with a NaN or an infinite maximum take the general path
-    (:class:`MaxPool2dIndices`, then :class:`ScatterSpatial`)."""
+    (:class:`MaxPoolIndices`, then :class:`ScatterSpatial`)."""
     onnx = None
 
     def infer(self, x, out, g):
         return TensorSpec(x.shape, g.dtype)
 
     def forward(self, xp, x, out, g):
-        size = x.shape[-2:]
+        nd = self.nd
+        size = x.shape[-nd:]
         if x.dtype.kind != "f" or not bool(xp.isfinite(out).all()):
-            index = MaxPool2dIndices(*self._args()).forward(xp, x)
+            index = MaxPoolIndices(*self._args()).forward(xp, x)
             return ScatterSpatial(size).forward(xp, g, index)
         out_size, buf, views = self._windows_of(xp, x, -xp.inf)
-        exact = self.padding == (0, 0) and buf.shape[-2:] == size  # no padding, no ceil_mode overhang
+        exact = not any(self.padding) and buf.shape[-nd:] == size  # no padding, no ceil_mode overhang
         overlap = any(s < d * (k - 1) + 1 for k, s, d in zip(self.kernel_size, self.stride, self.dilation))
         tiled = exact and not overlap and all(o * k == n for o, k, n in zip(out_size, self.kernel_size, size))
-        shape = x.shape[:-2] + buf.shape[-2:]
+        shape = x.shape[:-nd] + buf.shape[-nd:]
         gx = xp.empty(shape, dtype=g.dtype) if tiled else xp.zeros(shape, dtype=g.dtype)
         found = None
         for i, (_, view) in enumerate(views):
@@ -214,14 +269,14 @@ class MaxPool2dBackward(MaxPool2d):
             else:
                 xp.multiply(g, first, out=gx[view])
         if not exact:
-            (ph, pw), (h, w) = self.padding, size
-            gx = xp.ascontiguousarray(gx[..., ph:ph + h, pw:pw + w])
+            crop = tuple(slice(p, p + n) for p, n in zip(self.padding, size))
+            gx = xp.ascontiguousarray(gx[(Ellipsis,) + crop])
         return gx
 
     def backward(self, inputs, out, g):
         x = inputs[0]
-        index = MaxPool2dIndices(*self._args()).apply(x)
-        return None, None, TakeSpatial(2).apply(g, index)
+        index = MaxPoolIndices(*self._args()).apply(x)
+        return None, None, TakeSpatial(self.nd).apply(g, index)
 
 
 class TakeSpatial(Op):
@@ -294,16 +349,21 @@ def max_pool2d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = No
         >>> gg.max_pool2d(gg.randn(8, 16, 28, 28), 2).shape
         (8, 16, 14, 14)
     """
-    kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding, dilation)
-    _pool_geometry("max_pool2d", _shape_of(input), kernel, stride, padding, dilation, ceil_mode)
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _max_pool(fn: str, nd: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    """``max_pool{nd}d``: values, or ``(values, indices)`` with ``return_indices``."""
+    kernel, stride, padding, dilation = _pool_args(fn, kernel_size, stride, padding, dilation, nd)
+    _pool_geometry(fn, _shape_of(input), kernel, stride, padding, dilation, ceil_mode)
     if return_indices:
-        index = MaxPool2dIndices(kernel, stride, padding, dilation, ceil_mode).apply(input)
-        return TakeSpatial(2).apply(input, index), index
-    return _checked(MaxPool2d(kernel, stride, padding, dilation, ceil_mode), input)
+        index = _checked(MaxPoolIndices(kernel, stride, padding, dilation, ceil_mode), input)
+        return TakeSpatial(nd).apply(input, index), index
+    return _checked(MAX_POOL[nd](kernel, stride, padding, dilation, ceil_mode), input)
 
 
 # ---- average pooling -------------------------------------------------------------------------------
-class AvgPool2d(_Pool2d):
+class _AvgPool(_Pool):
     """Mean over each window, with PyTorch's divisor (padding counted or not, ``divisor_override``)."""
     onnx = "AveragePool"
 
@@ -318,70 +378,97 @@ class AvgPool2d(_Pool2d):
     fn = "avg_pool2d"
     props = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
 
-    def __init__(self, kernel_size: tuple, stride: tuple, padding: tuple = (0, 0), ceil_mode: bool = False,
+    def __init__(self, kernel_size: tuple, stride: tuple, padding: Optional[tuple] = None, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: Optional[int] = None):
-        self.kernel_size, self.stride, self.padding = tuple(kernel_size), tuple(stride), tuple(padding)
+        self.kernel_size, self.stride = tuple(kernel_size), tuple(stride)
+        self.padding = (0,) * len(self.kernel_size) if padding is None else tuple(padding)
         self.ceil_mode, self.count_include_pad = bool(ceil_mode), bool(count_include_pad)
         self.divisor_override = None if divisor_override is None else int(divisor_override)
 
     def infer(self, x):
-        return TensorSpec(x.shape[:-2] + self._geometry(x.shape), _float_dtype(self.fn, x))
+        return TensorSpec(x.shape[:-self.nd] + self._geometry(x.shape), _float_dtype(self.fn, x))
 
     def _divisor(self, xp, dtype, sizes, out):
-        """PyTorch's ``avg_pool2d`` divisor per output position (``(H_out, W_out)``, or a number)."""
+        """PyTorch's average-pooling divisor per output position (an array of shape ``out``, or a
+        number): the product over axes of each window's length, clipped as PyTorch clips it."""
         if self.divisor_override is not None:
             return self.divisor_override
-        counts = []
-        for i in range(2):
+        total = None
+        for i in range(self.nd):
             start = xp.arange(out[i]) * self.stride[i] - self.padding[i]
             end = xp.minimum(start + self.kernel_size[i], sizes[i] + self.padding[i])
             if self.count_include_pad:
                 n = end - start
             else:
                 n = xp.minimum(end, sizes[i]) - xp.maximum(start, 0)
-            counts.append(n.reshape((-1, 1) if i == 0 else (1, -1)))
-        return (counts[0] * counts[1]).astype(dtype)
+            n = _broadcast_axis(xp, n, i, self.nd)
+            total = n if total is None else total * n
+        return total.astype(dtype)
 
     def forward(self, xp, x):
         out, buf, views = self._windows_of(xp, x, 0)
         total = None
         for _, view in views:
             total = buf[view].copy() if total is None else xp.add(total, buf[view], out=total)
-        return total / self._divisor(xp, x.dtype, x.shape[-2:], out)
+        return total / self._divisor(xp, x.dtype, x.shape[-self.nd:], out)
+
+    def _args(self) -> tuple:
+        return (self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                self.divisor_override)
 
     def backward(self, inputs, out, g):
-        size = tuple(_shape_of(inputs[0])[-2:])
-        return (AvgPool2dBackward(size, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                  self.count_include_pad, self.divisor_override).apply(g),)
+        size = tuple(_shape_of(inputs[0])[-self.nd:])
+        return (AvgPoolBackward(size, *self._args()).apply(g),)
 
 
-class AvgPool2dBackward(AvgPool2d):
-    """The adjoint of :class:`AvgPool2d` for an input of spatial ``size``: spreads each gradient
+class AvgPool1d(_AvgPool):
+    """1-D average pooling of ``(N, C, L)`` (or ``(C, L)``)."""
+
+    fn = "avg_pool1d"
+
+
+class AvgPool2d(_AvgPool):
+    """2-D average pooling of ``(N, C, H, W)`` (or ``(C, H, W)``)."""
+
+    fn = "avg_pool2d"
+
+
+class AvgPool3d(_AvgPool):
+    """3-D average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``)."""
+
+    fn = "avg_pool3d"
+
+
+AVG_POOL = {1: AvgPool1d, 2: AvgPool2d, 3: AvgPool3d}
+
+
+class AvgPoolBackward(_AvgPool):
+    """The adjoint of average pooling for an input of spatial ``size``: spreads each gradient
     value, divided by its window's divisor, over the window."""
     onnx = None
 
-    props = ("size",) + AvgPool2d.props
+    props = ("size",) + _AvgPool.props
 
     def __init__(self, size: tuple, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.size = tuple(size)
 
     def infer(self, g):
-        return TensorSpec(tuple(g.shape[:-2]) + self.size, _float_dtype(self.fn, g))
+        return TensorSpec(tuple(g.shape[:-self.nd]) + self.size, _float_dtype(self.fn, g))
 
     def forward(self, xp, g):
-        out = tuple(g.shape[-2:])
-        sizes = _buffer_sizes(self.size, out, self.kernel_size, self.stride, self.padding, (1, 1))
+        nd = self.nd
+        out = tuple(g.shape[-nd:])
+        sizes = _buffer_sizes(self.size, out, self.kernel_size, self.stride, self.padding, (1,) * nd)
         scaled = g / self._divisor(xp, g.dtype, self.size, out)
-        buf = xp.zeros(g.shape[:-2] + sizes, dtype=g.dtype)
+        buf = xp.zeros(g.shape[:-nd] + sizes, dtype=g.dtype)
         for offset in _offsets(self.kernel_size):
-            buf[(Ellipsis,) + _offset_slices(offset, out, self.stride, (1, 1))] += scaled
+            buf[(Ellipsis,) + _offset_slices(offset, out, self.stride, (1,) * nd)] += scaled
         crop = tuple(slice(p, p + n) for p, n in zip(self.padding, self.size))
         return xp.ascontiguousarray(buf[(Ellipsis,) + crop])
 
     def backward(self, inputs, out, g):
-        return (AvgPool2d(self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
-                          self.divisor_override).apply(g),)
+        return (AVG_POOL[self.nd](*self._args()).apply(g),)
 
 
 def avg_pool2d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = None, padding: IntOrTuple = 0,
@@ -405,11 +492,17 @@ def avg_pool2d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = No
         >>> gg.avg_pool2d(gg.randn(2, 3, 8, 8), 2).shape
         (2, 3, 4, 4)
     """
-    kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def _avg_pool(fn: str, nd: int, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override) -> Tensor:
+    kernel, stride, padding, _ = _pool_args(fn, kernel_size, stride, padding, 1, nd)
     if divisor_override is not None and int(divisor_override) == 0:
-        raise ValueError("avg_pool2d: divisor_override must be non-zero")
-    _pool_geometry("avg_pool2d", _shape_of(input), kernel, stride, padding, (1, 1), ceil_mode)
-    return _checked(AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override), input)
+        raise ValueError(f"{fn}: divisor_override must be non-zero")
+    _pool_geometry(fn, _shape_of(input), kernel, stride, padding, (1,) * nd, ceil_mode)
+    return _checked(AVG_POOL[nd](kernel, stride, padding, ceil_mode, count_include_pad, divisor_override), input)
 
 
 # ---- separable resampling: adaptive average pooling, interpolation -----------------------------------
@@ -449,10 +542,11 @@ class _Resample(Op):
                 a = a.T
             if i == nd - 1:
                 x = (x.reshape(-1, x.shape[-1]) @ a.T).reshape(x.shape[:-1] + (a.shape[0],))
-            else:  # axis -2: make it the last one, multiply, move it back
-                lead, rest = x.shape[:-2], x.shape[-1]
-                moved = xp.ascontiguousarray(x.swapaxes(-1, -2)).reshape(-1, x.shape[-2])
-                x = xp.ascontiguousarray((moved @ a.T).reshape(lead + (rest, a.shape[0])).swapaxes(-1, -2))
+            else:  # an earlier axis: make it the last one, multiply, move it back
+                axis = x.ndim - nd + i
+                moved = xp.ascontiguousarray(xp.moveaxis(x, axis, -1))
+                y = (moved.reshape(-1, moved.shape[-1]) @ a.T).reshape(moved.shape[:-1] + (a.shape[0],))
+                x = xp.ascontiguousarray(xp.moveaxis(y, -1, axis))
         return x
 
     def backward(self, inputs, out, g):
@@ -461,7 +555,7 @@ class _Resample(Op):
 
 class AdaptiveAvgPool2d(_Resample):
     """Mean over PyTorch's adaptive windows ``[floor(i*in/out), ceil((i+1)*in/out))`` per axis;
-    ``axes`` holds ``(in, out)`` per spatial axis."""
+    ``axes`` holds ``(in, out)`` per spatial axis (one, two or three of them)."""
 
     fn = "adaptive_avg_pool2d"
 
@@ -477,23 +571,32 @@ class AdaptiveAvgPool2d(_Resample):
 
 class Interpolate(_Resample):
     """Nearest or linear resampling per axis, PyTorch's source pixels; ``axes`` holds
-    ``(in, out, mode, align_corners, scale_factor or None)`` per spatial axis."""
+    ``(in, out, mode, align_corners, scale_factor or None)`` per spatial axis, ``mode`` one of
+    ``'nearest'``, ``'nearest-exact'``, ``'linear'``."""
 
     fn = "interpolate"
+
+    @staticmethod
+    def nearest_source(xp, axis):
+        """The source index of each output position along a nearest-mode axis."""
+        n_in, n_out, mode, _, scale = axis
+        if mode == "nearest" and n_out == n_in:
+            return xp.arange(n_out)
+        if mode == "nearest" and n_out == 2 * n_in:
+            return xp.arange(n_out) // 2
+        # PyTorch computes this in float32 whatever the input dtype
+        f32 = xp.float32
+        step = xp.asarray(1.0 / scale, dtype=f32) if scale else xp.asarray(n_in, f32) / xp.asarray(n_out, f32)
+        dst = xp.arange(n_out, dtype=f32)
+        if mode == "nearest-exact":
+            dst = dst + f32(0.5)
+        return xp.minimum(xp.floor(dst * step).astype(xp.int64), n_in - 1)
 
     def _matrix(self, xp, dtype, axis):
         n_in, n_out, mode, align_corners, scale = axis
         cols = xp.arange(n_in)[None, :]
-        if mode == "nearest":
-            if n_out == n_in:
-                src = xp.arange(n_out)
-            elif n_out == 2 * n_in:
-                src = xp.arange(n_out) // 2
-            else:  # PyTorch computes this in float32 whatever the input dtype
-                f32 = xp.float32
-                step = xp.asarray(1.0 / scale, dtype=f32) if scale else xp.asarray(n_in, f32) / xp.asarray(n_out, f32)
-                src = xp.minimum(xp.floor(xp.arange(n_out, dtype=f32) * step).astype(xp.int64), n_in - 1)
-            return (src[:, None] == cols).astype(dtype)
+        if mode in ("nearest", "nearest-exact"):
+            return (self.nearest_source(xp, axis)[:, None] == cols).astype(dtype)
         # linear, in the input's float type (PyTorch's opmath type)
         if align_corners:
             step = xp.asarray((n_in - 1) if n_out > 1 else 0, dtype) / xp.asarray(max(n_out - 1, 1), dtype)
@@ -523,6 +626,37 @@ def _output_size(fn: str, output_size, sizes: tuple) -> tuple:
     return out
 
 
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """:class:`AdaptiveAvgPool2d` over one spatial axis."""
+
+    fn = "adaptive_avg_pool1d"
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    """:class:`AdaptiveAvgPool2d` over three spatial axes."""
+
+    fn = "adaptive_avg_pool3d"
+
+
+ADAPTIVE_AVG_POOL = {1: AdaptiveAvgPool1d, 2: AdaptiveAvgPool2d, 3: AdaptiveAvgPool3d}
+
+
+def _known_spatial(fn: str, input, nd: int) -> tuple:
+    """The ``nd`` trailing sizes of a ``(C, *S)`` or ``(N, C, *S)`` input; they must be known."""
+    shape = _shape_of(input)
+    _check_spatial_rank(fn, shape, nd)
+    sizes = tuple(shape[-nd:])
+    if None in sizes:
+        raise ShapeError(f"{fn}: needs known spatial sizes, got input shape {_shown(shape)}")
+    return sizes
+
+
+def _adaptive_avg_pool(fn: str, nd: int, input, output_size) -> Tensor:
+    sizes = _known_spatial(fn, input, nd)
+    out = _output_size(fn, output_size, sizes)
+    return _checked(ADAPTIVE_AVG_POOL[nd](tuple(zip(sizes, out))), input)
+
+
 def adaptive_avg_pool2d(input, output_size: Union[int, Sequence[Optional[int]]]) -> Tensor:
     """Average pooling to a fixed output size, as PyTorch's ``F.adaptive_avg_pool2d``.
 
@@ -538,34 +672,29 @@ def adaptive_avg_pool2d(input, output_size: Union[int, Sequence[Optional[int]]])
         >>> gg.adaptive_avg_pool2d(gg.randn(2, 8, 7, 7), 1).shape   # global average pooling
         (2, 8, 1, 1)
     """
-    shape = _shape_of(input)
-    if len(shape) not in (3, 4):
-        raise ShapeError(f"adaptive_avg_pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, "
-                         f"got shape {_shown(shape)}")
-    sizes = tuple(shape[-2:])
-    if None in sizes:
-        raise ShapeError(f"adaptive_avg_pool2d: needs known spatial sizes, got input shape {_shown(shape)}")
-    out = _output_size("adaptive_avg_pool2d", output_size, sizes)
-    return _checked(AdaptiveAvgPool2d(tuple(zip(sizes, out))), input)
+    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
 
-_MODES = {"nearest": (3, 4), "linear": (3,), "bilinear": (4,), "area": (3, 4)}
+#: mode -> the input ranks it takes
+_MODES = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "linear": (3,), "bilinear": (4,), "trilinear": (5,),
+          "area": (3, 4, 5)}
 
 
 def interpolate(input, size: Optional[IntOrTuple] = None, scale_factor: Optional[Union[float, Sequence[float]]] = None,
                 mode: str = "nearest", align_corners: Optional[bool] = None,
-                recompute_scale_factor: Optional[bool] = None) -> Tensor:
-    """Resize ``(N, C, H, W)`` (or ``(N, C, L)``) input, matching PyTorch's ``F.interpolate``.
+                recompute_scale_factor: Optional[bool] = None, antialias: bool = False) -> Tensor:
+    """Resize ``(N, C, L)``, ``(N, C, H, W)`` or ``(N, C, D, H, W)`` input, as PyTorch's ``F.interpolate``.
 
     Args:
-        input: ``(N, C, L)`` for ``'nearest'``/``'linear'``/``'area'``, ``(N, C, H, W)`` for
-            ``'nearest'``/``'bilinear'``/``'area'``.
+        input: ``(N, C, *S)`` with 1 to 3 spatial axes; float, or any dtype for the nearest modes.
         size: output spatial size (int or tuple); or
         scale_factor: multiplier(s); the output size is ``floor(in * scale_factor)``, and, as in
             PyTorch, the source positions use ``1 / scale_factor`` (unless ``recompute_scale_factor``).
-        mode: ``'nearest'`` (source ``floor(dst * in/out)``), ``'linear'``/``'bilinear'``, or
-            ``'area'`` (adaptive average pooling).
+        mode: ``'nearest'`` (source ``floor(dst * in/out)``), ``'nearest-exact'`` (source
+            ``floor((dst + 0.5) * in/out)``), ``'linear'`` (3-D input), ``'bilinear'`` (4-D),
+            ``'trilinear'`` (5-D), or ``'area'`` (adaptive average pooling).
         align_corners: linear modes only: align the corner pixels' centers (default ``False``).
+        antialias: only ``False`` is supported.
 
     Returns:
         ``(N, C, *size)``.
@@ -577,11 +706,14 @@ def interpolate(input, size: Optional[IntOrTuple] = None, scale_factor: Optional
     fn = "interpolate"
     if mode not in _MODES:
         raise ValueError(f"{fn}: mode must be one of {sorted(_MODES)}, got {mode!r}")
+    if antialias:
+        raise ValueError(f"{fn}: antialias=True is not supported")
     shape = _shape_of(input)
     if len(shape) not in _MODES[mode]:
         wanted = " or ".join(f"{n}-D" for n in _MODES[mode])
         raise ShapeError(f"{fn}: mode={mode!r} expects a {wanted} input, got shape {_shown(shape)}")
-    if align_corners is not None and mode not in ("linear", "bilinear"):
+    linear = mode in ("linear", "bilinear", "trilinear")
+    if align_corners is not None and not linear:
         raise ValueError(f"{fn}: align_corners can only be set with the linear modes, not mode={mode!r}")
     nd = len(shape) - 2
     sizes = tuple(shape[2:])
@@ -603,7 +735,23 @@ def interpolate(input, size: Optional[IntOrTuple] = None, scale_factor: Optional
         if recompute_scale_factor:
             scales = (None,) * nd
     if mode == "area":
-        return _checked(AdaptiveAvgPool2d(tuple(zip(sizes, out))), input)
-    kind = "nearest" if mode == "nearest" else "linear"
-    align = bool(align_corners)
-    return _checked(Interpolate(tuple((n, o, kind, align, s) for n, o, s in zip(sizes, out, scales))), input)
+        return _checked(ADAPTIVE_AVG_POOL[nd](tuple(zip(sizes, out))), input)
+    kind = "linear" if linear else mode
+    axes = tuple((n, o, kind, bool(align_corners), s) for n, o, s in zip(sizes, out, scales))
+    dtype = _dtype_of(input)
+    if not linear and dtype is not None and dtype.kind in "iub":
+        return _nearest_gather(input, axes)
+    return _checked(Interpolate(axes), input)
+
+
+def _dtype_of(x):
+    spec = spec_of(x)
+    return spec.dtype if isinstance(spec, TensorSpec) else np.asarray(x).dtype
+
+
+def _nearest_gather(input, axes: tuple) -> Tensor:
+    """Nearest resampling of a non-float input: a gather of the source positions along each axis."""
+    nd = len(axes)
+    for i, axis in enumerate(axes):
+        input = take(input, Interpolate.nearest_source(np, axis), axis=i - nd)
+    return input

@@ -1,5 +1,5 @@
-"""Convolution and pooling layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool2d,
-AvgPool2d, AdaptiveAvgPool2d. Parameter names, shapes and default initialization follow PyTorch."""
+"""Convolution layers: Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d.
+Parameter names, shapes and default initialization follow PyTorch. (Pooling layers: pooling.py.)"""
 from __future__ import annotations
 
 import math
@@ -13,10 +13,9 @@ from graphgrad.nn import init
 from graphgrad.nn.functional import pad
 from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Parameter
-from graphgrad.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
-from graphgrad.ops.pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from graphgrad.ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 IntOrTuple = Union[int, Sequence[int]]
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -191,6 +190,27 @@ class Conv2d(_Conv):
     function = staticmethod(conv2d)
 
 
+class Conv3d(_Conv):
+    """3-D convolution over ``(N, C_in, D, H, W)`` inputs (cross-correlation, as PyTorch).
+
+    Args:
+        in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode:
+        as Conv2d, with triples for the spatial arguments.
+
+    Shapes: input (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out),
+    ``D_out = (D + 2 pD - dD (kD - 1) - 1) // sD + 1`` (same for H, W).
+    Parameters: ``weight`` (C_out, C_in / groups, kD, kH, kW), ``bias`` (C_out,).
+
+    Example:
+        >>> gg.nn.Conv3d(2, 4, 3, padding=1)(gg.randn(1, 2, 5, 6, 6)).shape
+        (1, 4, 5, 6, 6)
+    """
+
+    nd = 3
+
+    function = staticmethod(conv3d)
+
+
 class _ConvTransposeNd(_ConvNd):
     transposed = True
     function = staticmethod(conv_transpose2d)  # the functional op (conv_transpose1d / 2d)
@@ -263,86 +283,19 @@ class ConvTranspose2d(_ConvTransposeNd):
     nd = 2
 
 
-# ---- pooling ----------------------------------------------------------------------------------------
-class MaxPool2d(Module):
-    """2-D max pooling.
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution, as PyTorch's.
 
-    Args:
-        kernel_size: window size; stride: window step (default ``kernel_size``); padding: implicit
-        ``-inf`` padding; dilation; return_indices: also return the flat argmax of each window;
-        ceil_mode: round the output size up.
+    Args: as ConvTranspose2d, with triples for the spatial arguments.
 
-    Shapes: (N, C, H, W) -> (N, C, H_out, W_out), ``H_out = (H + 2p - d(k-1) - 1) // s + 1``.
+    Shapes: input (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out),
+    ``D_out = (D - 1) sD - 2 pD + dD (kD - 1) + output_padding + 1`` (same for H, W).
+    Parameters: ``weight`` (C_in, C_out / groups, kD, kH, kW), ``bias`` (C_out,).
 
     Example:
-        >>> gg.nn.MaxPool2d(2)(gg.randn(1, 3, 8, 8)).shape
-        (1, 3, 4, 4)
+        >>> gg.nn.ConvTranspose3d(4, 2, 2, stride=2)(gg.randn(1, 4, 3, 3, 3)).shape
+        (1, 2, 6, 6, 6)
     """
 
-    def __init__(self, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = None, padding: IntOrTuple = 0,
-                 dilation: IntOrTuple = 1, return_indices: bool = False, ceil_mode: bool = False) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = bool(return_indices), bool(ceil_mode)
-
-    def forward(self, input: Tensor):
-        return max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
-                          self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
-
-
-class AvgPool2d(Module):
-    """2-D average pooling.
-
-    Args:
-        kernel_size, stride (default ``kernel_size``), padding (zeros); ceil_mode; count_include_pad:
-        count padding zeros in the divisor; divisor_override: divide by this instead.
-
-    Shapes: (N, C, H, W) -> (N, C, H_out, W_out), ``H_out = (H + 2p - k) // s + 1``.
-
-    Example:
-        >>> gg.nn.AvgPool2d(2)(gg.randn(1, 3, 8, 8)).shape
-        (1, 3, 4, 4)
-    """
-
-    def __init__(self, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = None, padding: IntOrTuple = 0,
-                 ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override: Optional[int] = None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding, self.ceil_mode = padding, bool(ceil_mode)
-        self.count_include_pad, self.divisor_override = bool(count_include_pad), divisor_override
-
-    def forward(self, input: Tensor) -> Tensor:
-        return avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
-                          self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool2d(Module):
-    """Average pooling to a fixed output size ``S`` or ``(S_h, S_w)`` (``None`` keeps that input size).
-
-    Shapes: (N, C, H, W) -> (N, C, S_h, S_w).
-
-    Example:
-        >>> gg.nn.AdaptiveAvgPool2d(1)(gg.randn(2, 8, 7, 7)).shape   # global average pooling
-        (2, 8, 1, 1)
-    """
-
-    def __init__(self, output_size: Union[int, Sequence[Optional[int]]]) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input: Tensor) -> Tensor:
-        return adaptive_avg_pool2d(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+    nd = 3
+    function = staticmethod(conv_transpose3d)

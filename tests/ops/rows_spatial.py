@@ -1,0 +1,270 @@
+"""Op-table rows for 1-D and 3-D convolution and pooling, unpooling, adaptive max pooling, power-average
+pooling, 3-D and nearest-exact interpolation, pixel/channel shuffles and padding modes.
+
+The references are naive loops over output positions in any number of spatial axes, written from
+PyTorch's documented formulas, sharing no code with graphgrad.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+import graphgrad as gg
+import graphgrad.nn.functional as GF
+from tests.ops.op_table import A, F, I, OpSpec, P
+from tests.ops.rows_conv import _pool_len, ref_conv2d
+
+
+def _nd(v, nd):
+    return (v,) * nd if isinstance(v, int) else tuple(v)
+
+
+# ---- references ------------------------------------------------------------------------------------
+def ref_conv3d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """A sum of 2-D convolutions, one per depth offset of the kernel."""
+    s, p, d = _nd(stride, 3), _nd(padding, 3), _nd(dilation, 3)
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (0, 0), (0, 0)))
+    depth = (xp.shape[2] - d[0] * (w.shape[2] - 1) - 1) // s[0] + 1
+    planes = []
+    for o in range(depth):
+        total = 0
+        for k in range(w.shape[2]):
+            total = total + ref_conv2d(xp[:, :, o * s[0] + k * d[0]], w[:, :, k], None, s[1:], p[1:], d[1:], groups)
+        planes.append(total)
+    y = np.stack(planes, axis=2)
+    return y if b is None else y + b.reshape(1, -1, 1, 1, 1)
+
+
+def ref_conv_transpose3d(x, w, stride=1, padding=0, output_padding=0):
+    """Scatter every input element times the kernel (groups 1, dilation 1)."""
+    s, p, op = _nd(stride, 3), _nd(padding, 3), _nd(output_padding, 3)
+    n, _, *size = x.shape
+    k = w.shape[2:]
+    full = [(size[i] - 1) * s[i] + k[i] + op[i] for i in range(3)]
+    out = np.zeros((n, w.shape[1], *full))
+    for pos in itertools.product(*[range(v) for v in size]):
+        contrib = np.einsum("nc,cokqr->nokqr", x[(slice(None), slice(None)) + pos], w)
+        sl = tuple(slice(pos[i] * s[i], pos[i] * s[i] + k[i]) for i in range(3))
+        out[(slice(None), slice(None)) + sl] += contrib
+    return out[(slice(None), slice(None)) + tuple(slice(p[i], full[i] - p[i]) for i in range(3))]
+
+
+def _windows(shape, k, s, p, d, ceil_mode):
+    """(output position, list of in-bounds input positions, window extent clipped to the padded input)."""
+    nd = len(k)
+    out = [_pool_len(shape[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(nd)]
+    for o in itertools.product(*[range(v) for v in out]):
+        axes, padded = [], 1
+        for i in range(nd):
+            start = o[i] * s[i] - p[i]
+            axes.append([start + a * d[i] for a in range(k[i]) if 0 <= start + a * d[i] < shape[i]])
+            padded *= min(start + k[i], shape[i] + p[i]) - start
+        yield o, out, list(itertools.product(*axes)), padded
+
+
+def ref_max_pool(x, k, s=None, p=0, d=1, ceil_mode=False, nd=3, indices=False):
+    k, p, d = _nd(k, nd), _nd(p, nd), _nd(d, nd)
+    s = k if s is None else _nd(s, nd)
+    lead, shape = x.shape[:-nd], x.shape[-nd:]
+    result, where = {}, {}
+    for o, out, positions, _ in _windows(shape, k, s, p, d, ceil_mode):
+        vals = np.stack([x[(Ellipsis,) + q] for q in positions], -1)
+        result[o] = vals.max(-1)
+        where[o] = np.asarray([np.ravel_multi_index(q, shape) for q in positions])[vals.argmax(-1)]
+    y, idx = np.empty(lead + tuple(out)), np.empty(lead + tuple(out), dtype=np.int64)
+    for o in result:
+        y[(Ellipsis,) + o], idx[(Ellipsis,) + o] = result[o], where[o]
+    return idx if indices else y
+
+
+def ref_avg_pool(x, k, s=None, p=0, ceil_mode=False, count_include_pad=True, divisor_override=None, nd=3):
+    k, p = _nd(k, nd), _nd(p, nd)
+    s = k if s is None else _nd(s, nd)
+    lead, shape = x.shape[:-nd], x.shape[-nd:]
+    cells = {}
+    for o, out, positions, padded in _windows(shape, k, s, p, (1,) * nd, ceil_mode):
+        total = sum(x[(Ellipsis,) + q] for q in positions)
+        cells[o] = total / (divisor_override or (padded if count_include_pad else len(positions)))
+    y = np.empty(lead + tuple(out))
+    for o, v in cells.items():
+        y[(Ellipsis,) + o] = v
+    return y
+
+
+def _adaptive_ranges(n_in, n_out):
+    return [(i * n_in // n_out, -(-(i + 1) * n_in // n_out)) for i in range(n_out)]
+
+
+def ref_adaptive(x, size, reduce, nd):
+    shape = x.shape[-nd:]
+    size = _nd(size, nd)
+    ranges = [_adaptive_ranges(shape[i], size[i]) for i in range(nd)]
+    y = np.empty(x.shape[:-nd] + size)
+    for o in itertools.product(*[range(v) for v in size]):
+        block = x[(Ellipsis,) + tuple(slice(*ranges[i][o[i]]) for i in range(nd))]
+        y[(Ellipsis,) + o] = reduce(block.reshape(block.shape[:-nd] + (-1,)), axis=-1)
+    return y
+
+
+def ref_unpool(values, index, size):
+    nd = len(size)
+    lead = values.shape[:-nd]
+    out = np.zeros(lead + tuple(size))
+    flat = out.reshape(-1, math.prod(size))
+    for plane, (v, i) in enumerate(zip(values.reshape(len(flat), -1), index.reshape(len(flat), -1))):
+        flat[plane, i] = v
+    return out
+
+
+def ref_lp_pool(x, norm, k, s=None, nd=2):
+    return (ref_avg_pool(x ** norm, k, s, nd=nd) * math.prod(_nd(k, nd))) ** (1.0 / norm)
+
+
+def ref_pixel_shuffle(x, r):
+    n, c, h, w = x.shape
+    out = np.empty((n, c // (r * r), h * r, w * r))
+    for ch in range(c // (r * r)):
+        for i in range(r):
+            for j in range(r):
+                out[:, ch, i::r, j::r] = x[:, ch * r * r + i * r + j]
+    return out
+
+
+def ref_trilinear(x, size):
+    """Separable linear interpolation (align_corners False), one axis at a time."""
+    for axis, n_out in zip((2, 3, 4), size):
+        n_in = x.shape[axis]
+        src = np.maximum((np.arange(n_out) + 0.5) * n_in / n_out - 0.5, 0)
+        i0 = np.minimum(np.floor(src).astype(int), n_in - 1)
+        i1 = np.minimum(i0 + 1, n_in - 1)
+        lam = (src - i0).reshape([-1 if a == axis else 1 for a in range(x.ndim)])
+        x = np.take(x, i0, axis) * (1 - lam) + np.take(x, i1, axis) * lam
+    return x
+
+
+def ref_nearest_exact(x, size):
+    for axis, n_out in zip(range(2, x.ndim), size):
+        n_in = x.shape[axis]
+        x = np.take(x, np.minimum(np.floor((np.arange(n_out) + 0.5) * n_in / n_out).astype(int), n_in - 1), axis)
+    return x
+
+
+_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+X3 = (2, 2, 4, 5, 6)
+
+ROWS = [
+    # conv3d / conv_transpose3d
+    OpSpec("conv3d", lambda x, w, b: gg.conv3d(x, w, b, stride=(1, 2, 1), padding=1),
+           lambda x, w, b: ref_conv3d(x, w, b, (1, 2, 1), 1), [F((2, 2, 4, 5, 4)), F((3, 2, 2, 3, 2)), F((3,))]),
+    OpSpec("conv3d[groups2,dilation2]", lambda x, w: gg.conv3d(x, w, dilation=(2, 1, 1), groups=2),
+           lambda x, w: ref_conv3d(x, w, dilation=(2, 1, 1), groups=2), [F((2, 4, 5, 3, 3)), F((4, 2, 2, 2, 2))]),
+    OpSpec("conv3d[depthwise]", lambda x, w: gg.conv3d(x, w, padding=1, groups=2),
+           lambda x, w: ref_conv3d(x, w, padding=1, groups=2), [F((2, 2, 3, 3, 3)), F((4, 1, 3, 3, 3))]),
+    OpSpec("conv_transpose3d", lambda x, w: gg.conv_transpose3d(x, w, stride=2, padding=1, output_padding=(1, 0, 1)),
+           lambda x, w: ref_conv_transpose3d(x, w, 2, 1, (1, 0, 1)), [F((2, 3, 2, 3, 2)), F((3, 2, 3, 2, 3))]),
+    # max / avg pooling in 1 and 3 axes
+    OpSpec("max_pool1d", lambda x: gg.max_pool1d(x, 3, 2, 1), lambda x: ref_max_pool(x, 3, 2, 1, nd=1),
+           [F((2, 3, 9))]),
+    OpSpec("max_pool1d[ceil,dilation2]", lambda x: gg.max_pool1d(x, 2, 2, dilation=2, ceil_mode=True),
+           lambda x: ref_max_pool(x, 2, 2, 0, 2, True, nd=1), [F((2, 3, 8))]),
+    OpSpec("max_pool3d", lambda x: gg.max_pool3d(x, 2), lambda x: ref_max_pool(x, 2), [F(X3)]),
+    OpSpec("max_pool3d[k(2,3,2),s(1,2,2),pad1,ceil]", lambda x: gg.max_pool3d(x, (2, 3, 2), (1, 2, 2), 1, ceil_mode=True),
+           lambda x: ref_max_pool(x, (2, 3, 2), (1, 2, 2), 1, 1, True), [F(X3)]),
+    OpSpec("max_pool3d[unbatched]", lambda x: gg.max_pool3d(x, 2, 1), lambda x: ref_max_pool(x, 2, 1), [F((2, 3, 3, 4))]),
+    OpSpec("max_pool3d[indices]", lambda x: gg.max_pool3d(x, 2, return_indices=True)[1],
+           lambda x: ref_max_pool(x, 2, indices=True), [F(X3, diff=False)], grad=False),
+    OpSpec("max_pool3d[values_with_indices]", lambda x: gg.max_pool3d(x, (3, 2, 2), 2, 1, return_indices=True)[0],
+           lambda x: ref_max_pool(x, (3, 2, 2), 2, 1), [F(X3)]),
+    OpSpec("max_pool1d[indices]", lambda x: gg.max_pool1d(x, 3, 2, 1, return_indices=True)[1],
+           lambda x: ref_max_pool(x, 3, 2, 1, nd=1, indices=True), [F((2, 3, 9), diff=False)], grad=False),
+    OpSpec("avg_pool1d", lambda x: gg.avg_pool1d(x, 3, 2, 1), lambda x: ref_avg_pool(x, 3, 2, 1, nd=1), [F((2, 3, 9))]),
+    OpSpec("avg_pool1d[exclude_pad,ceil]", lambda x: gg.avg_pool1d(x, 3, 2, 1, True, False),
+           lambda x: ref_avg_pool(x, 3, 2, 1, True, False, nd=1), [F((2, 3, 8))]),
+    OpSpec("avg_pool3d", lambda x: gg.avg_pool3d(x, 2), lambda x: ref_avg_pool(x, 2), [F(X3)]),
+    OpSpec("avg_pool3d[pad1,exclude_pad,ceil]", lambda x: gg.avg_pool3d(x, 3, 2, 1, True, False),
+           lambda x: ref_avg_pool(x, 3, 2, 1, True, False), [F(X3)]),
+    OpSpec("avg_pool3d[divisor_override]", lambda x: gg.avg_pool3d(x, (2, 2, 3), 1, divisor_override=5),
+           lambda x: ref_avg_pool(x, (2, 2, 3), 1, divisor_override=5), [F(X3)]),
+    # unpooling (indices from a max pooling of fixed values)
+    OpSpec("max_unpool1d", lambda v, i: gg.max_unpool1d(v, i, 2),
+           lambda v, i: ref_unpool(v, i, (8,)), [F((2, 3, 4)), A(np.arange(4)[None, None] * 2 + np.array([[[0], [1], [0]]]) + np.zeros((2, 1, 1), int))]),
+    OpSpec("max_unpool2d", lambda v, i: gg.max_unpool2d(v, i, 2, output_size=(5, 4)),
+           lambda v, i: ref_unpool(v, i, (5, 4)), [F((2, 2, 2, 2)), A(np.array([[0, 3], [9, 14]]) + np.zeros((2, 2, 1, 1), int))]),
+    OpSpec("max_unpool3d", lambda v, i: gg.max_unpool3d(v, i, 2),
+           lambda v, i: ref_unpool(v, i, (4, 4, 4)),
+           [F((1, 2, 2, 2, 2)), A(np.array([0, 7, 10, 31, 40, 45, 58, 63]).reshape(1, 1, 2, 2, 2) + np.zeros((1, 2, 1, 1, 1), int))]),
+    # adaptive pooling
+    OpSpec("adaptive_avg_pool1d", lambda x: gg.adaptive_avg_pool1d(x, 4),
+           lambda x: ref_adaptive(x, 4, np.mean, 1), [F((2, 3, 10))]),
+    OpSpec("adaptive_avg_pool3d", lambda x: gg.adaptive_avg_pool3d(x, (3, 2, 4)),
+           lambda x: ref_adaptive(x, (3, 2, 4), np.mean, 3), [F(X3)]),
+    OpSpec("adaptive_max_pool1d", lambda x: gg.adaptive_max_pool1d(x, 4),
+           lambda x: ref_adaptive(x, 4, np.max, 1), [F((2, 3, 10))]),
+    OpSpec("adaptive_max_pool2d", lambda x: gg.adaptive_max_pool2d(x, (3, 4)),
+           lambda x: ref_adaptive(x, (3, 4), np.max, 2), [F((2, 3, 7, 6))]),
+    OpSpec("adaptive_max_pool3d", lambda x: gg.adaptive_max_pool3d(x, (3, 2, 4)),
+           lambda x: ref_adaptive(x, (3, 2, 4), np.max, 3), [F(X3)]),
+    OpSpec("adaptive_max_pool2d[upsample]", lambda x: gg.adaptive_max_pool2d(x, (5, 2)),
+           lambda x: ref_adaptive(x, (5, 2), np.max, 2), [F((2, 2, 3, 5))]),
+    # power-average pooling (positive inputs: x^p of a negative x is NaN for fractional p)
+    OpSpec("lp_pool1d", lambda x: gg.lp_pool1d(x, 2, 3, 2), lambda x: ref_lp_pool(x, 2, 3, 2, nd=1), [P((2, 3, 9))]),
+    OpSpec("lp_pool2d", lambda x: gg.lp_pool2d(x, 1.5, (2, 3)), lambda x: ref_lp_pool(x, 1.5, (2, 3)), [P((2, 2, 4, 6))]),
+    OpSpec("lp_pool3d", lambda x: gg.lp_pool3d(x, 3, 2), lambda x: ref_lp_pool(x, 3, 2, nd=3), [P(X3)]),
+    # interpolation
+    OpSpec("interpolate[trilinear]", lambda x: gg.interpolate(x, size=(3, 7, 4), mode="trilinear"),
+           lambda x: ref_trilinear(x, (3, 7, 4)), [F(X3)]),
+    OpSpec("interpolate[nearest,3d]", lambda x: gg.interpolate(x, size=(3, 7, 4)),
+           lambda x: np.take(np.take(np.take(x, [0, 1, 2], 2), [0, 0, 1, 2, 2, 3, 4], 3), [0, 1, 3, 4], 4),
+           [F(X3)]),
+    OpSpec("interpolate[nearest-exact]", lambda x: gg.interpolate(x, size=(3, 7), mode="nearest-exact"),
+           lambda x: ref_nearest_exact(x, (3, 7)), [F((2, 2, 5, 4))]),
+    OpSpec("interpolate[nearest,int]", lambda x: gg.interpolate(x, size=(3, 7)),
+           lambda x: np.take(np.take(x, [0, 1, 3], 2), [0, 0, 1, 1, 2, 2, 3], 3), [I((2, 2, 5, 4), 0, 100)],
+           grad=False),
+    # shuffles
+    OpSpec("pixel_shuffle", lambda x: gg.pixel_shuffle(x, 2), lambda x: ref_pixel_shuffle(x, 2), [F((2, 8, 3, 2))]),
+    OpSpec("pixel_unshuffle", lambda x: gg.pixel_unshuffle(x, 2),
+           lambda x: x.reshape(2, 3, 2, 2, 3, 2).transpose(0, 1, 3, 5, 2, 4).reshape(2, 12, 2, 3), [F((2, 3, 4, 6))]),
+    OpSpec("channel_shuffle", lambda x: gg.channel_shuffle(x, 3),
+           lambda x: x.reshape(2, 3, 2, 5).transpose(0, 2, 1, 3).reshape(2, 6, 5), [F((2, 6, 5))]),
+    # padding modes over three axes (F.pad's PyTorch order: last axis first)
+] + [
+    OpSpec(f"pad[{mode},3d]", lambda x, mode=mode: GF.pad(x, (1, 2, 0, 1, 2, 1), mode=mode),
+           lambda x, mode=mode: np.pad(x, ((0, 0), (0, 0), (2, 1), (0, 1), (1, 2)), mode=_PAD_MODES[mode]),
+           [F((2, 2, 4, 3, 5))])
+    for mode in _PAD_MODES
+]
+
+
+# ---- channel and alpha dropout (a fresh generator per call: a fixed mask, so a fixed function) -------
+def ref_channel_dropout(x, p, seed, channel_axis=1):
+    keep = np.random.default_rng(seed).random(x.shape[:channel_axis + 1] + (1,) * (x.ndim - channel_axis - 1)) >= p
+    return x * keep / (1 - p)
+
+
+def ref_alpha_dropout(x, p, seed, channel_axis=None):
+    like = x.shape if channel_axis is None else x.shape[:channel_axis + 1] + (1,) * (x.ndim - channel_axis - 1)
+    keep = np.random.default_rng(seed).random(like) >= p
+    s = 1.7580993408473766
+    a = 1 / math.sqrt((s * s * p + 1) * (1 - p))
+    return np.where(keep, a * x + a * s * p, a * s * (p - 1))
+
+
+ROWS += [
+    OpSpec("dropout1d", lambda x: gg.dropout1d(x, 0.4, generator=gg.Generator(3)),
+           lambda x: ref_channel_dropout(x, 0.4, 3), [F((4, 5, 3))]),
+    OpSpec("dropout1d[unbatched]", lambda x: gg.dropout1d(x, 0.4, generator=gg.Generator(3)),
+           lambda x: ref_channel_dropout(x, 0.4, 3, 0), [F((5, 3))], batch=False),  # axis 0 is the channel axis
+    OpSpec("dropout2d", lambda x: gg.dropout2d(x, 0.5, generator=gg.Generator(1)),
+           lambda x: ref_channel_dropout(x, 0.5, 1), [F((3, 4, 2, 3))]),
+    OpSpec("dropout2d[eval]", lambda x: gg.dropout2d(x, 0.5, training=False), lambda x: x, [F((3, 4, 2, 3))]),
+    OpSpec("dropout3d", lambda x: gg.dropout3d(x, 0.3, generator=gg.Generator(5)),
+           lambda x: ref_channel_dropout(x, 0.3, 5), [F((3, 4, 2, 2, 3))]),
+    OpSpec("alpha_dropout", lambda x: gg.alpha_dropout(x, 0.2, training=True, generator=gg.Generator(2)),
+           lambda x: ref_alpha_dropout(x, 0.2, 2), [F((4, 6))]),
+    OpSpec("alpha_dropout[eval]", lambda x: gg.alpha_dropout(x, 0.2), lambda x: x, [F((4, 6))]),
+    OpSpec("feature_alpha_dropout", lambda x: gg.feature_alpha_dropout(x, 0.3, training=True, generator=gg.Generator(4)),
+           lambda x: ref_alpha_dropout(x, 0.3, 4, 1), [F((4, 5, 3))]),
+]
