@@ -234,7 +234,8 @@ def _quantile(x, q, axis: Optional[int], keepdims: bool, interpolation: str, ign
         if ignore_nan:
             position = maximum(level * (count - 1), 0.0)
         else:  # a row with a NaN picks its last sorted element, a NaN (where PyTorch sends the gradient)
-            position = astype(where(reduce.any(nan, ax, keepdims=True), n - 1, level * (n - 1)), x.dtype)
+            has_nan = astype(reduce.any(nan, ax, keepdims=True), x.dtype)
+            position = has_nan * ((1 - level) * (n - 1)) + level * (n - 1)
         out = _interpolate(ranked, ax, position, interpolation)
         if axis is None:
             out = reshape(out, (1,) * ndim if keepdims else ())

@@ -172,6 +172,13 @@ def test_onnx_export_of_logcumsumexp_over_a_wide_range(tmp_path):
     _export_and_run(lambda x: gg.logcumsumexp(x, 1), [wide], tmp_path)
 
 
+def test_onnx_export_of_searchsorted_and_bucketize(tmp_path):
+    rows = np.array([[1.0, 2.0, 2.0, 4.0], [0.0, 5.0, 6.0, 6.0]], np.float32)
+    values = np.array([[2.0, 5.0, 0.0], [6.0, -1.0, 5.5]], np.float32)
+    _export_and_run(lambda s, v: (gg.searchsorted(s, v), gg.searchsorted(s, v, right=True, out_int32=True),
+                                  gg.bucketize(v, s[0])), [rows, values], tmp_path)
+
+
 def test_onnx_export_of_unique(tmp_path):
     data = np.array([3, 1, 2, 3, 1, 5], np.int64)
     _export_and_run(lambda x: gg.unique(x, return_inverse=True, return_counts=True), [data], tmp_path)

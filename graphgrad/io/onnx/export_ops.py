@@ -222,6 +222,20 @@ def _argsort(ctx, node):
     return indices
 
 
+@exports(G.SearchSorted)
+def _searchsorted(ctx, node):
+    # in a sorted row the insertion index is the count of entries below the value (at most it, with
+    # right=True): compare every value with its row, (..., m, 1) against (..., 1, n), and sum (NaN
+    # values count no entry, where NumPy would place them after every number)
+    sequence, values = node.inputs
+    dtype = np.result_type(sequence.dtype, values.dtype)
+    rows = ctx.add("Unsqueeze", [ctx.value(sequence, dtype), ctx.ints([-2])])
+    queries = ctx.add("Unsqueeze", [ctx.value(values, dtype), ctx.ints([-1])])
+    below = ctx.add("LessOrEqual" if node.op.right else "Less", [rows, queries])
+    counts = _reduce(ctx, "ReduceSum", ctx.add("Cast", [below], to=np.dtype(np.int64)), (-1,), False)
+    return counts if node.out.dtype == np.int64 else ctx.add("Cast", [counts], to=np.dtype(np.int32))
+
+
 @exports(G.LogCumSumExp)
 def _logcumsumexp(ctx, node):
     """A log-depth (Hillis-Steele) scan of logaddexp: ``y = logaddexp(y, y shifted by 2^k)`` along the
