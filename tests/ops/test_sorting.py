@@ -135,6 +135,10 @@ def test_graph_mode_session_and_function():
 
 
 # ---- ONNX export ----------------------------------------------------------------------------------------------
+def _flat(out) -> list:
+    return [t for o in out for t in _flat(o)] if isinstance(out, (tuple, list)) else [out]
+
+
 def _export_and_run(fn, inputs, tmp_path):
     onnx = pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
@@ -144,8 +148,7 @@ def _export_and_run(fn, inputs, tmp_path):
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
     got = session.run(None, dict(zip(names, inputs)))
-    result = fn(*[gg.tensor(v) for v in inputs])
-    expected = [t.numpy() for t in (result if isinstance(result, (tuple, list)) else [result])]
+    expected = [t.numpy() for t in _flat(fn(*[gg.tensor(v) for v in inputs]))]
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and g.shape == e.shape, f"{g.dtype}{g.shape} != {e.dtype}{e.shape}"
@@ -170,6 +173,13 @@ def test_onnx_export_of_sorting_ops(tmp_path):
 def test_onnx_export_of_logcumsumexp_over_a_wide_range(tmp_path):
     wide = np.array([[-900.0, 0.0, 80.0, -200.0, 81.0], [60.0, -60.0, 59.0, 61.0, -np.inf]], np.float32)
     _export_and_run(lambda x: gg.logcumsumexp(x, 1), [wide], tmp_path)
+
+
+def test_onnx_export_of_cummax_and_cummin(tmp_path):
+    data = np.array([[1.0, NAN, 3.0, NAN, 2.0, 0.0], [2.0, 0.5, 2.0, 0.5, 3.0, 0.5]], np.float32)
+    _export_and_run(lambda x: (x.cummax(1), x.cummin(1), gg.cummax(x, 0).indices), [data], tmp_path)
+    ints = np.array([[3, 1, 3, 0, 5, 5, 1]], np.int64)
+    _export_and_run(lambda x: (x.cummax(-1).indices, x.cummin(-1)), [ints], tmp_path)
 
 
 def test_onnx_export_of_searchsorted_and_bucketize(tmp_path):

@@ -236,10 +236,56 @@ def _searchsorted(ctx, node):
     return counts if node.out.dtype == np.int64 else ctx.add("Cast", [counts], to=np.dtype(np.int32))
 
 
+def _shifted(ctx, y: str, rank: int, axis: int, size: int, shift: int, fill: str) -> str:
+    """``y`` moved ``shift`` places forward along ``axis`` (of static ``size``), ``fill`` coming in."""
+    kept = ctx.add("Slice", [y, ctx.ints([0]), ctx.ints([size - shift]), ctx.ints([axis])])
+    pads = [0] * (2 * rank)
+    pads[axis] = shift
+    return ctx.add("Pad", [kept, ctx.ints(pads), fill])
+
+
+def _scan(ctx, y: str, rank: int, axis: int, size: int, fill: str, combine) -> str:
+    """An inclusive scan along ``axis`` in log2(size) steps (Hillis-Steele): ``y = combine(y, y shifted
+    by 2^k)``, for an associative ``combine`` whose identity is ``fill``."""
+    shift = 1
+    while shift < size:
+        y = combine(y, _shifted(ctx, y, rank, axis, size, shift, fill))
+        shift *= 2
+    return y
+
+
+@exports(G.CumExtremumIndices)
+def _cum_extremum_indices(ctx, node):
+    # the running extremum as a scan of Max/Min (NaN propagates, as in graphgrad); then, where x equals
+    # it, its position; the running maximum of those positions is the last index holding the extremum
+    x = node.inputs[0]
+    rank = _rank(x)
+    axis = normalize_axis(node.op.name, node.op.axis, rank)
+    size = x.shape[axis]
+    if size is None:
+        raise OnnxExportError(f"{node.op.name}: the scanned dimension must be known to export (shape {x.shape})")
+    dtype = x.dtype
+    op_type = "Max" if node.op.largest else "Min"
+    if dtype.kind == "f":
+        fill = -np.inf if node.op.largest else np.inf
+    else:
+        fill = np.iinfo(dtype).min if node.op.largest else np.iinfo(dtype).max
+    v = ctx.value(x)
+    running = _scan(ctx, v, rank, axis, size, ctx.const(fill, dtype), lambda a, b: ctx.add(op_type, [a, b]))
+    hits = ctx.add("Equal", [v, running])
+    if dtype.kind == "f":
+        hits = ctx.add("Or", [hits, ctx.add("IsNaN", [v])])
+    shape = [1] * rank
+    shape[axis] = size
+    positions = ctx.const(np.arange(size, dtype=np.int64).reshape(shape))
+    zero = ctx.const(0, np.int64)
+    marked = ctx.add("Where", [hits, positions, zero])
+    return _scan(ctx, marked, rank, axis, size, zero, lambda a, b: ctx.add("Max", [a, b]))
+
+
 @exports(G.LogCumSumExp)
 def _logcumsumexp(ctx, node):
-    """A log-depth (Hillis-Steele) scan of logaddexp: ``y = logaddexp(y, y shifted by 2^k)`` along the
-    axis, the shift filled with -inf. Each step is max(a, b) + log(1 + exp(-|a - b|)), so no value
+    """A log-depth scan of logaddexp: each step is max(a, b) + log(1 + exp(-|a - b|)), so no value
     overflows or underflows, however wide the range of ``x``."""
     x = node.inputs[0]
     dtype = node.out.dtype
@@ -251,20 +297,16 @@ def _logcumsumexp(ctx, node):
         top = _reduce(ctx, "ReduceMax", y, (axis,), True)  # exact unless a prefix lies ~87 (float32) below it
         total = ctx.add("CumSum", [ctx.add("Exp", [ctx.add("Sub", [y, top])]), ctx.const(axis, np.int64)])
         return ctx.add("Add", [ctx.add("Log", [total]), top])
-    minus_inf, one = ctx.const(-np.inf, dtype), ctx.const(1, dtype)
-    shift = 1
-    while shift < size:
-        kept = ctx.add("Slice", [y, ctx.ints([0]), ctx.ints([size - shift]), ctx.ints([axis])])
-        pads = [0] * (2 * rank)
-        pads[axis] = shift
-        shifted = ctx.add("Pad", [kept, ctx.ints(pads), minus_inf])
-        top = ctx.add("Max", [y, shifted])
-        gap = ctx.add("Abs", [ctx.add("Sub", [y, shifted])])
+    one = ctx.const(1, dtype)
+
+    def logaddexp(a, b):
+        top = ctx.add("Max", [a, b])
+        gap = ctx.add("Abs", [ctx.add("Sub", [a, b])])
         combined = ctx.add("Add", [top, ctx.add("Log", [ctx.add("Add", [one, ctx.add("Exp", [ctx.add("Neg", [gap])])])])])
         # two -inf give -inf (their difference would be NaN)
-        y = ctx.add("Where", [ctx.add("IsInf", [top], detect_positive=0), top, combined])
-        shift *= 2
-    return ctx.add("Identity", [y])
+        return ctx.add("Where", [ctx.add("IsInf", [top], detect_positive=0), top, combined])
+
+    return ctx.add("Identity", [_scan(ctx, y, rank, axis, size, ctx.const(-np.inf, dtype), logaddexp)])
 
 
 @exports(G.SumTo)
