@@ -1,7 +1,9 @@
 """The dtypes graphgrad tensors carry: NumPy dtype objects, so they work unchanged with CuPy.
 
 ``gg.float32 == np.float32`` holds, and promotion follows NumPy (NEP 50: Python scalars are weak,
-``float32_tensor * 2.5`` stays float32).
+``float32_tensor * 2.5`` stays float32) except where NumPy would widen to float64 with no float64
+operand: there PyTorch's rule holds (``int_tensor / 2``, ``int_tensor * 0.5``, ``exp(int_tensor)`` give the
+default float dtype; ``float32_tensor * int64_tensor`` stays float32), so float64 never appears by surprise.
 """
 from __future__ import annotations
 

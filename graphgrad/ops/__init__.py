@@ -31,7 +31,10 @@ def _named(fn):
     Only the exported functions (``gg.tanh``) are wrapped; the ops call each other unwrapped."""
 
     @_functools.wraps(fn)
-    def function(*args, name=None, **kwargs):
+    def function(*args, **kwargs):
+        if "name" not in kwargs:
+            return fn(*args, **kwargs)
+        name = kwargs.pop("name")
         out = fn(*args, **kwargs)
         if name is not None and isinstance(out, _Tensor) and out.data is None:
             if _builtins.any(out is a for a in args):  # the function returned an input: name a copy of it

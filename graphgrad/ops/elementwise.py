@@ -6,6 +6,7 @@ All broadcast NumPy-style and promote dtypes as NumPy does (Python scalars are w
 from __future__ import annotations
 
 import math
+import operator as _operator
 from typing import Any
 
 from graphgrad.backend import np, ufunc_result_dtype
@@ -14,6 +15,9 @@ from graphgrad.core.spec import TensorSpec, broadcast_shapes
 from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import as_dtype, float_result
 from graphgrad.errors import DTypeError
+
+
+_FLOAT64 = np.dtype("float64")
 
 
 def _operand_dtype(s: Any):
@@ -39,7 +43,19 @@ def _ufunc_spec(op: Op, ufunc: str, *specs) -> TensorSpec:
     except Exception as exc:
         shown = ", ".join(str(_operand_dtype(s)) for s in specs)
         raise DTypeError(f"{op.name}: unsupported dtypes ({shown}): {exc}") from None
-    return TensorSpec(shape, dtype)
+    return TensorSpec(shape, _pytorch_float(dtype, *specs))
+
+
+def _pytorch_float(dtype, *specs):
+    """The shape rule's side of :func:`_narrowed`: float64 only when an operand is float64."""
+    if dtype != _FLOAT64:
+        return dtype
+    dtypes = [_operand_dtype(s) for s in specs]
+    dtypes = [d for d in dtypes if isinstance(d, np.dtype)]
+    if any(d == _FLOAT64 for d in dtypes):
+        return dtype
+    floats = [d for d in dtypes if d.kind in "fc"]
+    return floats[0] if len(floats) == 1 else np.promote_types(*floats) if floats else float_result(np.dtype("int64"))
 
 
 class Binary(Op):
@@ -57,7 +73,7 @@ class Add(Binary):
     saves_output = False
 
     def forward(self, xp, a, b):
-        return a + b
+        return _narrowed(a + b, a, b, _operator.add)
 
     def backward(self, inputs, out, g):
         return g, g
@@ -69,7 +85,7 @@ class Sub(Binary):
     saves_output = False
 
     def forward(self, xp, a, b):
-        return a - b
+        return _narrowed(a - b, a, b, _operator.sub)
 
     def backward(self, inputs, out, g):
         return g, (-g if needs_grad(inputs[1]) else None)
@@ -81,7 +97,7 @@ class Mul(Binary):
     saves_output = False
 
     def forward(self, xp, a, b):
-        return a * b
+        return _narrowed(a * b, a, b, _operator.mul)
 
     def backward(self, inputs, out, g):
         a, b = inputs
@@ -91,10 +107,24 @@ class Mul(Binary):
 def _true_divide_dtype(a_dtype, b_dtype):
     """True division's result dtype: that of the float tensor operand(s); integer, bool and Python
     scalar operands alone give the default float dtype (PyTorch's rule; NumPy would give float64)."""
-    floats = [d for d in (a_dtype, b_dtype) if isinstance(d, np.dtype) and d.kind in "fc"]
+    floats = [d for d in (a_dtype, b_dtype) if d is not None and isinstance(d, np.dtype) and d.kind in "fc"]
     if not floats:
         return float_result(np.dtype("int64"))
     return floats[0] if len(floats) == 1 else np.promote_types(*floats)
+
+
+def _narrowed(out, a, b, compute):
+    """``out`` (NumPy's result of ``compute(a, b)``), recomputed under PyTorch's promotion where NumPy
+    widened to float64 with no float64 operand (an integer tensor with a Python float or a float32
+    tensor): then the result takes the float tensor's dtype, or the default float dtype."""
+    if out.dtype != _FLOAT64:
+        return out
+    a_dtype, b_dtype = getattr(a, "dtype", None), getattr(b, "dtype", None)
+    # (`is None` first: NumPy reads None as float64 in dtype comparisons)
+    if (a_dtype is not None and a_dtype == _FLOAT64) or (b_dtype is not None and b_dtype == _FLOAT64):
+        return out
+    dtype = _true_divide_dtype(a_dtype, b_dtype)
+    return compute(a.astype(dtype) if a_dtype is not None else a, b.astype(dtype) if b_dtype is not None else b)
 
 
 class Div(Binary):
@@ -109,13 +139,7 @@ class Div(Binary):
         return TensorSpec(spec.shape, dtype)
 
     def forward(self, xp, a, b):
-        a_dtype, b_dtype = getattr(a, "dtype", None), getattr(b, "dtype", None)
-        if (a_dtype is None or a_dtype.kind != "f") and (b_dtype is None or b_dtype.kind != "f") or \
-                (a_dtype is not None and b_dtype is not None and (a_dtype.kind == "f") != (b_dtype.kind == "f")):
-            dtype = _true_divide_dtype(a_dtype, b_dtype)
-            a = a.astype(dtype, copy=False) if a_dtype is not None else a
-            b = b.astype(dtype, copy=False) if b_dtype is not None else b
-        return a / b
+        return _narrowed(a / b, a, b, _operator.truediv)
 
     def backward(self, inputs, out, g):
         a, b = inputs
@@ -131,7 +155,7 @@ class FloorDivide(Binary):
     saves_output = False
 
     def forward(self, xp, a, b):
-        return a // b
+        return _narrowed(a // b, a, b, _operator.floordiv)
 
     def backward(self, inputs, out, g):
         return g * 0, g * 0
@@ -144,7 +168,7 @@ class Remainder(Binary):
     saves_output = False
 
     def forward(self, xp, a, b):
-        return a % b
+        return _narrowed(a % b, a, b, _operator.mod)
 
     def backward(self, inputs, out, g):
         a, b = inputs
@@ -156,7 +180,7 @@ class Pow(Binary):
     ufunc = "power"
 
     def forward(self, xp, a, b):
-        return a ** b
+        return _narrowed(a ** b, a, b, _operator.pow)
 
     def backward(self, inputs, out, g):
         a, b = inputs
@@ -183,7 +207,7 @@ class Arctan2(Binary):
     saves_output = False
 
     def forward(self, xp, y, x):
-        return xp.arctan2(y, x)
+        return _narrowed(xp.arctan2(y, x), y, x, xp.arctan2)
 
     def backward(self, inputs, out, g):
         y, x = inputs
@@ -211,7 +235,7 @@ class Maximum(_Extremum):
     ufunc = "maximum"
 
     def forward(self, xp, a, b):
-        return xp.maximum(a, b)
+        return _narrowed(xp.maximum(a, b), a, b, xp.maximum)
 
 
 class Minimum(_Extremum):
@@ -221,7 +245,7 @@ class Minimum(_Extremum):
     ufunc = "minimum"
 
     def forward(self, xp, a, b):
-        return xp.minimum(a, b)
+        return _narrowed(xp.minimum(a, b), a, b, xp.minimum)
 
 
 class _Predicate(Binary):
@@ -257,10 +281,11 @@ class Where(Op):
 
     def infer(self, cond, x, y):
         shape = broadcast_shapes(self.name, _shape(cond), _shape(x), _shape(y))
-        return TensorSpec(shape, np.result_type(*[s.dtype if isinstance(s, TensorSpec) else s for s in (x, y)]))
+        return TensorSpec(shape, _pytorch_float(np.result_type(*[s.dtype if isinstance(s, TensorSpec) else s
+                                                                  for s in (x, y)]), x, y))
 
     def forward(self, xp, cond, x, y):
-        return xp.where(cond, x, y)
+        return _narrowed(xp.where(cond, x, y), x, y, lambda x, y: xp.where(cond, x, y))
 
     def backward(self, inputs, out, g):
         cond, x, y = inputs

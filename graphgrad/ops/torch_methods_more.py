@@ -202,6 +202,8 @@ def _install() -> None:
     Tensor.bernoulli_ = bernoulli_
     Tensor.exponential_ = exponential_
     Tensor.random_ = random_
+    Tensor.is_cuda = property(lambda x: x.device.type == "cuda")
+    Tensor.is_cpu = property(lambda x: x.device.type == "cpu")
     # last, every op family's TORCH_METHODS: methods whose PyTorch meaning differs from the op function's
     for family in ops.FAMILIES:
         for name, fn in getattr(ops._families[family], "TORCH_METHODS", {}).items():

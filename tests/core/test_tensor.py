@@ -112,13 +112,17 @@ def test_operators_with_scalars_and_numpy_arrays_reflected():
     assert (x == 2).tolist() == [False, True, False] and (x >= 2).tolist() == [False, True, True]
 
 
-def test_type_promotion_follows_numpy():
+def test_type_promotion_follows_numpy_except_where_it_widens_to_float64():
     f32, f64 = gg.ones(2, dtype="float32"), gg.ones(2, dtype="float64")
     i32, u8 = gg.ones(2, dtype="int32"), gg.ones(2, dtype="uint8")
     assert (f32 + f64).dtype == gg.float64
     assert (i32 + u8).dtype == gg.int32
     assert (u8 + 1).dtype == gg.uint8
-    assert (f32 * i32).dtype == np.result_type(np.float32, np.int32)
+    # PyTorch's rule where NumPy would give float64 with no float64 operand: the float tensor's dtype,
+    # or the default float dtype for integers with a Python float
+    assert (f32 * i32).dtype == gg.float32 and (i32 * 0.5).dtype == gg.float32 and (i32 / i32).dtype == gg.float32
+    assert gg.maximum(i32, 0.5).dtype == gg.float32 and gg.where(i32 > 0, i32, 0.5).dtype == gg.float32
+    assert (f64 * i32).dtype == gg.float64 and (i32 * f64).dtype == gg.float64
     assert gg.promote_types("float16", "float32") == gg.float32
 
 

@@ -34,6 +34,16 @@ return_types = _gg.ValuesIndices
 device = _gg.device
 
 
+class Size(tuple):
+    """``torch.Size``: a shape, a tuple (graphgrad's shapes are plain tuples, which compare equal)."""
+
+    def numel(self) -> int:
+        out = 1
+        for d in self:
+            out *= d
+        return out
+
+
 def _reduce_with_indices(value_fn, index_fn):
     def reduce(x, dim=None, keepdim: bool = False, *, out=None):
         if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum

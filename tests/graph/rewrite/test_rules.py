@@ -121,7 +121,7 @@ def test_int_times_float_one_is_kept():
     assert fired(prog, "drop_multiply_by_one") == 0 and fired(prog, "drop_divide_by_one") == 0
     assert counts(prog)["Mul"] == 1 and counts(prog)["Div"] == 1
     got = assert_same(graph, [y, z], {x: np.array([1, 2, 3], np.int32)})
-    assert got[0].dtype == np.float64 and got[1].dtype == np.float32  # int / int: the default float
+    assert got[0].dtype == np.float32 and got[1].dtype == np.float32  # int with a float: the default float
 
 
 def test_float32_times_float64_one_is_kept():
@@ -353,7 +353,7 @@ def test_cse_keeps_literals_of_different_types_apart():
     prog = program([y, z], [x])
     assert counts(prog)["Mul"] == 2
     got = assert_same(graph, [y, z], {x: np.array([1, 2, 3], np.int32)})
-    assert got[0].dtype == np.int32 and got[1].dtype == np.float64
+    assert got[0].dtype == np.int32 and got[1].dtype == np.float32
 
 
 def test_cse_merges_equal_small_constants():
