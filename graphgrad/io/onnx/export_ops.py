@@ -578,20 +578,40 @@ def _einsum(ctx, node):
 
 
 # ---- resampling ----------------------------------------------------------------------------------------------
-@exports(G.AdaptiveAvgPool2d, G.Interpolate)
+@exports(G.AdaptiveAvgPool1d, G.AdaptiveAvgPool2d, G.AdaptiveAvgPool3d, G.Interpolate)
 def _resample(ctx, node):
-    """``y = A_h @ x @ A_w^T`` with the op's own constant matrices (one per trailing axis)."""
+    """``y = A_h @ x @ A_w^T`` with the op's own constant matrices (one per trailing axis); an axis before
+    those two is swapped with the last one around its MatMul."""
     op, x = node.op, node.inputs[0]
-    if len(op.axes) > 2:
-        raise OnnxExportError("resampling over more than two axes is not exported")
+    rank, nd = len(x.shape), len(op.axes)
     y = ctx.value(x)
     for i, axis in enumerate(op.axes):
         a = np.asarray(op._matrix(np, node.out.dtype, axis))  # (out, in)
         if op.transpose:
             a = a.T
-        last = i == len(op.axes) - 1
-        y = ctx.add("MatMul", [y, ctx.const(a.T)] if last else [ctx.const(a), y])
+        from_end = nd - 1 - i  # 0: the last axis
+        if from_end == 0:
+            y = ctx.add("MatMul", [y, ctx.const(a.T)])
+        elif from_end == 1:
+            y = ctx.add("MatMul", [ctx.const(a), y])
+        else:
+            perm = list(range(rank))
+            perm[-1], perm[-1 - from_end] = perm[-1 - from_end], perm[-1]
+            y = ctx.add("Transpose", [ctx.add("MatMul", [ctx.add("Transpose", [y], perm=perm), ctx.const(a.T)])],
+                        perm=perm)
     return y
+
+
+@exports(G.MaxPool1d, G.MaxPool2d, G.MaxPool3d, G.AvgPool1d, G.AvgPool2d, G.AvgPool3d)
+def _pool(ctx, node):
+    """MaxPool / AveragePool; an input without a batch axis gets one around the node (ONNX pools
+    ``(N, C, *S)``)."""
+    op, x = node.op, node.inputs[0]
+    attrs = op.onnx_attributes(ctx.opset)
+    if len(x.shape) == op.nd + 2:
+        return ctx.add(op.onnx, [ctx.value(x)], **attrs)
+    batched = _axes_form(ctx, "Unsqueeze", [ctx.value(x)], [0], 13)
+    return _axes_form(ctx, "Squeeze", [ctx.add(op.onnx, [batched], **attrs)], [0], 13)
 
 
 @exports(G.RandomLike)

@@ -1,0 +1,135 @@
+"""The spatial layers (3-D convolutions, pooling, unpooling, padding, resampling, channel dropout): their
+PyTorch values are checked through tests/oracle/cases_spatial.py; here, what the corpus cannot show:
+parameters and initialization, train/eval behaviour of dropout, gg.function and Session graphs, and
+ONNX export of the layers checked in onnxruntime."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graphgrad as gg
+from graphgrad import nn
+
+RNG = np.random.default_rng(0)
+
+
+def f32(*shape):
+    return RNG.uniform(-1, 1, shape).astype(np.float32)
+
+
+def test_conv3d_parameters_and_functional_form():
+    conv = nn.Conv3d(4, 6, (2, 3, 3), stride=(1, 2, 1), padding=1, groups=2, bias=True)
+    assert conv.weight.shape == (6, 2, 2, 3, 3) and conv.bias.shape == (6,)
+    bound = 1 / np.sqrt(2 * 2 * 3 * 3)  # kaiming_uniform(a=sqrt(5)) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    assert np.abs(conv.weight.numpy()).max() <= bound and np.abs(conv.bias.numpy()).max() <= bound
+    x = gg.tensor(f32(2, 4, 3, 5, 4))
+    y = conv(x)
+    np.testing.assert_allclose(y.numpy(), gg.conv3d(x, conv.weight, conv.bias, (1, 2, 1), 1, 1, 2).numpy())
+    up = nn.ConvTranspose3d(4, 2, 2, stride=2)
+    assert up.weight.shape == (4, 2, 2, 2, 2)
+    assert up(gg.tensor(f32(1, 4, 2, 3, 2)), output_size=(5, 7, 4)).shape == (1, 2, 5, 7, 4)
+    assert nn.Conv3d(2, 2, 3, padding=1, padding_mode="circular")(gg.tensor(f32(1, 2, 3, 4, 5))).shape == (1, 2, 3, 4, 5)
+
+
+def test_channel_dropout_zeroes_whole_channels_and_is_identity_in_eval():
+    x = gg.ones(8, 16, 3, 4)
+    drop = nn.Dropout2d(0.5, generator=gg.Generator(1))
+    y = drop(x).numpy().reshape(8, 16, -1)
+    assert set(np.unique(y)) == {0.0, 2.0}
+    assert (y.min(-1) == y.max(-1)).all()  # one value per channel
+    assert drop.eval()(x) is x
+    for layer, shape in ((nn.Dropout1d(0.3), (4, 6, 5)), (nn.Dropout1d(0.3), (6, 5)), (nn.Dropout3d(0.3), (2, 6, 2, 2, 2)),
+                         (nn.FeatureAlphaDropout(0.3), (4, 6, 5))):
+        out = layer(gg.ones(*shape)).numpy()
+        flat = out.reshape(shape[:-1] + (-1,)) if len(shape) == 2 else out.reshape(shape[:2] + (-1,))
+        assert (flat.min(-1) == flat.max(-1)).all(), type(layer).__name__
+        assert layer.eval()(gg.ones(*shape)).numpy().tolist() == np.ones(shape).tolist()
+    a = nn.AlphaDropout(0.2)(gg.randn(100_000)).numpy()
+    assert abs(a.mean()) < 0.02 and abs(a.std() - 1) < 0.02  # keeps zero mean, unit variance
+
+
+def test_padding_layers_argument_checks():
+    with pytest.raises(ValueError):
+        nn.ReflectionPad2d((1, 2, 3))
+    with pytest.raises(gg.ShapeError):
+        nn.ReflectionPad3d(1)(gg.ones(2, 3))
+    assert nn.ZeroPad1d(2)(gg.ones(3, 4)).shape == (3, 8)
+    assert nn.ConstantPad2d((1, 0, 2, 1), 7.0)(gg.ones(1, 2, 3)).numpy()[0, 0, 0] == 7.0
+
+
+def test_pooling_error_messages():
+    with pytest.raises(gg.ShapeError, match="max_pool3d"):
+        gg.max_pool3d(gg.ones(2, 4, 4), 2)
+    with pytest.raises(gg.ShapeError, match="max_unpool2d"):
+        gg.max_unpool2d(gg.ones(1, 1, 2, 2), gg.zeros(1, 1, 2, 2, dtype="int64"), 2, output_size=(9, 9))
+    with pytest.raises(gg.ShapeError, match="pixel_shuffle"):
+        gg.pixel_shuffle(gg.ones(1, 3, 2, 2), 2)
+
+
+def _model():
+    return nn.Sequential(nn.Conv3d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool3d(2), nn.AvgPool3d(1),
+                         nn.Upsample(scale_factor=2, mode="trilinear"), nn.AdaptiveMaxPool3d((2, 2, 1)),
+                         nn.Flatten(), nn.Linear(16, 3))
+
+
+def test_layers_in_function_and_session_match_eager():
+    model = _model()
+    x = f32(2, 2, 4, 4, 4)
+    eager = model(gg.tensor(x)).numpy()
+    traced = gg.function(lambda t: model(t))
+    np.testing.assert_allclose(traced(gg.tensor(x)).numpy(), eager, rtol=1e-5, atol=1e-6)
+    graph = gg.Graph()
+    with graph.as_default():
+        p = gg.placeholder("float32", (None, 2, 4, 4, 4))
+        out = model(p)
+        grads = gg.gradients(out.sum(), [p])
+    value, grad = gg.Session(graph).run([out, grads[0]], {p: x})
+    np.testing.assert_allclose(value, eager, rtol=1e-5, atol=1e-6)
+    xt = gg.tensor(x, requires_grad=True)
+    model(xt).sum().backward()
+    np.testing.assert_allclose(grad, xt.grad.numpy(), rtol=1e-4, atol=1e-6)
+    pools = [nn.MaxPool1d(3, 2, return_indices=True), nn.AdaptiveMaxPool1d(3, return_indices=True)]
+    x1 = f32(2, 3, 9)
+    for pool in pools:
+        v, i = pool(gg.tensor(x1))
+        tv, ti = gg.function(lambda t: pool(t))(gg.tensor(x1))
+        np.testing.assert_array_equal(tv.numpy(), v.numpy())
+        np.testing.assert_array_equal(ti.numpy(), i.numpy())
+
+
+ONNX_LAYERS = {
+    "Conv3d": (lambda: nn.Conv3d(2, 3, (2, 3, 3), stride=(1, 2, 1), padding=1), (2, 2, 4, 5, 4)),
+    "ConvTranspose3d": (lambda: nn.ConvTranspose3d(2, 3, 2, stride=2, padding=1, output_padding=1), (1, 2, 3, 3, 3)),
+    "MaxPool1d": (lambda: nn.MaxPool1d(3, 2, padding=1), (2, 3, 9)),
+    "MaxPool3d": (lambda: nn.MaxPool3d((2, 3, 2), (1, 2, 2), padding=1, ceil_mode=True), (2, 2, 4, 5, 6)),
+    "MaxPool3d-unbatched": (lambda: nn.MaxPool3d(2), (2, 4, 4, 4)),
+    "AvgPool1d": (lambda: nn.AvgPool1d(3, 2, padding=1), (2, 3, 9)),
+    "AvgPool3d": (lambda: nn.AvgPool3d(3, 2, 1, count_include_pad=False), (2, 2, 5, 5, 6)),
+    "AdaptiveAvgPool1d": (lambda: nn.AdaptiveAvgPool1d(4), (2, 3, 10)),
+    "AdaptiveAvgPool3d": (lambda: nn.AdaptiveAvgPool3d((2, 3, 4)), (2, 2, 5, 6, 7)),
+    "LPPool2d": (lambda: nn.LPPool2d(2, 2), (2, 2, 4, 6)),
+    "Upsample-trilinear": (lambda: nn.Upsample(size=(3, 5, 4), mode="trilinear"), (1, 2, 2, 3, 3)),
+    "Upsample-nearest-exact": (lambda: nn.Upsample(scale_factor=1.5, mode="nearest-exact"), (1, 2, 4, 4)),
+    "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2), (1, 2, 3, 3)),
+    "PixelShuffle": (lambda: nn.PixelShuffle(2), (2, 8, 3, 3)),
+    "PixelUnshuffle": (lambda: nn.PixelUnshuffle(2), (2, 2, 4, 6)),
+    "ChannelShuffle": (lambda: nn.ChannelShuffle(2), (2, 6, 3, 3)),
+    "ReflectionPad3d": (lambda: nn.ReflectionPad3d((1, 2, 0, 1, 1, 1)), (1, 2, 3, 4, 5)),
+    "ReplicationPad2d": (lambda: nn.ReplicationPad2d(2), (1, 2, 3, 4)),
+    "CircularPad1d": (lambda: nn.CircularPad1d((2, 1)), (1, 2, 5)),
+    "ConstantPad3d": (lambda: nn.ConstantPad3d(1, 2.5), (1, 2, 2, 2, 2)),
+    "Dropout3d-eval": (lambda: nn.Dropout3d(0.5).eval(), (1, 2, 2, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(ONNX_LAYERS))
+def test_layer_exports_to_onnx(name):
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    make, shape = ONNX_LAYERS[name]
+    layer = make()
+    x = np.abs(f32(*shape)) if name.startswith("LPPool") else f32(*shape)
+    model = gg.onnx.export(layer, None, [x])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {session.get_inputs()[0].name: x})
+    np.testing.assert_allclose(got, layer(gg.tensor(x)).numpy(), rtol=1e-4, atol=1e-5)
