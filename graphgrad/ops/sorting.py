@@ -69,9 +69,11 @@ def _sort_pair(x, dim: int, descending: bool, name: str) -> ValuesIndices:
     return ValuesIndices(values, order)
 
 
-def sort(x, axis: int = -1, descending: bool = False, stable: bool = False, *, dim: Optional[int] = None) -> Tensor:
+def sort(x, axis: int = -1, descending: bool = False, stable: bool = False, *, dim: Optional[int] = None,
+         kind: Optional[str] = None) -> Tensor:
     """The values of ``x`` sorted along ``axis`` (NumPy's ``np.sort``: values only; NaN last, or first
-    when ``descending``). The sort is always stable. ``x.sort(dim)`` / ``torch.sort`` return
+    when ``descending``). The sort is always stable (NumPy's ``kind`` is accepted and changes nothing).
+    ``x.sort(dim)`` / ``torch.sort`` return
     ``(values, indices)``. Differentiable: the gradient goes back to each value's position.
     Shapes: (3, 4) -> (3, 4)."""
     return _sort_pair(x, axis if dim is None else dim, descending, "sort").values
