@@ -96,3 +96,13 @@ C("std[method_keepdim]", [F(S)], lambda t, x: x.std(0, keepdim=True), lambda g, 
 C("repeat[method]", [F((2, 3))], lambda t, x: x.repeat(2, 1, 2), lambda g, x: x.repeat(2, 1, 2))
 C("repeat_interleave[method]", [F((2, 3))], lambda t, x: x.repeat_interleave(2, dim=1),
   lambda g, x: x.repeat_interleave(2, dim=1))
+# PyTorch's promotion where NumPy would widen to float64 with no float64 operand
+C("promotion[int_times_float_scalar]", [I(S, -5, 5)], lambda t, x: x * 0.5 + 1, lambda g, x: x * 0.5 + 1, rtol=1e-6)
+C("promotion[int_plus_f32_tensor]", [I(S, -5, 5), F(S, dtype="float32")], lambda t, i, x: i + x - x * i,
+  lambda g, i, x: i + x - x * i, rtol=1e-6)
+C("promotion[int_pow_float]", [I(S, 1, 5)], lambda t, x: x ** 0.5, lambda g, x: x ** 0.5, rtol=1e-6)
+C("promotion[where_int_float]", [I(S, -5, 5)], lambda t, x: t.where(x > 0, x, 0.5), lambda g, x: g.where(x > 0, x, 0.5),
+  rtol=1e-6)
+C("promotion[maximum_int_f32]", [I(S, -5, 5), F(S, dtype="float32")], lambda t, i, x: t.maximum(i, x),
+  lambda g, i, x: g.maximum(i, x), rtol=1e-6)
+C("promotion[f64_stays]", [I(S, -5, 5), F(S)], lambda t, i, x: i * x, lambda g, i, x: i * x)
