@@ -385,7 +385,7 @@ def unique_consecutive(x, return_inverse: bool = False, return_counts: bool = Fa
     else:
         ax = normalize_axis("unique_consecutive", dim, x.ndim)
         starts, ends, positions = _runs(SliceKeys(ax).apply(x), True)
-        values = x[(slice(None),) * ax + (starts,)]
+        values = take(x, positions[starts], ax)  # (a 1-D mask, then a gather: both have ONNX forms)
     out = [stop_gradient(values)]
     if return_inverse:
         inverse = reduce.cumsum(astype(starts, "int64"), 0) - 1

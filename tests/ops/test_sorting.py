@@ -192,3 +192,6 @@ def test_onnx_export_of_searchsorted_and_bucketize(tmp_path):
 def test_onnx_export_of_unique(tmp_path):
     data = np.array([3, 1, 2, 3, 1, 5], np.int64)
     _export_and_run(lambda x: gg.unique(x, return_inverse=True, return_counts=True), [data], tmp_path)
+    slices = np.array([[1, 2, 1, 0], [3, 4, 3, 0], [1, 2, 1, 0]], np.int64)
+    _export_and_run(lambda x: x.unique(dim=1, return_inverse=True, return_counts=True), [slices], tmp_path)
+    _export_and_run(lambda x: gg.unique_consecutive(x, return_counts=True, dim=0), [slices], tmp_path)

@@ -254,6 +254,17 @@ def _scan(ctx, y: str, rank: int, axis: int, size: int, fill: str, combine) -> s
     return y
 
 
+@exports(G.SliceKeys)
+def _slice_keys(ctx, node):
+    # ONNX's sorted Unique over the slices (as rows): its inverse indices are keys in lexicographic order
+    x = node.inputs[0]
+    rank = _rank(x)
+    axis = normalize_axis(node.op.name, node.op.axis, rank)
+    perm = [axis] + [d for d in range(rank) if d != axis]
+    rows = ctx.add("Reshape", [ctx.add("Transpose", [ctx.value(x)], perm=perm), ctx.ints([0, -1])])
+    return ctx.add("Unique", [rows], n_outputs=4, axis=0, sorted=1)[2]
+
+
 @exports(G.CumExtremumIndices)
 def _cum_extremum_indices(ctx, node):
     # the running extremum as a scan of Max/Min (NaN propagates, as in graphgrad); then, where x equals
