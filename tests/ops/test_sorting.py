@@ -189,6 +189,14 @@ def test_onnx_export_of_searchsorted_and_bucketize(tmp_path):
                                   gg.bucketize(v, s[0])), [rows, values], tmp_path)
 
 
+def test_onnx_export_of_histograms(tmp_path):
+    data = np.array([[0.1, 0.9, 1.5, 1.5], [2.0, -0.5, 0.5, 3.7]], np.float32)
+    weights = np.array([[1.0, 0.5, 2.0, 1.0], [0.25, 1.0, 1.0, 3.0]], np.float32)
+    _export_and_run(lambda x, w: (gg.histc(x, 4), x.histc(3, 0, 2), gg.histogram(x, 3, range=(0, 3)),
+                                  x.histogram(gg.tensor([0.0, 0.5, 2.0]), weight=w, density=True)),
+                    [data, weights], tmp_path)
+
+
 def test_onnx_export_of_unique(tmp_path):
     data = np.array([3, 1, 2, 3, 1, 5], np.int64)
     _export_and_run(lambda x: gg.unique(x, return_inverse=True, return_counts=True), [data], tmp_path)

@@ -254,6 +254,64 @@ def _scan(ctx, y: str, rank: int, axis: int, size: int, fill: str, combine) -> s
     return y
 
 
+def _bin_counts(ctx, index: str, inside: str, bins: int, dtype, weight=None) -> str:
+    """(bins,) sums over the flat elements whose bin is ``index`` and that lie ``inside``: a one-hot
+    (elements, bins) comparison summed over the elements (memory grows as elements times bins)."""
+    onehot = ctx.add("Equal", [ctx.add("Unsqueeze", [index, ctx.ints([-1])]), ctx.const(np.arange(bins, dtype=np.int64))])
+    onehot = ctx.cast(ctx.add("And", [onehot, ctx.add("Unsqueeze", [inside, ctx.ints([-1])])]), np.bool_, dtype)
+    if weight is not None:
+        onehot = ctx.add("Mul", [onehot, ctx.add("Unsqueeze", [weight, ctx.ints([-1])])])
+    return _reduce(ctx, "ReduceSum", onehot, (0,), False)
+
+
+@exports(G.Histc)
+def _histc(ctx, node):
+    op, dtype = node.op, node.out.dtype
+    flat = ctx.add("Reshape", [ctx.value(node.inputs[0]), ctx.ints([-1])])
+    if op.min == op.max:  # the data's range, widened by 1 on each side when it is a single value
+        lo, hi = (_reduce(ctx, r, flat, (0,), False) for r in ("ReduceMin", "ReduceMax"))
+        same = ctx.add("Equal", [lo, hi])
+        one = ctx.const(1, dtype)
+        lo = ctx.add("Where", [same, ctx.add("Sub", [lo, one]), lo])
+        hi = ctx.add("Where", [same, ctx.add("Add", [hi, one]), hi])
+        scale = ctx.add("Div", [ctx.const(op.bins, dtype), ctx.add("Sub", [hi, lo])])
+    else:
+        lo, hi = ctx.const(op.min, dtype), ctx.const(op.max, dtype)
+        scale = ctx.const(op.bins / (op.max - op.min), dtype)
+    position = ctx.add("Floor", [ctx.add("Mul", [ctx.add("Sub", [flat, lo]), scale])])
+    index = ctx.add("Min", [ctx.cast(position, dtype, np.int64), ctx.const(op.bins - 1, np.int64)])  # max: last bin
+    inside = ctx.add("And", [ctx.add("GreaterOrEqual", [flat, lo]), ctx.add("LessOrEqual", [flat, hi])])
+    return _bin_counts(ctx, index, inside, op.bins, dtype)
+
+
+@exports(G.HistogramCounts)
+def _histogram_counts(ctx, node):
+    x, edges_t = node.inputs[:2]
+    bins = node.out.shape[0]
+    if bins is None:
+        raise OnnxExportError("histogram: the number of bin edges must be known to export")
+    dtype = x.dtype
+    flat = ctx.add("Reshape", [ctx.value(x), ctx.ints([-1])])
+    edges = ctx.value(edges_t, dtype)
+    # the bin of v: how many edges are <= v, less one (the last edge closes the last bin)
+    at_most = ctx.add("LessOrEqual", [ctx.add("Unsqueeze", [edges, ctx.ints([0])]), ctx.add("Unsqueeze", [flat, ctx.ints([-1])])])
+    index = ctx.add("Sub", [_reduce(ctx, "ReduceSum", ctx.cast(at_most, np.bool_, np.int64), (1,), False), ctx.const(1, np.int64)])
+    index = ctx.add("Min", [index, ctx.const(bins - 1, np.int64)])
+    first = ctx.add("Gather", [edges, ctx.const(0, np.int64)])
+    last = ctx.add("Gather", [edges, ctx.const(bins, np.int64)])
+    inside = ctx.add("And", [ctx.add("GreaterOrEqual", [flat, first]), ctx.add("LessOrEqual", [flat, last])])
+    weight = None
+    if len(node.inputs) == 3:
+        weight = ctx.add("Reshape", [ctx.value(node.inputs[2], dtype), ctx.ints([-1])])
+    counts = _bin_counts(ctx, index, inside, bins, dtype, weight)
+    if node.op.density:
+        widths = ctx.add("Sub", [ctx.add("Slice", [edges, ctx.ints([1]), ctx.ints([bins + 1])]),
+                                 ctx.add("Slice", [edges, ctx.ints([0]), ctx.ints([bins])])])
+        total = _reduce(ctx, "ReduceSum", counts, (0,), False)
+        counts = ctx.add("Div", [counts, ctx.add("Mul", [total, widths])])
+    return ctx.cast(counts, dtype, node.out.dtype)
+
+
 @exports(G.SliceKeys)
 def _slice_keys(ctx, node):
     # ONNX's sorted Unique over the slices (as rows): its inverse indices are keys in lexicographic order
