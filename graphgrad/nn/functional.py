@@ -39,6 +39,7 @@ from graphgrad.ops.pool_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d, ada
                                    adaptive_max_pool3d, avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
                                    max_pool1d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d)
 from graphgrad.ops.resample import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from graphgrad.ops.norm_spatial import instance_norm, local_response_norm
 from graphgrad.ops.reduce import norm
 from graphgrad.ops.shape import flatten, one_hot, pad as _pad, transpose
 from graphgrad.ops.unary import relu, sigmoid, tanh
@@ -56,6 +57,7 @@ __all__ = [
     "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "upsample",
     "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "instance_norm", "local_response_norm",
     # attention, normalization, dropout, embedding
     "scaled_dot_product_attention", "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding",
     "one_hot",

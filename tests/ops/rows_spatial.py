@@ -268,3 +268,35 @@ ROWS += [
     OpSpec("feature_alpha_dropout", lambda x: gg.feature_alpha_dropout(x, 0.3, training=True, generator=gg.Generator(4)),
            lambda x: ref_alpha_dropout(x, 0.3, 4, 1), [F((4, 5, 3))]),
 ]
+
+
+# ---- per-sample normalizations --------------------------------------------------------------------------
+def ref_instance_norm(x, weight=None, bias=None, eps=1e-5):
+    axes = tuple(range(2, x.ndim))
+    y = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
+    view = (1, -1) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(view)
+    if bias is not None:
+        y = y + bias.reshape(view)
+    return y
+
+
+def ref_local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    c = x.shape[1]
+    div = np.empty_like(x)
+    for ch in range(c):
+        lo, hi = max(0, ch - size // 2), min(c, ch + (size - 1) // 2 + 1)
+        div[:, ch] = (x[:, lo:hi] ** 2).sum(1)
+    return x / (k + alpha / size * div) ** beta
+
+
+ROWS += [
+    OpSpec("instance_norm", gg.instance_norm, ref_instance_norm, [F((2, 3, 4, 5))]),
+    OpSpec("instance_norm[affine,1d]", lambda x, w, b: gg.instance_norm(x, None, None, w, b),
+           lambda x, w, b: ref_instance_norm(x, w, b), [F((2, 3, 6)), F((3,)), F((3,))], batch=False),  # (C,) params
+    OpSpec("local_response_norm", lambda x: gg.local_response_norm(x, 3, 0.1, 0.6, 1.5),
+           lambda x: ref_local_response_norm(x, 3, 0.1, 0.6, 1.5), [F((2, 5, 3, 2))]),
+    OpSpec("local_response_norm[even,1d]", lambda x: gg.local_response_norm(x, 2, 0.2),
+           lambda x: ref_local_response_norm(x, 2, 0.2), [F((2, 4, 5))]),
+]

@@ -118,3 +118,12 @@ C("ReflectionPad2d[unbatched]", [F((3, 6, 7))], *_m("ReflectionPad2d", 2))
 # ---- dropout in eval mode, and dropped rates -----------------------------------------------------------------
 C("alpha_dropout[eval]", [F((4, 5))], *_f("alpha_dropout", p=0.3, training=False))
 C("Dropout3d[eval]", [F(X3)], lambda t, x: t.nn.Dropout3d(0.5).eval()(x), lambda g, x: g.nn.Dropout3d(0.5).eval()(x))
+
+# ---- per-sample normalizations ------------------------------------------------------------------------------
+C("instance_norm", [F((2, 3, 4, 5)), F((3,)), F((3,))],
+  lambda t, x, w, b: nnf(t).instance_norm(x, weight=w, bias=b),
+  lambda g, x, w, b: g.nn.functional.instance_norm(x, weight=w, bias=b))
+C("instance_norm[3d_f32]", [F((2, 2, 3, 2, 4))], *_f("instance_norm", eps=1e-3), **F32)
+C("local_response_norm", [F((2, 6, 3, 3))], *_f("local_response_norm", size=3, alpha=0.1, beta=0.6, k=1.5))
+C("local_response_norm[even_3d]", [F((2, 5, 2, 2, 3))], *_m("LocalResponseNorm", 4, 0.3))
+C("InstanceNorm1d[unbatched]", [F((3, 7))], *_m("InstanceNorm1d", 3))

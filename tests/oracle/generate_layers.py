@@ -58,6 +58,19 @@ CASES = {
     "layer_norm": ("LayerNorm", dict(normalized_shape=5), (3, 4, 5), {}),
     "layer_norm_2d": ("LayerNorm", dict(normalized_shape=(4, 5), eps=1e-3), (2, 3, 4, 5), {}),
     "group_norm": ("GroupNorm", dict(num_groups=2, num_channels=4), (3, 4, 2, 3), {}),
+    "conv3d": ("Conv3d", dict(in_channels=2, out_channels=3, kernel_size=(2, 3, 2), stride=(1, 2, 1), padding=1),
+               (2, 2, 3, 5, 4), {}),
+    "conv3d_replicate_groups": ("Conv3d", dict(in_channels=4, out_channels=2, kernel_size=3, padding=1, groups=2,
+                                               padding_mode="replicate", bias=False), (1, 4, 3, 3, 4), {}),
+    "conv_transpose3d": ("ConvTranspose3d", dict(in_channels=3, out_channels=2, kernel_size=2, stride=2, padding=1,
+                                                 output_padding=1), (1, 3, 2, 3, 2), {}),
+    "batch_norm3d": ("BatchNorm3d", dict(num_features=3), (2, 3, 2, 3, 2), {"calls": 1, "eval": True}),
+    "instance_norm1d": ("InstanceNorm1d", dict(num_features=3), (2, 3, 6), {}),
+    "instance_norm2d_affine_tracked": ("InstanceNorm2d", dict(num_features=3, affine=True, track_running_stats=True,
+                                                              momentum=0.2), (2, 3, 3, 4), {"calls": 1, "eval": True}),
+    "instance_norm3d_tracked": ("InstanceNorm3d", dict(num_features=2, track_running_stats=True), (2, 2, 2, 3, 2),
+                                {"eval": True}),
+    "local_response_norm": ("LocalResponseNorm", dict(size=3, alpha=0.1, beta=0.6, k=1.5), (2, 5, 3, 3), {}),
 }
 
 
@@ -65,7 +78,7 @@ def _randomize_affine(torch, layer) -> None:
     """Norm layers start at weight 1, bias 0: draw them so the test sees them used."""
     with torch.no_grad():
         for name, p in layer.named_parameters():
-            if type(layer).__name__.startswith(("BatchNorm", "LayerNorm", "GroupNorm")):
+            if type(layer).__name__.startswith(("BatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm")):
                 p.copy_(torch.rand_like(p) + 0.5 if name == "weight" else torch.randn_like(p))
 
 
