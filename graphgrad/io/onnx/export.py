@@ -168,15 +168,17 @@ def _where(node: GraphNode) -> str:
 
 
 def _operand_dtype(node: GraphNode):
-    """The element type the operands of an elementwise ONNX op are cast to: NumPy's promotion of the
-    non-bool operands (Python scalars weak), or the float output of a float function of integers."""
+    """The element type the operands of an elementwise ONNX op are cast to: the output's float dtype,
+    else NumPy's promotion of the non-bool operands (Python scalars weak)."""
     operands = [x.dtype if isinstance(x, Tensor) else x for x in node.inputs
                 if not (isinstance(x, Tensor) and x.dtype.kind == "b") and not isinstance(x, bool)]
     if not operands:
         return None
     dtype = np.result_type(*operands)
     out = node.out.dtype
-    return out if out.kind == "f" and dtype.kind != "f" else dtype
+    # a float output fixes the operands' type: that of a float function of integers, or graphgrad's
+    # promotion where NumPy alone would widen to float64 (an integer tensor with a Python float)
+    return out if out.kind == "f" else dtype
 
 
 def _one_to_one(ctx: ExportContext, node: GraphNode) -> str:
@@ -423,6 +425,7 @@ def _write_atomically(data: bytes, path: str) -> None:
 
 from graphgrad.io.onnx import export_ops as _export_ops  # noqa: E402,F401  (registers the converters)
 from graphgrad.io.onnx import export_sorting as _export_sorting  # noqa: E402,F401
+from graphgrad.io.onnx import export_math as _export_math  # noqa: E402,F401
 
 __all__ = ["export", "exports", "graph_to_onnx", "ExportContext", "OnnxExportError", "DEFAULT_OPSET",
            "CONVERTERS"]
