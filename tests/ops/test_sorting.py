@@ -134,6 +134,26 @@ def test_graph_mode_session_and_function():
         np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-6)
 
 
+def test_gradients_inside_gg_function_match_eager():
+    from graphgrad import nn
+
+    p = nn.Parameter(gg.tensor(np.array([3.0, 1.0, 2.0, 2.5])))
+
+    def step():
+        x = p * 1.0
+        loss = (x.median() + gg.nanquantile(x, 0.3) + x.cummin(0).values.sum() + gg.logcumsumexp(x, 0).sum()
+                + x.sort(descending=True).values[0] + x.topk(2).values.sum() + x.kthvalue(2).values + x.mode().values)
+        loss.backward()
+        return loss
+
+    eager_loss = step().item()
+    eager_grad = p.grad.numpy().copy()
+    p.grad = None
+    traced = gg.function(step)
+    np.testing.assert_allclose(traced().item(), eager_loss, rtol=1e-12)
+    np.testing.assert_allclose(p.grad.numpy(), eager_grad, rtol=1e-12)
+
+
 # ---- ONNX export ----------------------------------------------------------------------------------------------
 def _flat(out) -> list:
     return [t for o in out for t in _flat(o)] if isinstance(out, (tuple, list)) else [out]
