@@ -199,9 +199,19 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     return out
 
 
+_TYPE_NAMES = {"torch.FloatTensor": "float32", "torch.DoubleTensor": "float64", "torch.HalfTensor": "float16",
+               "torch.LongTensor": "int64", "torch.IntTensor": "int32", "torch.ShortTensor": "int16",
+               "torch.ByteTensor": "uint8", "torch.CharTensor": "int8", "torch.BoolTensor": "bool"}
+
+
 def type_(x: Tensor, dtype: Any = None):
-    """Without an argument, the dtype's name; with one, ``x`` converted to that dtype."""
-    return str(x.dtype) if dtype is None else ew.astype(x, dtype)
+    """Without an argument, the dtype's name; with one (a dtype, a name such as ``"torch.LongTensor"``,
+    or a typed tensor class such as ``torch.LongTensor``), ``x`` converted to that dtype."""
+    if dtype is None:
+        return str(x.dtype)
+    if isinstance(dtype, str):
+        dtype = _TYPE_NAMES.get(dtype, dtype)
+    return ew.astype(x, getattr(dtype, "_dtype", None) or dtype)
 
 
 # ---- in place ---------------------------------------------------------------------------------------------

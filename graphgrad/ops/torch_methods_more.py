@@ -81,7 +81,7 @@ METHODS: dict = {
     "greater_equal": ew.greater_equal, "less": ew.less, "less_equal": ew.less_equal, "not_equal": ew.not_equal,
     "bitwise_and": ew.bitwise_and, "bitwise_or": ew.bitwise_or, "bitwise_xor": ew.bitwise_xor,
     "bitwise_not": unary.invert, "where": where_, "equal": equal, "allclose": allclose, "polygamma": polygamma,
-    "argsort": argsort, "moveaxis": shape.moveaxis,
+    "argsort": argsort, "moveaxis": shape.moveaxis, "type_as": lambda x, other: ew.astype(x, other.dtype),
     "is_floating_point": lambda x: x.dtype.kind == "f", "is_complex": lambda x: x.dtype.kind == "c",
     "is_signed": lambda x: x.dtype.kind in "fic", "is_nonzero": lambda x: bool(x.item()),
     "is_contiguous": lambda x, memory_format=None: True, "element_size": _element_size,
@@ -97,7 +97,7 @@ SAME_NAME = (
     "ravel", "select", "select_scatter", "slice_scatter", "diagonal_scatter", "take_along_dim", "index_add",
     "index_copy", "index_fill", "index_put", "masked_scatter", "fliplr", "flipud", "hsplit", "vsplit", "dsplit",
     "argwhere", "amax", "amin", "isclose", "exp2", "log10", "logaddexp", "logaddexp2", "lerp", "fmod",
-    "nan_to_num", "isin", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "nan_to_num", "isin", "logical_and", "logical_or", "logical_xor", "logical_not", "scatter_add",
 )
 
 #: Methods with an in-place ``name_`` form (computed out of place, then written into the tensor).

@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 import graphgrad as _gg
-from graphgrad import Generator, Tensor, no_grad, enable_grad, set_grad_enabled, manual_seed  # noqa: F401
+from graphgrad import Generator, no_grad, enable_grad, set_grad_enabled, manual_seed  # noqa: F401
 from graphgrad import float16, float32, float64, int32, int64, bool_ as bool, uint8, int8, int16  # noqa: F401
 
 float = float32  # noqa: A001
@@ -25,6 +25,7 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 inference_mode = no_grad
+atan2 = _gg.arctan2
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
 #: PyTorch's ``torch.return_types``: the (values, indices) of max/min/sort/topk.
@@ -32,6 +33,54 @@ return_types = _gg.ValuesIndices
 
 
 device = _gg.device
+
+
+class _TensorType(type):
+    """The metaclass of :class:`Tensor`: graphgrad's tensors are instances, and the class's attributes
+    are graphgrad Tensor's (``torch.Tensor.add`` is the method)."""
+
+    def __instancecheck__(cls, obj) -> builtins.bool:
+        return isinstance(obj, _gg.Tensor) and (cls._dtype is None or obj.dtype == cls._dtype)
+
+    def __subclasscheck__(cls, other) -> builtins.bool:
+        return issubclass(other, _gg.Tensor)
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(_gg.Tensor, name)
+
+
+class Tensor(metaclass=_TensorType):
+    """``torch.Tensor``: ``isinstance(x, torch.Tensor)`` holds for graphgrad tensors; called, it makes
+    a tensor of the default float dtype as PyTorch's legacy constructor does: ``torch.Tensor(3, 4)``
+    (zeros here, uninitialized in PyTorch) or ``torch.Tensor([1, 2])``. ``FloatTensor``,
+    ``LongTensor``... likewise with their dtypes."""
+
+    _dtype = None
+
+    def __new__(cls, *args, **kwargs):
+        dtype = cls._dtype or _gg.get_default_dtype()
+        if args and builtins.all(isinstance(a, builtins.int) for a in args):
+            return _gg.zeros(tuple(args), dtype=dtype)
+        if builtins.len(args) == 1 and isinstance(args[0], (tuple, list)) and not args[0]:
+            return _gg.zeros((0,), dtype=dtype)
+        if builtins.len(args) == 1:
+            return _gg.tensor(args[0], dtype=dtype)
+        return _gg.zeros((0,), dtype=dtype)
+
+
+def _typed_tensor(name: str, dtype) -> type:
+    return _TensorType(name, (Tensor,), {"_dtype": _gg.dtypes.as_dtype(dtype), "__doc__": f"``torch.{name}``."})
+
+
+FloatTensor = _typed_tensor("FloatTensor", "float32")
+DoubleTensor = _typed_tensor("DoubleTensor", "float64")
+HalfTensor = _typed_tensor("HalfTensor", "float16")
+LongTensor = _typed_tensor("LongTensor", "int64")
+IntTensor = _typed_tensor("IntTensor", "int32")
+ShortTensor = _typed_tensor("ShortTensor", "int16")
+ByteTensor = _typed_tensor("ByteTensor", "uint8")
+CharTensor = _typed_tensor("CharTensor", "int8")
+BoolTensor = _typed_tensor("BoolTensor", "bool")
 
 
 class Size(tuple):

@@ -1,0 +1,95 @@
+"""The breadth of graphgrad.compat.torch: the names PyTorch programs commonly use resolve, the legacy
+constructors, typed tensor classes, and the torch.* functions that mean the Tensor method."""
+import numpy as np
+import pytest
+
+import graphgrad as gg
+import graphgrad.compat.torch as torch
+
+#: torch.* functions commonly called by PyTorch programs (each must resolve in the facade).
+TORCH_FUNCTIONS = """
+abs absolute acos acosh add addcdiv addcmul addmm all allclose amax amin aminmax any arange argmax argmin argsort
+argwhere as_tensor asin asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d baddbmm bernoulli bincount
+bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm broadcast_shapes
+broadcast_tensors broadcast_to bucketize cat ceil chunk clamp clamp_max clamp_min clip clone column_stack concat
+copysign cos cosh count_nonzero cummax cummin cumprod cumsum deg2rad diag diag_embed diagonal diagonal_scatter diff
+digamma div divide dsplit dstack einsum empty empty_like eq equal erf erfc erfinv exp exp2 expm1 eye flatten flip
+fliplr flipud float_power floor floor_divide fmax fmin fmod frac from_numpy full full_like gather gcd ge greater gt
+heaviside histc hsplit hstack hypot index_add index_copy index_fill index_put index_select is_floating_point
+is_nonzero is_tensor isclose isfinite isin isinf isnan isneginf isposinf isreal kthvalue lcm ldexp le lerp lgamma
+linspace log log10 log1p log2 logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor logit
+logspace logsumexp lt manual_seed masked_fill masked_scatter masked_select matmul max maximum mean median meshgrid
+min minimum mm mode moveaxis movedim msort mul multinomial multiply mvlgamma nan_to_num nanmean nanmedian
+nanquantile nansum narrow ne neg negative nextafter nonzero normal not_equal numel ones ones_like permute polygamma
+pow prod quantile rad2deg rand rand_like randint randn randn_like randperm range ravel reciprocal remainder
+repeat_interleave reshape roll rot90 round rsqrt rsub scatter scatter_add scatter_reduce searchsorted select
+select_scatter sigmoid sign signbit sin sinc sinh slice_scatter softmax sort split sqrt square squeeze stack std
+std_mean sub subtract sum swapaxes swapdims t take take_along_dim tan tanh tensor tensor_split tile topk transpose
+tril triu true_divide trunc unbind unflatten unique unique_consecutive unsqueeze var var_mean vsplit vstack where
+xlogy zeros zeros_like no_grad enable_grad set_grad_enabled is_grad_enabled inference_mode get_default_dtype
+set_default_dtype save load
+""".split()
+
+#: Tensor methods commonly called by PyTorch programs.
+TENSOR_METHODS = """
+abs abs_ acos add add_ addcmul addcmul_ addcdiv addcdiv_ all allclose amax amin any argmax argmin argsort atan2
+backward bernoulli_ bmm bool ceil chunk clamp clamp_ clamp_min clone contiguous copy_ cos cpu cuda cumsum
+detach diag diagonal diff dim div div_ double eq equal exp exp_ expand expand_as fill_ flatten flip float floor
+gather ge gt half index_add index_add_ index_copy index_fill index_fill_ index_put index_select int is_contiguous
+is_floating_point isnan item kthvalue le log log_ log_softmax logical_not long lt masked_fill masked_fill_
+masked_scatter matmul max mean median min mm mul mul_ narrow ne neg new_full new_ones new_tensor new_zeros
+nonzero normal_ numel numpy permute pow prod reciprocal relu repeat repeat_interleave requires_grad_ reshape
+round rsqrt scatter scatter_ scatter_add scatter_add_ select sigmoid sign sin size softmax sort split sqrt
+square squeeze squeeze_ std sub sub_ sum t t_ tanh to tolist topk transpose transpose_ tril triu type
+type_as unbind unique unsqueeze unsqueeze_ var view view_as where zero_ uniform_ exponential_ random_
+""".split()
+
+
+def test_common_torch_functions_resolve():
+    missing = [name for name in TORCH_FUNCTIONS if not callable(getattr(torch, name, None))]
+    assert not missing, f"torch.* names without a mapping: {missing}"
+
+
+def test_common_tensor_methods_resolve():
+    x = gg.ones((2, 3))
+    missing = [name for name in TENSOR_METHODS if not hasattr(x, name)]
+    assert not missing, f"Tensor methods missing: {missing}"
+
+
+def test_legacy_constructors_and_typed_tensor_classes():
+    assert torch.Tensor(3, 4).shape == (3, 4) and torch.Tensor(3, 4).dtype == gg.float32
+    assert torch.Tensor([1, 2]).dtype == gg.float32 and torch.LongTensor([1, 2]).dtype == gg.int64
+    assert torch.FloatTensor(2).shape == (2,) and torch.BoolTensor([True]).dtype == gg.bool_
+    x = gg.ones(2)
+    assert isinstance(x, torch.Tensor) and isinstance(x, torch.FloatTensor) and not isinstance(x, torch.LongTensor)
+    assert issubclass(gg.Tensor, torch.Tensor) and torch.Tensor.add is gg.Tensor.add
+    assert x.type(torch.LongTensor).dtype == gg.int64 and x.type("torch.DoubleTensor").dtype == gg.float64
+    assert torch.nn.Parameter(torch.Tensor(2, 3)).shape == (2, 3)
+    assert torch.Size([2, 3]) == (2, 3) and torch.Size([2, 3]).numel() == 6
+    assert x.is_cuda is False and x.is_cpu is True
+
+
+def test_torch_functions_with_the_method_meaning():
+    x = gg.tensor(np.arange(12.0).reshape(3, 4))
+    assert torch.std(x).item() == pytest.approx(np.arange(12.0).std(ddof=1))
+    assert torch.var(x, 1, unbiased=False).tolist() == pytest.approx(np.arange(12.0).reshape(3, 4).var(1).tolist())
+    assert torch.transpose(x, 0, 1).shape == (4, 3) and [p.shape for p in torch.split(x, 3, 1)] == [(3, 3), (3, 1)]
+    assert torch.equal(x, x.clone()) is True and torch.max(x, 1).indices.tolist() == [3, 3, 3]
+    assert [r.tolist() for r in torch.where(x > 9)] == [[2, 2], [2, 3]]
+    assert torch.range(0, 2).tolist() == [0.0, 1.0, 2.0] and torch.range(0, 2).dtype == gg.float32
+    assert torch.special.expit(gg.zeros(1)).item() == 0.5
+
+
+def test_integer_promotion_gives_the_default_float():
+    i = torch.arange(4)
+    assert (i / 2).dtype == torch.float32 and (i * 0.5).dtype == torch.float32 and i.float().mean().dtype == torch.float32
+    assert torch.exp(i).dtype == torch.float32 and (i.sqrt()).dtype == torch.float32 and (i + 1).dtype == torch.int64
+
+
+def test_float64_input_into_a_float32_layer_says_how_to_fix_it():
+    layer = torch.nn.Linear(3, 2)
+    with pytest.raises(gg.DTypeError, match="float64.*float32"):
+        layer(torch.ones(1, 3, dtype=torch.float64))
+    with pytest.raises(gg.DTypeError, match="float64.*float32"):
+        torch.nn.Conv2d(1, 1, 3)(torch.ones(1, 1, 4, 4, dtype=torch.float64))
+    assert layer.double()(torch.ones(1, 3, dtype=torch.float64)).dtype == torch.float64
