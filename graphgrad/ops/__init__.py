@@ -25,26 +25,56 @@ RAW_FUNCTIONS = {}
 _WRAPPED = {}
 
 
+def _finish(out, name: str, args: tuple):
+    """Name the graph node that made ``out`` (see :func:`_named`)."""
+    if isinstance(out, _Tensor) and out.data is None:
+        if _builtins.any(out is a for a in args):  # the function returned an input: name a copy of it
+            out = _identity(out)
+        node = out._node
+        if hasattr(node, "graph"):
+            node.graph.rename(node, name)
+    return out
+
+
 def _named(fn):
     """``fn`` taking TensorFlow's ``name=`` too: in graph mode the node that makes the result is named
     ``name`` (its output ``name:0``, found with ``graph.get_tensor_by_name``); eagerly it is ignored.
-    Only the exported functions (``gg.tanh``) are wrapped; the ops call each other unwrapped."""
+    Only the exported functions (``gg.tanh``) are wrapped; the ops call each other unwrapped. The
+    wrapper is generated with ``fn``'s own parameters, so a call costs one plain extra frame."""
+    params = list(_inspect.signature(fn).parameters.values())
+    kinds = _inspect.Parameter
+    if _builtins.any(p.kind in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD, kinds.POSITIONAL_ONLY) for p in params):
+        @_functools.wraps(fn)
+        def function(*args, **kwargs):
+            if "name" not in kwargs:
+                return fn(*args, **kwargs)
+            name = kwargs.pop("name")
+            return _finish(fn(*args, **kwargs), name, args)
 
-    @_functools.wraps(fn)
-    def function(*args, **kwargs):
-        if "name" not in kwargs:
-            return fn(*args, **kwargs)
-        name = kwargs.pop("name")
-        out = fn(*args, **kwargs)
-        if name is not None and isinstance(out, _Tensor) and out.data is None:
-            if _builtins.any(out is a for a in args):  # the function returned an input: name a copy of it
-                out = _identity(out)
-            node = out._node
-            if hasattr(node, "graph"):
-                node.graph.rename(node, name)
-        return out
-
-    return function
+        return function
+    env = {"_fn": fn, "_finish": _finish}
+    signature, call, positional = [], [], []
+    keyword_only = False
+    for i, p in enumerate(params):
+        if p.kind is kinds.KEYWORD_ONLY and not keyword_only:
+            signature.append("*")
+            keyword_only = True
+        if p.default is kinds.empty:
+            signature.append(p.name)
+        else:
+            env[f"_d{i}"] = p.default
+            signature.append(f"{p.name}=_d{i}")
+        call.append(f"{p.name}={p.name}" if keyword_only else p.name)
+        if not keyword_only:
+            positional.append(p.name)
+    signature.append("name=None" if keyword_only else "*, name=None")
+    call = ", ".join(call)
+    source = (f"def {fn.__name__}({', '.join(signature)}):\n"
+              f"    if name is None:\n        return _fn({call})\n"
+              f"    return _finish(_fn({call}), name, ({', '.join(positional)}{',' if positional else ''}))\n")
+    # compiled as this file's code, so error sites and the profiler skip the wrapper as graphgrad's own frame
+    exec(compile(source, __file__, "exec"), env)  # noqa: S102  (built from fn's own signature above)
+    return _functools.wraps(fn)(env[fn.__name__])
 
 
 def _takes_name(fn) -> bool:

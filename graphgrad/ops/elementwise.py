@@ -117,7 +117,7 @@ def _narrowed(out, a, b, compute):
     """``out`` (NumPy's result of ``compute(a, b)``), recomputed under PyTorch's promotion where NumPy
     widened to float64 with no float64 operand (an integer tensor with a Python float or a float32
     tensor): then the result takes the float tensor's dtype, or the default float dtype."""
-    if out.dtype != _FLOAT64:
+    if out.dtype is not _FLOAT64:  # (NumPy's builtin dtypes are singletons: the cheap test on the hot path)
         return out
     a_dtype, b_dtype = getattr(a, "dtype", None), getattr(b, "dtype", None)
     # (`is None` first: NumPy reads None as float64 in dtype comparisons)
