@@ -16,7 +16,9 @@ from graphgrad.core import creation
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops import elementwise as ew
-from graphgrad.ops import math_more, shape, unary
+from graphgrad.core.spec import normalize_axes
+from graphgrad.dtypes import float_result
+from graphgrad.ops import math_more, reduce, shape, unary
 from graphgrad.ops.torch_methods import _writable, masked_fill
 
 
@@ -65,6 +67,24 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool 
     return _argsort(x, dim if axis is None else axis, descending)
 
 
+def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None, *,
+         ord: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor:
+    """PyTorch's ``x.norm(p='fro', dim=None, keepdim=False)``: the ``p``-norm of the elements over
+    ``dim`` (all of them by default) taken as one vector ('fro' is 2; ``inf``, ``-inf``, 0, 1 and any
+    other p), or ``'nuc'`` over a pair of dims. Called with NumPy's keywords (``ord=``, ``axis=``) it is
+    ``gg.norm``. The gradient at zero is 0."""
+    if ord is not None or axis is not None or keepdims is not None:
+        return reduce.norm(x, ord, axis, bool(keepdims))
+    if dtype is not None:
+        x = ew.astype(x, dtype)
+    if x.dtype.kind != "f":
+        x = ew.astype(x, float_result(x.dtype))
+    axes = tuple(range(x.ndim)) if dim is None else normalize_axes("norm", dim, x.ndim)
+    if p == "nuc":
+        return reduce.norm(x, "nuc", axes, keepdim)
+    return reduce._vector_norm(x, 2 if p == "fro" else p, axes, keepdim)
+
+
 def _element_size(x: Tensor) -> int:
     return x.dtype.itemsize
 
@@ -81,7 +101,7 @@ METHODS: dict = {
     "greater_equal": ew.greater_equal, "less": ew.less, "less_equal": ew.less_equal, "not_equal": ew.not_equal,
     "bitwise_and": ew.bitwise_and, "bitwise_or": ew.bitwise_or, "bitwise_xor": ew.bitwise_xor,
     "bitwise_not": unary.invert, "where": where_, "equal": equal, "allclose": allclose, "polygamma": polygamma,
-    "argsort": argsort, "moveaxis": shape.moveaxis, "type_as": lambda x, other: ew.astype(x, other.dtype),
+    "argsort": argsort, "moveaxis": shape.moveaxis, "norm": norm, "type_as": lambda x, other: ew.astype(x, other.dtype),
     "is_floating_point": lambda x: x.dtype.kind == "f", "is_complex": lambda x: x.dtype.kind == "c",
     "is_signed": lambda x: x.dtype.kind in "fic", "is_nonzero": lambda x: bool(x.item()),
     "is_contiguous": lambda x, memory_format=None: True, "element_size": _element_size,
