@@ -119,7 +119,23 @@ ONNX_LAYERS = {
     "CircularPad1d": (lambda: nn.CircularPad1d((2, 1)), (1, 2, 5)),
     "ConstantPad3d": (lambda: nn.ConstantPad3d(1, 2.5), (1, 2, 2, 2, 2)),
     "Dropout3d-eval": (lambda: nn.Dropout3d(0.5).eval(), (1, 2, 2, 2, 2)),
+    "MaxPool2d-indices": (lambda: nn.MaxPool2d(3, 2, padding=1, return_indices=True), (2, 3, 7, 6)),
+    "MaxPool1d-indices-unbatched": (lambda: nn.MaxPool1d(2, dilation=2, return_indices=True), (3, 9)),
+    "MaxPool3d-unpool": (lambda: _PoolUnpool(), (2, 2, 4, 5, 4)),
+    "AdaptiveMaxPool2d-global": (lambda: nn.AdaptiveMaxPool2d(1), (2, 3, 5, 7)),
+    "AdaptiveMaxPool3d-tiled": (lambda: nn.AdaptiveMaxPool3d((2, 1, 3), return_indices=True), (1, 2, 4, 5, 6)),
+    "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3, affine=True), (2, 3, 4, 5)),
+    "LocalResponseNorm": (lambda: nn.LocalResponseNorm(3), (2, 5, 3, 3)),
 }
+
+
+class _PoolUnpool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool, self.unpool = nn.MaxPool3d(2, return_indices=True), nn.MaxUnpool3d(2)
+
+    def forward(self, x):
+        return self.unpool(*self.pool(x), output_size=x.shape)
 
 
 @pytest.mark.parametrize("name", list(ONNX_LAYERS))
@@ -131,5 +147,10 @@ def test_layer_exports_to_onnx(name):
     x = np.abs(f32(*shape)) if name.startswith("LPPool") else f32(*shape)
     model = gg.onnx.export(layer, None, [x])
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    (got,) = session.run(None, {session.get_inputs()[0].name: x})
-    np.testing.assert_allclose(got, layer(gg.tensor(x)).numpy(), rtol=1e-4, atol=1e-5)
+    got = session.run(None, {session.get_inputs()[0].name: x})
+    want = layer(gg.tensor(x))
+    want = list(want) if isinstance(want, tuple) else [want]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.numpy().dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-4, atol=1e-5)

@@ -425,6 +425,7 @@ def _write_atomically(data: bytes, path: str) -> None:
 
 from graphgrad.io.onnx import export_ops as _export_ops  # noqa: E402,F401  (registers the converters)
 from graphgrad.io.onnx import export_sorting as _export_sorting  # noqa: E402,F401
+from graphgrad.io.onnx import export_spatial as _export_spatial  # noqa: E402,F401
 from graphgrad.io.onnx import export_math as _export_math  # noqa: E402,F401
 
 __all__ = ["export", "exports", "graph_to_onnx", "ExportContext", "OnnxExportError", "DEFAULT_OPSET",
