@@ -1,11 +1,13 @@
 """Rearranging channels and pixels, as PyTorch's ``F.pixel_shuffle``, ``F.pixel_unshuffle`` and
-``F.channel_shuffle``: reshapes and one transpose each (so their gradients, graph mode and ONNX export
-come from those ops)."""
+``F.channel_shuffle``. The pixel shuffles are ops (each the other's adjoint; ``PixelShuffle`` is ONNX's
+``DepthToSpace``); the channel shuffle is a reshape, a transpose and a reshape."""
 from __future__ import annotations
 
+from graphgrad.core.op import Op
+from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
-from graphgrad.ops.conv import _shape_of, _shown
+from graphgrad.ops.conv import _checked, _shape_of, _shown
 from graphgrad.ops.shape import reshape, transpose
 
 
@@ -20,6 +22,69 @@ def _lead(fn: str, shape: tuple, known: int) -> tuple:
     return tuple(-1 if s is None else s for s in lead)
 
 
+class PixelShuffle(Op):
+    """``(*, C * r^2, H, W) -> (*, C, H * r, W * r)``: ``out[..., c, h*r + i, w*r + j] =
+    x[..., c*r^2 + i*r + j, h, w]`` (ONNX ``DepthToSpace`` in CRD mode); its adjoint is
+    :class:`PixelUnshuffle`."""
+
+    props = ("factor",)
+
+    def __init__(self, factor: int):
+        self.factor = int(factor)
+
+    def infer(self, x):
+        r = self.factor
+        c, h, w = x.shape[-3:]
+        return TensorSpec(tuple(x.shape[:-3]) + (c // (r * r), _times(h, r), _times(w, r)), x.dtype)
+
+    def forward(self, xp, x):
+        r = self.factor
+        *lead, c, h, w = x.shape
+        y = x.reshape((-1, c // (r * r), r, r, h, w)).transpose(0, 1, 4, 2, 5, 3)
+        return xp.ascontiguousarray(y).reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+    def backward(self, inputs, out, g):
+        return (PixelUnshuffle(self.factor).apply(g),)
+
+
+class PixelUnshuffle(Op):
+    """``(*, C, H * r, W * r) -> (*, C * r^2, H, W)``, the inverse (and adjoint) of :class:`PixelShuffle`."""
+
+    props = ("factor",)
+
+    def __init__(self, factor: int):
+        self.factor = int(factor)
+
+    def infer(self, x):
+        r = self.factor
+        c, h, w = x.shape[-3:]
+        return TensorSpec(tuple(x.shape[:-3]) + (c * r * r, h // r, w // r), x.dtype)
+
+    def forward(self, xp, x):
+        r = self.factor
+        *lead, c, h, w = x.shape
+        y = x.reshape((-1, c, h // r, r, w // r, r)).transpose(0, 1, 3, 5, 2, 4)
+        return xp.ascontiguousarray(y).reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+    def backward(self, inputs, out, g):
+        return (PixelShuffle(self.factor).apply(g),)
+
+
+def _times(size, r: int):
+    return None if size is None else size * r
+
+
+def _check_shuffle(fn: str, input, factor: int, what: str) -> tuple:
+    shape = _shape_of(input)
+    if len(shape) < 3:
+        raise ShapeError(f"{fn}: expected at least 3 dimensions (*, C, H, W), got shape {_shown(shape)}")
+    if int(factor) < 1:
+        raise ValueError(f"{fn}: {what} must be positive, got {factor}")
+    if None in shape[-3:]:
+        raise ShapeError(f"{fn}: needs known channel and spatial sizes, got input shape {_shown(shape)}")
+    return shape
+
+
 def pixel_shuffle(input, upscale_factor: int) -> Tensor:
     """Rearrange ``(*, C * r^2, H, W)`` into ``(*, C, H * r, W * r)``, as PyTorch's ``F.pixel_shuffle``:
     ``out[..., c, h * r + i, w * r + j] = input[..., c * r^2 + i * r + j, h, w]``.
@@ -29,19 +94,11 @@ def pixel_shuffle(input, upscale_factor: int) -> Tensor:
         (1, 2, 6, 6)
     """
     fn, r = "pixel_shuffle", int(upscale_factor)
-    shape = _shape_of(input)
-    if len(shape) < 3:
-        raise ShapeError(f"{fn}: expected at least 3 dimensions (*, C, H, W), got shape {_shown(shape)}")
-    if r < 1:
-        raise ValueError(f"{fn}: upscale_factor must be positive, got {upscale_factor}")
-    lead = _lead(fn, shape, 3)
-    c, h, w = shape[-3:]
-    if c % (r * r):
-        raise ShapeError(f"{fn}: the channel count {c} of input {_shown(shape)} is not divisible by "
+    shape = _check_shuffle(fn, input, upscale_factor, "upscale_factor")
+    if shape[-3] % (r * r):
+        raise ShapeError(f"{fn}: the channel count {shape[-3]} of input {_shown(shape)} is not divisible by "
                          f"upscale_factor**2 = {r * r}")
-    x = reshape(input, (-1, c // (r * r), r, r, h, w))
-    x = transpose(x, (0, 1, 4, 2, 5, 3))
-    return reshape(x, lead + (c // (r * r), h * r, w * r))
+    return _checked(PixelShuffle(r), input)
 
 
 def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
@@ -53,19 +110,11 @@ def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
         (1, 8, 3, 3)
     """
     fn, r = "pixel_unshuffle", int(downscale_factor)
-    shape = _shape_of(input)
-    if len(shape) < 3:
-        raise ShapeError(f"{fn}: expected at least 3 dimensions (*, C, H, W), got shape {_shown(shape)}")
-    if r < 1:
-        raise ValueError(f"{fn}: downscale_factor must be positive, got {downscale_factor}")
-    lead = _lead(fn, shape, 3)
-    c, h, w = shape[-3:]
-    if h % r or w % r:
+    shape = _check_shuffle(fn, input, downscale_factor, "downscale_factor")
+    if shape[-2] % r or shape[-1] % r:
         raise ShapeError(f"{fn}: the spatial size of input {_shown(shape)} is not divisible by "
                          f"downscale_factor = {r}")
-    x = reshape(input, (-1, c, h // r, r, w // r, r))
-    x = transpose(x, (0, 1, 3, 5, 2, 4))
-    return reshape(x, lead + (c * r * r, h // r, w // r))
+    return _checked(PixelUnshuffle(r), input)
 
 
 def channel_shuffle(input, groups: int) -> Tensor:

@@ -113,6 +113,8 @@ ONNX_LAYERS = {
     "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2), (1, 2, 3, 3)),
     "PixelShuffle": (lambda: nn.PixelShuffle(2), (2, 8, 3, 3)),
     "PixelUnshuffle": (lambda: nn.PixelUnshuffle(2), (2, 2, 4, 6)),
+    "PixelShuffle-5d": (lambda: nn.PixelShuffle(2), (2, 3, 8, 3, 2)),
+    "PixelUnshuffle-5d": (lambda: nn.PixelUnshuffle(3), (2, 2, 3, 6, 9)),
     "ChannelShuffle": (lambda: nn.ChannelShuffle(2), (2, 6, 3, 3)),
     "ReflectionPad3d": (lambda: nn.ReflectionPad3d((1, 2, 0, 1, 1, 1)), (1, 2, 3, 4, 5)),
     "ReplicationPad2d": (lambda: nn.ReplicationPad2d(2), (1, 2, 3, 4)),

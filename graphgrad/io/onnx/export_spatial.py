@@ -77,3 +77,34 @@ def _max_unpool(ctx, node):
     flat = ctx.add("ScatterElements", [zeros, _flat_planes(ctx, ctx.value(index, np.int64), rank, nd),
                                        _flat_planes(ctx, ctx.value(x), rank, nd)], axis=-1)
     return ctx.add("Reshape", [flat, ctx.add("Concat", [lead, ctx.ints(size)], axis=0)])
+
+
+def _as_4d(ctx, x, make) -> str:
+    """``make(name of x as (N, C, H, W))`` for an input of any rank >= 3 (the leading axes flattened
+    into N around it)."""
+    rank = len(x.shape)
+    if rank == 4:
+        return make(ctx.value(x))
+    c, h, w = x.shape[-3:]
+    y = make(ctx.add("Reshape", [ctx.value(x), ctx.ints([-1, c, h, w])]))
+    lead = ctx.add("Slice", [ctx.shape_of(x), ctx.ints([0]), ctx.ints([rank - 3])])
+    return ctx.add("Reshape", [y, ctx.add("Concat", [lead, ctx.add("Slice", [ctx.add("Shape", [y]), ctx.ints([1]),
+                                                                             ctx.ints([4])])], axis=0)])
+
+
+@exports(G.PixelShuffle)
+def _pixel_shuffle(ctx, node):
+    """ONNX's DepthToSpace in CRD mode is exactly the pixel shuffle."""
+    r = node.op.factor
+    return _as_4d(ctx, node.inputs[0], lambda y: ctx.add("DepthToSpace", [y], blocksize=r, mode="CRD"))
+
+
+@exports(G.PixelUnshuffle)
+def _pixel_unshuffle(ctx, node):
+    """SpaceToDepth puts block offset before channel (``(i * r + j) * C + c``); the pixel unshuffle wants
+    channel first (``c * r^2 + i * r + j``): a Gather of the channels reorders them."""
+    r, x = node.op.factor, node.inputs[0]
+    c = x.shape[-3]
+    order = [(k % (r * r)) * c + k // (r * r) for k in range(c * r * r)]
+    return _as_4d(ctx, x, lambda y: ctx.add("Gather", [ctx.add("SpaceToDepth", [y], blocksize=r),
+                                                      ctx.ints(order)], axis=1))
