@@ -57,7 +57,9 @@ __all__ = [
     "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "upsample",
     "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-    "instance_norm", "local_response_norm",
+    "instance_norm", "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
     # attention, normalization, dropout, embedding
     "scaled_dot_product_attention", "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding",
     "one_hot",
@@ -163,3 +165,24 @@ def upsample_bilinear(input, size=None, scale_factor=None) -> Tensor:
     """``interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)`` (PyTorch's
     deprecated form)."""
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def _with_indices(pool, n_args: int):
+    """PyTorch's ``<pool>_with_indices``: the pooling's (values, indices) whatever ``return_indices`` says."""
+
+    def function(input, *args, return_indices: bool = False, **kwargs):
+        args = args[:n_args]  # a positional return_indices (PyTorch's last parameter) is ignored too
+        kwargs.pop("return_indices", None)
+        return pool(input, *args, return_indices=True, **kwargs)
+
+    function.__name__ = f"{pool.__name__}_with_indices"
+    function.__doc__ = f"``{pool.__name__}(..., return_indices=True)``: ``(values, indices)``."
+    return function
+
+
+max_pool1d_with_indices = _with_indices(max_pool1d, 5)
+max_pool2d_with_indices = _with_indices(max_pool2d, 5)
+max_pool3d_with_indices = _with_indices(max_pool3d, 5)
+adaptive_max_pool1d_with_indices = _with_indices(adaptive_max_pool1d, 1)
+adaptive_max_pool2d_with_indices = _with_indices(adaptive_max_pool2d, 1)
+adaptive_max_pool3d_with_indices = _with_indices(adaptive_max_pool3d, 1)

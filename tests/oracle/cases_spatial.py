@@ -127,3 +127,5 @@ C("instance_norm[3d_f32]", [F((2, 2, 3, 2, 4))], *_f("instance_norm", eps=1e-3),
 C("local_response_norm", [F((2, 6, 3, 3))], *_f("local_response_norm", size=3, alpha=0.1, beta=0.6, k=1.5))
 C("local_response_norm[even_3d]", [F((2, 5, 2, 2, 3))], *_m("LocalResponseNorm", 4, 0.3))
 C("InstanceNorm1d[unbatched]", [F((3, 7))], *_m("InstanceNorm1d", 3))
+C("max_pool2d_with_indices", [F(X2)], *_f("max_pool2d_with_indices", kernel_size=3, stride=2))
+C("adaptive_max_pool3d_with_indices", [F(X3)], *_f("adaptive_max_pool3d_with_indices", output_size=2))
