@@ -13,9 +13,13 @@ from graphgrad.optim.adagrad import Adagrad
 from graphgrad.optim.adadelta import Adadelta
 from graphgrad.optim.schedule import (CosineAnnealingLR, ExponentialLR, LinearWarmup, LRScheduler, MultiStepLR,
                                       OneCycleLR, ReduceLROnPlateau, StepLR)
+from graphgrad.optim.schedule_more import (ChainedScheduler, ConstantLR, CosineAnnealingWarmRestarts, CyclicLR,
+                                           LambdaLR, LinearLR, MultiplicativeLR, PolynomialLR, SequentialLR)
 from graphgrad.optim.clip import clip_grad_norm_, clip_grad_value_
 
 __all__ = ["rules", "NEEDS_STEP", "RULES", "STATE", "state_for",
            "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
            "LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "OneCycleLR", "LinearWarmup",
-           "ReduceLROnPlateau", "clip_grad_norm_", "clip_grad_value_"]
+           "ReduceLROnPlateau", "LambdaLR", "MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR",
+           "CosineAnnealingWarmRestarts", "CyclicLR", "SequentialLR", "ChainedScheduler",
+           "clip_grad_norm_", "clip_grad_value_"]

@@ -94,6 +94,33 @@ SCHEDULES = {
         opt=_SGD,
         torch=lambda t, o: _warmup_torch(t, o, 0.5, 4, lambda o2: t.optim.lr_scheduler.StepLR(o2, 3, 0.5)),
         gg=lambda g, o: g.optim.LinearWarmup(o, 4, 0.5, after=g.optim.StepLR(o, 3, 0.5))),
+    "lambda": dict(opt=_SGD, torch=lambda t, o: t.optim.lr_scheduler.LambdaLR(o, [lambda e: 0.9 ** e, lambda e: 1 / (e + 1)]),
+                   gg=lambda g, o: g.optim.LambdaLR(o, [lambda e: 0.9 ** e, lambda e: 1 / (e + 1)])),
+    "multiplicative": dict(opt=_SGD, torch=lambda t, o: t.optim.lr_scheduler.MultiplicativeLR(o, lambda e: 0.95),
+                           gg=lambda g, o: g.optim.MultiplicativeLR(o, lambda e: 0.95)),
+    "constant": dict(opt=_SGD, torch=lambda t, o: t.optim.lr_scheduler.ConstantLR(o, factor=0.25, total_iters=6),
+                     gg=lambda g, o: g.optim.ConstantLR(o, factor=0.25, total_iters=6)),
+    "linear": dict(opt=_SGD, torch=lambda t, o: t.optim.lr_scheduler.LinearLR(o, 0.2, 0.6, total_iters=9),
+                   gg=lambda g, o: g.optim.LinearLR(o, 0.2, 0.6, total_iters=9)),
+    "polynomial": dict(opt=_SGD, torch=lambda t, o: t.optim.lr_scheduler.PolynomialLR(o, total_iters=12, power=2.0),
+                       gg=lambda g, o: g.optim.PolynomialLR(o, total_iters=12, power=2.0)),
+    "warm_restarts": dict(opt=_SGD, torch=lambda t, o: t.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        o, T_0=4, T_mult=2, eta_min=0.001), gg=lambda g, o: g.optim.CosineAnnealingWarmRestarts(o, T_0=4, T_mult=2,
+                                                                                                  eta_min=0.001)),
+    "cyclic_triangular2": dict(opt=_SGD, momentum=True, torch=lambda t, o: t.optim.lr_scheduler.CyclicLR(
+        o, 0.01, [0.1, 0.05], step_size_up=4, step_size_down=3, mode="triangular2"),
+        gg=lambda g, o: g.optim.CyclicLR(o, 0.01, [0.1, 0.05], step_size_up=4, step_size_down=3, mode="triangular2")),
+    "cyclic_exp_range_adam": dict(opt=_ADAM, momentum=True, torch=lambda t, o: t.optim.lr_scheduler.CyclicLR(
+        o, 0.001, 0.01, step_size_up=5, mode="exp_range", gamma=0.97),
+        gg=lambda g, o: g.optim.CyclicLR(o, 0.001, 0.01, step_size_up=5, mode="exp_range", gamma=0.97)),
+    "sequential": dict(opt=_SGD, torch=lambda t, o: t.optim.lr_scheduler.SequentialLR(
+        o, [t.optim.lr_scheduler.ConstantLR(o, 0.5, 3), t.optim.lr_scheduler.ExponentialLR(o, 0.8),
+            t.optim.lr_scheduler.StepLR(o, 4, 0.5)], milestones=[5, 15]),
+        gg=lambda g, o: g.optim.SequentialLR(o, [g.optim.ConstantLR(o, 0.5, 3), g.optim.ExponentialLR(o, 0.8),
+                                                 g.optim.StepLR(o, 4, 0.5)], milestones=[5, 15])),
+    "chained": dict(opt=_SGD, torch=lambda t, o: t.optim.lr_scheduler.ChainedScheduler(
+        [t.optim.lr_scheduler.ConstantLR(o, 0.1, 4), t.optim.lr_scheduler.ExponentialLR(o, 0.9)]),
+        gg=lambda g, o: g.optim.ChainedScheduler([g.optim.ConstantLR(o, 0.1, 4), g.optim.ExponentialLR(o, 0.9)])),
     "plateau_min": dict(
         opt=_SGD, metrics=[1.0, 0.9, 0.9, 0.91, 0.95, 0.9, 0.8, 0.8, 0.8, 0.8, 0.8, 0.7, 0.7, 0.7, 0.7,
                            0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7],
