@@ -147,6 +147,12 @@ def pad(input, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -
         raise ValueError(f"pad: mode must be one of {sorted(modes)}, got {mode!r}")
     if mode == "constant":
         return _pad(input, tuple(pairs), "constant", value)
+    # as PyTorch: reflect at most size - 1 elements, wrap around at most once
+    largest = {"reflect": lambda size: size - 1, "circular": lambda size: size}.get(mode)
+    for size, pair in zip(input.shape, pairs):
+        if largest is not None and size is not None and max(pair) > largest(size):
+            raise ShapeError(f"pad: {mode} padding {tuple(pad)} is too large for input of shape {tuple(input.shape)}: "
+                             f"at most {largest(size)} on an axis of size {size}")
     return _pad(input, tuple(pairs), modes[mode])
 
 

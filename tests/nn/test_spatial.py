@@ -156,3 +156,14 @@ def test_layer_exports_to_onnx(name):
     for g, w in zip(got, want):
         assert g.dtype == w.numpy().dtype and g.shape == w.shape
         np.testing.assert_allclose(g, w.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_reflect_and_circular_padding_limits_match_pytorch():
+    x = gg.ones(1, 2, 3)
+    with pytest.raises(gg.ShapeError, match="reflect"):
+        nn.ReflectionPad1d(3)(x)
+    with pytest.raises(gg.ShapeError, match="circular"):
+        nn.CircularPad1d((4, 0))(x)
+    assert nn.ReflectionPad1d(2)(x).shape == (1, 2, 7)
+    assert nn.CircularPad1d(3)(x).shape == (1, 2, 9)
+    assert nn.ReplicationPad1d(5)(x).shape == (1, 2, 13)
