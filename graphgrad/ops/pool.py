@@ -572,7 +572,7 @@ class AdaptiveAvgPool2d(_Resample):
 class Interpolate(_Resample):
     """Nearest or linear resampling per axis, PyTorch's source pixels; ``axes`` holds
     ``(in, out, mode, align_corners, scale_factor or None)`` per spatial axis, ``mode`` one of
-    ``'nearest'``, ``'nearest-exact'``, ``'linear'``."""
+    ``'nearest'``, ``'nearest-exact'``, ``'linear'``, ``'cubic'``."""
 
     fn = "interpolate"
 
@@ -597,7 +597,7 @@ class Interpolate(_Resample):
         cols = xp.arange(n_in)[None, :]
         if mode in ("nearest", "nearest-exact"):
             return (self.nearest_source(xp, axis)[:, None] == cols).astype(dtype)
-        # linear, in the input's float type (PyTorch's opmath type)
+        # linear and cubic, in the input's float type (PyTorch's opmath type)
         if align_corners:
             step = xp.asarray((n_in - 1) if n_out > 1 else 0, dtype) / xp.asarray(max(n_out - 1, 1), dtype)
         elif scale:
@@ -605,12 +605,32 @@ class Interpolate(_Resample):
         else:
             step = xp.asarray(n_in, dtype) / xp.asarray(n_out, dtype)
         dst = xp.arange(n_out, dtype=dtype)
-        real = step * dst if align_corners else xp.maximum(step * (dst + 0.5) - 0.5, 0)
+        real = step * dst if align_corners else step * (dst + 0.5) - 0.5
+        if mode == "cubic":
+            return self._cubic(xp, dtype, real, n_in)
+        real = xp.maximum(real, 0)
         i0 = xp.minimum(xp.floor(real).astype(xp.int64), n_in - 1)
         lam = xp.clip(real - i0, 0, 1).astype(dtype)
         i1 = i0 + (i0 < n_in - 1)
         m = (1 - lam)[:, None] * (cols == i0[:, None]) + lam[:, None] * (cols == i1[:, None])
         return m.astype(dtype)
+
+    @staticmethod
+    def _cubic(xp, dtype, real, n_in: int):
+        """Keys' cubic convolution (``A = -0.75``, as PyTorch) of the 4 source pixels around each
+        position ``real``, the indices clamped to the edges (a clamped index adds its weight)."""
+        a = -0.75
+        i0 = xp.floor(real)
+        t = (real - i0).astype(dtype)
+        near = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1  # noqa: E731  |x| <= 1
+        far = lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a  # noqa: E731  1 < |x| < 2
+        weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+        cols = xp.arange(n_in)[None, :]
+        m = xp.zeros((real.shape[0], n_in), dtype=dtype)
+        for k, w in enumerate(weights):
+            index = xp.clip(i0.astype(xp.int64) - 1 + k, 0, n_in - 1)
+            m += w[:, None] * (cols == index[:, None])
+        return m
 
 
 def _output_size(fn: str, output_size, sizes: tuple) -> tuple:
@@ -676,8 +696,8 @@ def adaptive_avg_pool2d(input, output_size: Union[int, Sequence[Optional[int]]])
 
 
 #: mode -> the input ranks it takes
-_MODES = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "linear": (3,), "bilinear": (4,), "trilinear": (5,),
-          "area": (3, 4, 5)}
+_MODES = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "linear": (3,), "bilinear": (4,), "bicubic": (4,),
+          "trilinear": (5,), "area": (3, 4, 5)}
 
 
 def interpolate(input, size: Optional[IntOrTuple] = None, scale_factor: Optional[Union[float, Sequence[float]]] = None,
@@ -692,8 +712,9 @@ def interpolate(input, size: Optional[IntOrTuple] = None, scale_factor: Optional
             PyTorch, the source positions use ``1 / scale_factor`` (unless ``recompute_scale_factor``).
         mode: ``'nearest'`` (source ``floor(dst * in/out)``), ``'nearest-exact'`` (source
             ``floor((dst + 0.5) * in/out)``), ``'linear'`` (3-D input), ``'bilinear'`` (4-D),
-            ``'trilinear'`` (5-D), or ``'area'`` (adaptive average pooling).
-        align_corners: linear modes only: align the corner pixels' centers (default ``False``).
+            ``'trilinear'`` (5-D), ``'bicubic'`` (4-D; Keys' cubic with ``A = -0.75``, edges clamped, no
+            clipping of the result, as PyTorch) or ``'area'`` (adaptive average pooling).
+        align_corners: linear and cubic modes only: align the corner pixels' centers (default ``False``).
         antialias: only ``False`` is supported.
 
     Returns:
@@ -712,7 +733,7 @@ def interpolate(input, size: Optional[IntOrTuple] = None, scale_factor: Optional
     if len(shape) not in _MODES[mode]:
         wanted = " or ".join(f"{n}-D" for n in _MODES[mode])
         raise ShapeError(f"{fn}: mode={mode!r} expects a {wanted} input, got shape {_shown(shape)}")
-    linear = mode in ("linear", "bilinear", "trilinear")
+    linear = mode in ("linear", "bilinear", "bicubic", "trilinear")
     if align_corners is not None and not linear:
         raise ValueError(f"{fn}: align_corners can only be set with the linear modes, not mode={mode!r}")
     nd = len(shape) - 2
@@ -736,7 +757,7 @@ def interpolate(input, size: Optional[IntOrTuple] = None, scale_factor: Optional
             scales = (None,) * nd
     if mode == "area":
         return _checked(ADAPTIVE_AVG_POOL[nd](tuple(zip(sizes, out))), input)
-    kind = "linear" if linear else mode
+    kind = "cubic" if mode == "bicubic" else "linear" if linear else mode
     axes = tuple((n, o, kind, bool(align_corners), s) for n, o, s in zip(sizes, out, scales))
     dtype = _dtype_of(input)
     if not linear and dtype is not None and dtype.kind in "iub":

@@ -111,6 +111,7 @@ ONNX_LAYERS = {
     "Upsample-trilinear": (lambda: nn.Upsample(size=(3, 5, 4), mode="trilinear"), (1, 2, 2, 3, 3)),
     "Upsample-nearest-exact": (lambda: nn.Upsample(scale_factor=1.5, mode="nearest-exact"), (1, 2, 4, 4)),
     "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2), (1, 2, 3, 3)),
+    "Upsample-bicubic": (lambda: nn.Upsample(size=(5, 7), mode="bicubic"), (1, 2, 3, 4)),
     "PixelShuffle": (lambda: nn.PixelShuffle(2), (2, 8, 3, 3)),
     "PixelUnshuffle": (lambda: nn.PixelUnshuffle(2), (2, 2, 4, 6)),
     "PixelShuffle-5d": (lambda: nn.PixelShuffle(2), (2, 3, 8, 3, 2)),

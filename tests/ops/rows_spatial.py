@@ -300,3 +300,35 @@ ROWS += [
     OpSpec("local_response_norm[even,1d]", lambda x: gg.local_response_norm(x, 2, 0.2),
            lambda x: ref_local_response_norm(x, 2, 0.2), [F((2, 4, 5))]),
 ]
+
+
+def _cubic_weights_1d(n_in, n_out, align_corners):
+    """(n_out, n_in): Keys' cubic (A = -0.75) over the 4 neighbours of each source position, edges clamped."""
+    a = -0.75
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        if align_corners:
+            real = o * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        else:
+            real = (o + 0.5) * n_in / n_out - 0.5
+        base = math.floor(real)
+        t = real - base
+        for k in range(4):
+            d = abs(t - (k - 1))
+            w = ((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1 else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+            m[o, min(max(base - 1 + k, 0), n_in - 1)] += w
+    return m
+
+
+def ref_bicubic(x, size, align_corners=False):
+    mh = _cubic_weights_1d(x.shape[2], size[0], align_corners)
+    mw = _cubic_weights_1d(x.shape[3], size[1], align_corners)
+    return np.einsum("oh,nchw,pw->ncop", mh, x, mw)
+
+
+ROWS += [
+    OpSpec("interpolate[bicubic]", lambda x: gg.interpolate(x, size=(7, 3), mode="bicubic"),
+           lambda x: ref_bicubic(x, (7, 3)), [F((2, 2, 4, 5))]),
+    OpSpec("interpolate[bicubic,align_corners]", lambda x: gg.interpolate(x, size=(3, 8), mode="bicubic", align_corners=True),
+           lambda x: ref_bicubic(x, (3, 8), True), [F((2, 2, 4, 5))]),
+]

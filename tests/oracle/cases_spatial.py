@@ -129,3 +129,7 @@ C("local_response_norm[even_3d]", [F((2, 5, 2, 2, 3))], *_m("LocalResponseNorm",
 C("InstanceNorm1d[unbatched]", [F((3, 7))], *_m("InstanceNorm1d", 3))
 C("max_pool2d_with_indices", [F(X2)], *_f("max_pool2d_with_indices", kernel_size=3, stride=2))
 C("adaptive_max_pool3d_with_indices", [F(X3)], *_f("adaptive_max_pool3d_with_indices", output_size=2))
+C("interpolate[bicubic]", [F(X2)], *_f("interpolate", size=(9, 4), mode="bicubic"))
+C("interpolate[bicubic_scale_align]", [F(X2)], *_f("interpolate", scale_factor=(1.5, 0.6), mode="bicubic",
+                                                   align_corners=True))
+C("Upsample[bicubic]", [F(X2)], *_m("Upsample", scale_factor=2, mode="bicubic"))

@@ -21,7 +21,8 @@ class Upsample(Module):
 
     Args:
         size: output spatial size; or scale_factor: multiplier(s).
-        mode: ``'nearest'``, ``'nearest-exact'``, ``'linear'``, ``'bilinear'``, ``'trilinear'`` or ``'area'``.
+        mode: ``'nearest'``, ``'nearest-exact'``, ``'linear'``, ``'bilinear'``, ``'bicubic'``, ``'trilinear'``
+            or ``'area'``.
         align_corners: linear modes only. recompute_scale_factor: as ``F.interpolate``.
 
     Shapes: (N, C, *S) -> (N, C, *S_out).
