@@ -735,7 +735,7 @@ def interpolate(input, size: Optional[IntOrTuple] = None, scale_factor: Optional
         raise ShapeError(f"{fn}: mode={mode!r} expects a {wanted} input, got shape {_shown(shape)}")
     linear = mode in ("linear", "bilinear", "bicubic", "trilinear")
     if align_corners is not None and not linear:
-        raise ValueError(f"{fn}: align_corners can only be set with the linear modes, not mode={mode!r}")
+        raise ValueError(f"{fn}: align_corners can only be set with the linear and cubic modes, not mode={mode!r}")
     nd = len(shape) - 2
     sizes = tuple(shape[2:])
     if None in sizes:
