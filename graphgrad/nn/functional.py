@@ -60,6 +60,7 @@ __all__ = [
     "instance_norm", "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices",
     "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d_with_indices",
+    "native_channel_shuffle",
     # attention, normalization, dropout, embedding
     "scaled_dot_product_attention", "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding",
     "one_hot",
@@ -192,3 +193,7 @@ max_pool3d_with_indices = _with_indices(max_pool3d, 5)
 adaptive_max_pool1d_with_indices = _with_indices(adaptive_max_pool1d, 1)
 adaptive_max_pool2d_with_indices = _with_indices(adaptive_max_pool2d, 1)
 adaptive_max_pool3d_with_indices = _with_indices(adaptive_max_pool3d, 1)
+
+
+#: PyTorch's name of the channel shuffle's kernel (the same function)
+native_channel_shuffle = channel_shuffle

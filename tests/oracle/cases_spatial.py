@@ -133,3 +133,6 @@ C("interpolate[bicubic]", [F(X2)], *_f("interpolate", size=(9, 4), mode="bicubic
 C("interpolate[bicubic_scale_align]", [F(X2)], *_f("interpolate", scale_factor=(1.5, 0.6), mode="bicubic",
                                                    align_corners=True))
 C("Upsample[bicubic]", [F(X2)], *_m("Upsample", scale_factor=2, mode="bicubic"))
+C("Unfold", [F((2, 3, 5, 6))], *_m("Unfold", kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)))
+C("Fold", [F((2, 12, 12))], *_m("Fold", output_size=(4, 5), kernel_size=2))
+C("native_channel_shuffle", [F((2, 6, 3), diff=False)], *_f("native_channel_shuffle", groups=2))
