@@ -39,6 +39,7 @@ from graphgrad.ops.pool_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d, ada
                                    adaptive_max_pool3d, avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
                                    max_pool1d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d)
 from graphgrad.ops.resample import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from graphgrad.ops.sampling import affine_grid, grid_sample
 from graphgrad.ops.norm_spatial import instance_norm, local_response_norm
 from graphgrad.ops.reduce import norm
 from graphgrad.ops.shape import flatten, one_hot, pad as _pad, transpose
@@ -61,6 +62,7 @@ __all__ = [
     "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d_with_indices",
     "native_channel_shuffle",
+    "affine_grid", "grid_sample",
     # attention, normalization, dropout, embedding
     "scaled_dot_product_attention", "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding",
     "one_hot",

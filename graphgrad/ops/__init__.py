@@ -11,7 +11,8 @@ from graphgrad.core.tensor import Tensor as _Tensor
 #: The op family modules, in dependency order.
 FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "indexing", "scatter", "selection",
             "linalg", "nn", "attention", "losses", "conv", "im2col", "pool", "recurrent", "pointwise", "math_more", "shape_more",
-            "sorting", "sorting_more", "pool_nd", "resample", "dropout_more", "norm_spatial")
+            "sorting", "sorting_more", "pool_nd", "resample", "dropout_more", "norm_spatial",
+            "sampling")
 
 #: Public op functions (what ``from graphgrad.ops import *`` and ``graphgrad`` export).
 __all__ = []

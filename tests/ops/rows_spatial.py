@@ -332,3 +332,70 @@ ROWS += [
     OpSpec("interpolate[bicubic,align_corners]", lambda x: gg.interpolate(x, size=(3, 8), mode="bicubic", align_corners=True),
            lambda x: ref_bicubic(x, (3, 8), True), [F((2, 2, 4, 5))]),
 ]
+
+
+# ---- spatial transformers ----------------------------------------------------------------------------------
+def ref_affine_grid(theta, size, align_corners=False):
+    n, _, h, w = size
+
+    def base(k):
+        if k == 1:
+            return np.zeros(1)
+        return np.linspace(-1, 1, k) if align_corners else (np.arange(k) * 2 + 1) / k - 1
+
+    ys, xs = np.meshgrid(base(h), base(w), indexing="ij")
+    points = np.stack([xs, ys, np.ones_like(xs)], -1)  # (h, w, 3)
+    return np.einsum("hwk,nik->nhwi", points, theta)
+
+
+def ref_grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+    """Loops over output pixels (2-D; zeros or border padding)."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+
+    def unnormalize(v, size):
+        p = (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
+        return min(max(p, 0), size - 1) if padding_mode == "border" else p
+
+    def pixel(b, yy, xx):
+        return x[b, :, yy, xx] if 0 <= yy < h and 0 <= xx < w else np.zeros(c)
+
+    for b in range(n):
+        for i in range(grid.shape[1]):
+            for j in range(grid.shape[2]):
+                px, py = unnormalize(grid[b, i, j, 0], w), unnormalize(grid[b, i, j, 1], h)
+                if mode == "nearest":
+                    out[b, :, i, j] = pixel(b, int(np.round(py)), int(np.round(px)))
+                    continue
+                x0, y0 = math.floor(px), math.floor(py)
+                fx, fy = px - x0, py - y0
+                out[b, :, i, j] = (pixel(b, y0, x0) * (1 - fx) * (1 - fy) + pixel(b, y0, x0 + 1) * fx * (1 - fy)
+                                   + pixel(b, y0 + 1, x0) * (1 - fx) * fy + pixel(b, y0 + 1, x0 + 1) * fx * fy)
+    return out
+
+
+#: a fixed grid (batch 2, 3 x 4 points), some points outside [-1, 1]
+GRID_VALUES = np.array([[[[0.3, 0.953], [0.662, -0.66], [-0.48, 0.897], [-1.187, 0.771]],
+                         [[0.713, -0.077], [-0.473, -0.532], [-0.588, -0.132], [0.011, 0.128]],
+                         [[1.189, 0.702], [0.293, 1.174], [-0.683, -0.815], [0.27, -1.095]]],
+                        [[[-1.114, 0.036], [-0.081, 1.001], [0.31, 0.034], [-0.008, -0.606]],
+                         [[-1.172, -0.738], [0.461, -0.719], [-0.313, -1.191], [0.792, -0.829]],
+                         [[-0.558, 0.913], [0.023, 0.833], [0.335, 0.58], [-0.98, 0.099]]]])
+#: where bilinear sampling of a 5 x 6 input has kinks in the grid (pixel centres, align_corners False)
+_GRID_KINKS = tuple(sorted({(2 * k + 1) / 6 - 1 for k in range(-1, 7)} | {(2 * k + 1) / 5 - 1 for k in range(-1, 6)}))
+ROWS += [
+    OpSpec("affine_grid", lambda t: gg.affine_grid(t, (2, 3, 4, 5)), lambda t: ref_affine_grid(t, (2, 3, 4, 5)),
+           [F((2, 2, 3))]),
+    OpSpec("affine_grid[align_corners]", lambda t: gg.affine_grid(t, (2, 1, 3, 1), align_corners=True),
+           lambda t: ref_affine_grid(t, (2, 1, 3, 1), True), [F((2, 2, 3))]),
+    OpSpec("grid_sample", lambda x: gg.grid_sample(x, gg.tensor(GRID_VALUES, dtype=x.dtype)),
+           lambda x: ref_grid_sample(x, GRID_VALUES), [F((2, 3, 5, 6))], batch=False),  # a constant grid of batch 2
+    OpSpec("grid_sample[border,align_corners]",
+           lambda x: gg.grid_sample(x, gg.tensor(GRID_VALUES, dtype=x.dtype), padding_mode="border", align_corners=True),
+           lambda x: ref_grid_sample(x, GRID_VALUES, padding_mode="border", align_corners=True),
+           [F((2, 3, 5, 6))], batch=False),
+    OpSpec("grid_sample[grid_gradient]", lambda x, g: gg.grid_sample(x, g), ref_grid_sample,
+           [F((2, 3, 5, 6)), F((2, 3, 4, 2), -1.3, 1.3, kinks=_GRID_KINKS, away=0.02)]),
+    OpSpec("grid_sample[nearest]", lambda x: gg.grid_sample(x, gg.tensor(GRID_VALUES, dtype=x.dtype), mode="nearest"),
+           lambda x: ref_grid_sample(x, GRID_VALUES, mode="nearest"), [F((2, 3, 5, 6))], batch=False),
+]

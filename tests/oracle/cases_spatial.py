@@ -136,3 +136,20 @@ C("Upsample[bicubic]", [F(X2)], *_m("Upsample", scale_factor=2, mode="bicubic"))
 C("Unfold", [F((2, 3, 5, 6))], *_m("Unfold", kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)))
 C("Fold", [F((2, 12, 12))], *_m("Fold", output_size=(4, 5), kernel_size=2))
 C("native_channel_shuffle", [F((2, 6, 3), diff=False)], *_f("native_channel_shuffle", groups=2))
+
+# ---- spatial transformers (grids partly outside [-1, 1]) ------------------------------------------------------
+C("affine_grid", [F((2, 2, 3))], *_f("affine_grid", size=(2, 3, 4, 5)))
+C("affine_grid[3d_align]", [F((2, 3, 4))], *_f("affine_grid", size=(2, 1, 2, 3, 4), align_corners=True))
+for _mode in ("bilinear", "nearest"):
+    for _padding in ("zeros", "border", "reflection"):
+        for _align in (False, True):
+            C(f"grid_sample[{_mode},{_padding},{'align' if _align else 'noalign'}]",
+              [F((2, 3, 5, 6)), F((2, 3, 4, 2), -1.3, 1.3, diff=_mode == "bilinear")],
+              *_f("grid_sample", mode=_mode, padding_mode=_padding, align_corners=_align))
+C("grid_sample[3d_trilinear_reflection]", [F((2, 2, 3, 4, 5)), F((2, 2, 3, 2, 3), -1.3, 1.3)],
+  *_f("grid_sample", padding_mode="reflection", align_corners=False))
+C("grid_sample[3d_nearest_border_f32]", [F((1, 2, 3, 4, 5)), F((1, 2, 2, 3, 3), -1.3, 1.3, diff=False)],
+  *_f("grid_sample", mode="nearest", padding_mode="border", align_corners=True), **F32)
+C("spatial_transformer", [F((2, 3, 6, 5)), F((2, 2, 3), -0.8, 0.8)],
+  lambda t, x, th: nnf(t).grid_sample(x, nnf(t).affine_grid(th, (2, 3, 4, 4), align_corners=False), align_corners=False),
+  lambda g, x, th: g.nn.functional.grid_sample(x, g.nn.functional.affine_grid(th, (2, 3, 4, 4))))
