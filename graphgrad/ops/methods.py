@@ -38,6 +38,8 @@ TENSOR_METHODS = (
     "bincount", "unique_consecutive",
     # linear algebra and nn
     "matmul", "dot", "softmax", "log_softmax",
+    "trace", "outer", "ger", "inner", "kron", "vdot", "mv", "addmv", "addr", "addbmm", "det", "inverse", "logdet",
+    "slogdet", "pinverse", "matrix_power", "matrix_exp", "cholesky", "renorm", "dist",
 )
 
 

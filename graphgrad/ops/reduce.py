@@ -471,7 +471,8 @@ def norm(x, ord=None, axis: Axis = None, keepdims: bool = False) -> Tensor:
         x: input tensor.
         ord: for vectors (one axis): ``None``/2 (Euclidean), 1, ``inf``, ``-inf``, 0 (count of
             nonzeros) or any other p; for matrices (two axes): ``None``/'fro' (Frobenius), 1, -1
-            (max/min column abs sum), ``inf``, ``-inf`` (max/min row abs sum).
+            (max/min column abs sum), ``inf``, ``-inf`` (max/min row abs sum), 'nuc', 2, -2 (sum, max,
+            min of the singular values).
         axis: ``None`` (with ``ord=None``: the 2-norm of all elements; otherwise ``x`` must be 1-D or
             2-D), an int (vector norm) or a pair of ints (matrix norm).
         keepdims: keep the reduced axes with size 1.
@@ -502,9 +503,13 @@ def norm(x, ord=None, axis: Axis = None, keepdims: bool = False) -> Tensor:
         inner, outer = row, col  # column sums, then max/min over columns
     elif ord in (math.inf, -math.inf):
         inner, outer = col, row  # row sums, then max/min over rows
+    elif ord in ("nuc", 2, -2):  # from the singular values (a later family: imported on use)
+        from graphgrad.ops.linalg_more import matrix_norm
+
+        return matrix_norm(x, ord, axes, keepdims)
     else:
-        raise ShapeError(f"norm: matrix norm ord={ord!r} is not supported (supported: None, 'fro', 1, -1, "
-                         "inf, -inf; spectral and nuclear norms need an SVD)")
+        raise ShapeError(f"norm: matrix norm ord={ord!r} is not supported (supported: None, 'fro', 'nuc', 1, -1, "
+                         "2, -2, inf, -inf)")
     sums = sum(_abs(x), inner, keepdims=True)
     out = (max if ord in (1, math.inf) else min)(sums, outer, keepdims=True)
     if keepdims:

@@ -166,7 +166,7 @@ def masked_fill(input: Tensor, mask, value) -> Tensor:
 #: and graphgrad's (NumPy's) differ in meaning, the Tensor method follows PyTorch.
 METHOD_FORMS = ("index_select", "narrow", "unbind", "t", "transpose", "split", "std", "var", "repeat_interleave",
                 "argsort", "equal", "is_floating_point", "is_complex", "is_nonzero", "swapdims", "swapaxes", "rsub",
-                "sort", "median", "nanmedian", "unique", "histogram", "norm")
+                "sort", "median", "nanmedian", "unique", "histogram", "norm", "svd", "qr", "cross")
 
 
 def _method_form(name: str):
@@ -226,6 +226,6 @@ def install() -> None:
     for name, module in {"torch": me, "torch.nn": nn, "torch.nn.functional": functional, "torch.nn.init": init,
                          "torch.nn.utils": nn_utils, "torch.optim": optim, "torch.optim.lr_scheduler": lr_scheduler,
                          "torch.utils": utils, "torch.utils.data": data, "torch.autograd": autograd,
-                         "torch.cuda": cuda, "torch.special": special}.items():
+                         "torch.cuda": cuda, "torch.special": special, "torch.linalg": _gg.linalg}.items():
         sys.modules[name] = module
 
