@@ -12,7 +12,7 @@ from graphgrad.nn.parameter import Parameter
 FAMILIES = ("layers.container", "layers.linear", "layers.activation", "layers.activation_more", "layers.conv",
             "layers.pooling", "layers.padding", "layers.upsampling", "layers.fold", "layers.norm", "layers.norm_more",
             "layers.dropout", "layers.embedding", "layers.recurrent", "layers.attention", "losses",
-            "regularizers")
+            "regularizers", "rnn_utils")
 
 __all__ = ["Module", "Parameter", "init", "functional"]
 for _family in FAMILIES:

@@ -224,7 +224,7 @@ def install() -> None:
 
     me = sys.modules[__name__]
     for name, module in {"torch": me, "torch.nn": nn, "torch.nn.functional": functional, "torch.nn.init": init,
-                         "torch.nn.utils": nn_utils, "torch.optim": optim, "torch.optim.lr_scheduler": lr_scheduler,
+                         "torch.nn.utils": nn_utils, "torch.nn.utils.rnn": nn_utils.rnn, "torch.optim": optim, "torch.optim.lr_scheduler": lr_scheduler,
                          "torch.utils": utils, "torch.utils.data": data, "torch.autograd": autograd,
                          "torch.cuda": cuda, "torch.special": special, "torch.linalg": _gg.linalg}.items():
         sys.modules[name] = module

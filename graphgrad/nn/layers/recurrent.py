@@ -22,7 +22,9 @@ from graphgrad.nn.parameter import Parameter
 from graphgrad.ops.linalg import matmul
 from graphgrad.ops.nn import dropout
 from graphgrad.ops.recurrent import gru, lstm
-from graphgrad.ops.shape import concatenate, expand_dims, reshape, squeeze, stack, swapaxes, transpose
+from graphgrad.backend import np
+from graphgrad.nn.rnn_utils import PackedSequence, pack_padded_sequence, pad_packed_sequence
+from graphgrad.ops.shape import concatenate, expand_dims, pad, reshape, squeeze, stack, swapaxes, take, transpose
 from graphgrad.ops.unary import relu, tanh
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
@@ -268,6 +270,8 @@ class _RNNBase(Module):
         return batched
 
     def forward(self, input: Tensor, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         input = input if isinstance(input, Tensor) else Tensor(input)
         batched = self._check(input, hx)
         if not batched:
@@ -307,6 +311,39 @@ class _RNNBase(Module):
         elif self.batch_first:
             x = swapaxes(x, 0, 1)
         return (x, (h_n, c_n)) if self.mode == "LSTM" else (x, h_n)
+
+    def _forward_packed(self, packed: PackedSequence, hx):
+        """Each sequence over its own length: the batch split into groups of equal length, each run as
+        one batched (time-major) call; outputs re-packed in the input's order, states in the caller's."""
+        padded, lengths = pad_packed_sequence(packed)  # (T, N, H_in), the caller's order
+        lengths = lengths.numpy()
+        steps, n = padded.shape[0], padded.shape[1]
+        states = () if hx is None else (tuple(hx) if self.mode == "LSTM" else (hx,))
+        outputs, finals, order = [], [], []
+        for length in sorted(set(lengths.tolist()), reverse=True):
+            members = np.flatnonzero(lengths == length)
+            index = Tensor(members)
+            x = take(padded[:length], index, axis=1)
+            group_states = tuple(take(h, index, axis=1) for h in states)
+            state = None if not group_states else (group_states if self.mode == "LSTM" else group_states[0])
+            y, final = _RNNBase.forward(self, swapaxes(x, 0, 1) if self.batch_first else x, state)
+            y = swapaxes(y, 0, 1) if self.batch_first else y
+            if length < steps:
+                y = pad(y, [(0, steps - length), (0, 0), (0, 0)])
+            outputs.append(y)
+            finals.append(final if self.mode == "LSTM" else (final,))
+            order.extend(members.tolist())
+        restore = Tensor(np.argsort(np.asarray(order), kind="stable"))
+        y = take(concatenate(outputs, axis=1), restore, axis=1)  # (T, N, D * H), the caller's order
+        final = tuple(take(concatenate([f[k] for f in finals], axis=1), restore, axis=1)
+                      for k in range(len(finals[0])))
+        sorted_lengths = lengths
+        if packed.sorted_indices is not None:
+            y = take(y, packed.sorted_indices, axis=1)
+            sorted_lengths = lengths[packed.sorted_indices.numpy()]
+        repacked = pack_padded_sequence(y, sorted_lengths)._replace(sorted_indices=packed.sorted_indices,
+                                                                    unsorted_indices=packed.unsorted_indices)
+        return (repacked, final) if self.mode == "LSTM" else (repacked, final[0])
 
 
 class RNN(_RNNBase):

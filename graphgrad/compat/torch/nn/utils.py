@@ -1,8 +1,12 @@
-"""``torch.nn.utils``: gradient clipping, and parameters as one flat vector."""
+"""``torch.nn.utils``: gradient clipping, parameters as one flat vector, and ``rnn`` (packed sequences)."""
 from __future__ import annotations
 
 import graphgrad as _gg
 from graphgrad import Tensor
+from graphgrad import nn as _nn
+
+#: ``torch.nn.utils.rnn``: padding and packing variable-length sequences.
+rnn = _nn.rnn_utils
 from graphgrad.optim import clip_grad_norm_, clip_grad_value_  # noqa: F401
 
 
