@@ -40,6 +40,7 @@ from graphgrad.ops.pool_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d, ada
                                    max_pool1d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d)
 from graphgrad.ops.resample import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from graphgrad.ops.sampling import affine_grid, grid_sample
+from graphgrad.ops.pool_fractional import fractional_max_pool2d, fractional_max_pool3d
 from graphgrad.ops.norm_spatial import instance_norm, local_response_norm
 from graphgrad.ops.reduce import norm
 from graphgrad.ops.shape import flatten, one_hot, pad as _pad, transpose
@@ -63,6 +64,8 @@ __all__ = [
     "adaptive_max_pool3d_with_indices",
     "native_channel_shuffle",
     "affine_grid", "grid_sample",
+    "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
     # attention, normalization, dropout, embedding
     "scaled_dot_product_attention", "batch_norm", "layer_norm", "group_norm", "normalize", "dropout", "embedding",
     "one_hot",
@@ -180,7 +183,7 @@ def _with_indices(pool, n_args: int):
     """PyTorch's ``<pool>_with_indices``: the pooling's (values, indices) whatever ``return_indices`` says."""
 
     def function(input, *args, return_indices: bool = False, **kwargs):
-        args = args[:n_args]  # a positional return_indices (PyTorch's last parameter) is ignored too
+        args = args[:n_args] + args[n_args + 1:]  # a positional return_indices is ignored too
         kwargs.pop("return_indices", None)
         return pool(input, *args, return_indices=True, **kwargs)
 
@@ -195,6 +198,8 @@ max_pool3d_with_indices = _with_indices(max_pool3d, 5)
 adaptive_max_pool1d_with_indices = _with_indices(adaptive_max_pool1d, 1)
 adaptive_max_pool2d_with_indices = _with_indices(adaptive_max_pool2d, 1)
 adaptive_max_pool3d_with_indices = _with_indices(adaptive_max_pool3d, 1)
+fractional_max_pool2d_with_indices = _with_indices(fractional_max_pool2d, 3)
+fractional_max_pool3d_with_indices = _with_indices(fractional_max_pool3d, 3)
 
 
 #: PyTorch's name of the channel shuffle's kernel (the same function)

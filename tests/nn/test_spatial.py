@@ -168,3 +168,20 @@ def test_reflect_and_circular_padding_limits_match_pytorch():
     assert nn.ReflectionPad1d(2)(x).shape == (1, 2, 7)
     assert nn.CircularPad1d(3)(x).shape == (1, 2, 9)
     assert nn.ReplicationPad1d(5)(x).shape == (1, 2, 13)
+
+
+def test_fractional_max_pool_draws_offsets_and_routes_gradients():
+    x = gg.tensor(f32(2, 3, 9, 9), requires_grad=True)
+    pool = nn.FractionalMaxPool2d(2, output_ratio=0.5, return_indices=True)
+    (a, ia), (b, ib) = pool(x), pool(x)
+    assert a.shape == (2, 3, 4, 4) and ia.dtype == np.int64
+    flat = x.numpy().reshape(2, 3, -1)
+    np.testing.assert_array_equal(a.numpy(), np.take_along_axis(flat, ia.numpy().reshape(2, 3, -1), 2).reshape(a.shape))
+    a.sum().backward()
+    assert x.grad.numpy().sum() == a.numel()  # one unit of gradient per output, at its maximum
+    graph = gg.Graph()
+    with graph.as_default():
+        p = gg.placeholder("float32", (None, 3, 9, 9))
+        out = gg.fractional_max_pool3d(gg.reshape(p, (-1, 3, 1, 9, 9)), (1, 2, 2), output_size=(1, 5, 5))
+    first, second = (gg.Session(graph).run(out, {p: x.numpy()}) for _ in range(2))
+    assert first.shape == (2, 3, 1, 5, 5) and np.isin(first, x.numpy()).all()

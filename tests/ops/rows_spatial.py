@@ -399,3 +399,31 @@ ROWS += [
     OpSpec("grid_sample[nearest]", lambda x: gg.grid_sample(x, gg.tensor(GRID_VALUES, dtype=x.dtype), mode="nearest"),
            lambda x: ref_grid_sample(x, GRID_VALUES, mode="nearest"), [F((2, 3, 5, 6))], batch=False),
 ]
+
+
+def ref_fractional_max_pool(x, kernel, out, samples):
+    """Loops over planes and windows; ``samples`` in PyTorch's order ((w, h) in 2-D, (t, h, w) in 3-D)."""
+    nd = len(kernel)
+    order = (1, 0) if nd == 2 else tuple(range(nd))
+    y = np.empty(x.shape[:2] + tuple(out))
+    for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        starts = []
+        for i in range(nd):
+            size, k, o, u = x.shape[2 + i], kernel[i], out[i], samples[n, c, order[i]]
+            alpha = (size - k) / (o - 1) if o > 1 else 0
+            starts.append([int((j + u) * alpha) - int(u * alpha) for j in range(o - 1)] + [size - k])
+        for pos in itertools.product(*[range(o) for o in out]):
+            window = x[(n, c) + tuple(slice(starts[i][pos[i]], starts[i][pos[i]] + kernel[i]) for i in range(nd))]
+            y[(n, c) + pos] = window.max()
+    return y
+
+
+_SAMPLES2 = np.array([[[0.2, 0.7], [0.95, 0.1], [0.5, 0.5]], [[0.0, 0.33], [0.61, 0.8], [0.4, 0.05]]])
+_SAMPLES3 = np.array([[[0.2, 0.7, 0.9], [0.5, 0.1, 0.3]], [[0.0, 0.33, 0.66], [0.61, 0.8, 0.12]]])
+ROWS += [
+    OpSpec("fractional_max_pool2d", lambda x: gg.fractional_max_pool2d(x, (2, 3), (5, 4), _random_samples=_SAMPLES2),
+           lambda x: ref_fractional_max_pool(x, (2, 3), (5, 4), _SAMPLES2), [F((2, 3, 9, 8))],
+           batch=False),  # the offsets have a batch of 2
+    OpSpec("fractional_max_pool3d", lambda x: gg.fractional_max_pool3d(x, 2, (3, 4, 2), _random_samples=_SAMPLES3),
+           lambda x: ref_fractional_max_pool(x, (2, 2, 2), (3, 4, 2), _SAMPLES3), [F((2, 2, 5, 6, 4))], batch=False),
+]

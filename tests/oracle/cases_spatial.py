@@ -153,3 +153,20 @@ C("grid_sample[3d_nearest_border_f32]", [F((1, 2, 3, 4, 5)), F((1, 2, 2, 3, 3), 
 C("spatial_transformer", [F((2, 3, 6, 5)), F((2, 2, 3), -0.8, 0.8)],
   lambda t, x, th: nnf(t).grid_sample(x, nnf(t).affine_grid(th, (2, 3, 4, 4), align_corners=False), align_corners=False),
   lambda g, x, th: g.nn.functional.grid_sample(x, g.nn.functional.affine_grid(th, (2, 3, 4, 4))))
+
+# ---- fractional max pooling (PyTorch's offsets given as _random_samples) --------------------------------------
+C("fractional_max_pool2d", [F((2, 3, 9, 8)), F((2, 3, 2), 0.0, 1.0, diff=False)],
+  lambda t, x, u: nnf(t).fractional_max_pool2d(x, (2, 3), output_size=(5, 4), _random_samples=u),
+  lambda g, x, u: g.nn.functional.fractional_max_pool2d(x, (2, 3), output_size=(5, 4), _random_samples=u))
+C("fractional_max_pool2d[ratio_indices_f32]", [F((2, 2, 10, 9)), F((2, 2, 2), 0.0, 1.0, diff=False)],
+  lambda t, x, u: nnf(t).fractional_max_pool2d(x, 2, output_ratio=(0.6, 0.6), return_indices=True, _random_samples=u),
+  lambda g, x, u: g.nn.functional.fractional_max_pool2d(x, 2, output_ratio=0.6, return_indices=True,
+                                                        _random_samples=u), **F32)
+C("fractional_max_pool3d", [F((2, 2, 6, 7, 5)), F((2, 2, 3), 0.0, 1.0, diff=False)],
+  lambda t, x, u: t.nn.FractionalMaxPool3d((2, 2, 3), output_size=(3, 4, 2), return_indices=True,
+                                           _random_samples=u)(x),
+  lambda g, x, u: g.nn.FractionalMaxPool3d((2, 2, 3), output_size=(3, 4, 2), return_indices=True,
+                                           _random_samples=u)(x))
+C("FractionalMaxPool2d[unbatched]", [F((3, 8, 8)), F((1, 3, 2), 0.0, 1.0, diff=False)],
+  lambda t, x, u: t.nn.FractionalMaxPool2d(3, output_size=4, _random_samples=u)(x),
+  lambda g, x, u: g.nn.FractionalMaxPool2d(3, output_size=4, _random_samples=u)(x))

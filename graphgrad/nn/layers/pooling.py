@@ -8,13 +8,15 @@ from typing import Optional, Sequence, Union
 from graphgrad.core.tensor import Tensor
 from graphgrad.nn.module import Module
 from graphgrad.ops.pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from graphgrad.ops.pool_fractional import fractional_max_pool2d, fractional_max_pool3d
 from graphgrad.ops.pool_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
                                    adaptive_max_pool3d, avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
                                    max_pool1d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d)
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d",
            "MaxUnpool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 IntOrTuple = Union[int, Sequence[int]]
 
@@ -161,6 +163,49 @@ class AvgPool3d(_AvgPoolNd):
     """
 
     function = staticmethod(avg_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    function = staticmethod(fractional_max_pool2d)
+
+    def __init__(self, kernel_size: IntOrTuple, output_size: Optional[IntOrTuple] = None,
+                 output_ratio: Optional[Union[float, Sequence[float]]] = None, return_indices: bool = False,
+                 _random_samples=None) -> None:
+        super().__init__()
+        if (output_size is None) == (output_ratio is None):
+            raise ValueError(f"{type(self).__name__}: give exactly one of output_size and output_ratio")
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices, self._random_samples = bool(return_indices), _random_samples
+
+    def forward(self, input: Tensor):
+        return self.function(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                             self._random_samples)
+
+    def extra_repr(self) -> str:
+        what = f"output_size={self.output_size}" if self.output_size is not None else f"output_ratio={self.output_ratio}"
+        return f"kernel_size={self.kernel_size}, {what}"
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling (see ``F.fractional_max_pool2d``): ``kernel_size`` windows whose starts
+    advance by a random non-integer step, to ``output_size`` or ``output_ratio`` of the input; a new draw
+    per (sample, channel) on every call unless ``_random_samples`` is given.
+
+    Shapes: (N, C, H, W) -> (N, C, H_out, W_out).
+
+    Example:
+        >>> gg.nn.FractionalMaxPool2d(3, output_ratio=0.5)(gg.randn(2, 4, 10, 10)).shape
+        (2, 4, 5, 5)
+    """
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling (see ``F.fractional_max_pool3d``).
+
+    Shapes: (N, C, D, H, W) -> (N, C, D_out, H_out, W_out).
+    """
+
+    function = staticmethod(fractional_max_pool3d)
 
 
 # ---- unpooling --------------------------------------------------------------------------------------
