@@ -80,6 +80,13 @@ def _matrix_spec(op: Op, a: TensorSpec) -> tuple:
     return m, n
 
 
+def _matrix_dims(fn: str, a: Tensor) -> tuple:
+    """(m, n) of a (batch of) matrix, or a ShapeError naming ``fn`` and the shape."""
+    if a.ndim < 2:
+        raise ShapeError(f"{fn}: expected a matrix or a batch of them (..., m, n), got shape {_fmt(a.shape)}")
+    return tuple(a.shape[-2:])
+
+
 def _eye_like(n: int, like: Tensor) -> Tensor:
     return _eye(n, dtype=like.dtype)
 
@@ -195,7 +202,7 @@ def eigh(a, UPLO: str = "L") -> EighResult:
     eigenvalues ascending and ``a = V @ diag(w) @ V.T``; only the ``UPLO`` triangle is read.
     Eigenvector signs are arbitrary (as in NumPy and PyTorch). Shapes: (..., n, n) -> (..., n), (..., n, n)."""
     (a,) = as_tensor_args(a)
-    n = a.shape[-1]
+    n = _matrix_dims("eigh", a)[1]
     w, v = _unpack(Eigh(UPLO).apply(a), [(n,), (n, n)])
     return EighResult(w, v)
 
@@ -261,7 +268,7 @@ def svd(a, full_matrices: bool = True) -> SVDResult:
 
     Shapes: (..., m, n) -> (..., m, m|k), (..., k), (..., n|k, n)."""
     (a,) = as_tensor_args(a)
-    m, n = a.shape[-2:]
+    m, n = _matrix_dims("svd", a)
     u, s, vh = _unpack(Svd(full_matrices).apply(a), _svd_shapes(m, n, full_matrices))
     return SVDResult(u, s, vh)
 
@@ -327,7 +334,7 @@ def qr(a, mode: str = "reduced") -> QRResult:
     ``"r"`` (an empty Q, R only). Signs are those of LAPACK (R's diagonal may be negative), as in PyTorch.
     Differentiable for square and tall inputs."""
     (a,) = as_tensor_args(a)
-    m, n = a.shape[-2:]
+    m, n = _matrix_dims("qr", a)
     q, r = _unpack(Qr(mode).apply(a), _qr_shapes(m, n, mode))
     return QRResult(q, r)
 
