@@ -311,7 +311,7 @@ class Tensor:
         if owner._hooks is None:
             owner._hooks = []
         owner._hooks.append(hook)
-        return lambda: owner._hooks.remove(hook)
+        return RemovableHandle(lambda: owner._hooks.remove(hook))
 
     def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> Callable[[], None]:
         """Call ``hook(self)`` once per backward pass, after this leaf's ``.grad`` holds all of that
@@ -371,3 +371,27 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 #: The ``(min, max)`` result of ``gg.aminmax`` (PyTorch's ``torch.return_types.aminmax``).
 MinMax = namedtuple("MinMax", ["min", "max"])
+
+
+class RemovableHandle:
+    """What a ``register_*hook`` returns: ``handle.remove()`` (or calling it) takes the hook away
+    (again a no-op), as PyTorch's ``RemovableHandle``; also a context manager that removes on exit."""
+
+    def __init__(self, remove: Callable[[], None]) -> None:
+        self._remove = remove
+
+    def remove(self) -> None:
+        if self._remove is not None:
+            remove, self._remove = self._remove, None
+            try:
+                remove()
+            except (ValueError, KeyError):  # already gone
+                pass
+
+    __call__ = remove
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
-from graphgrad.core.tensor import Tensor, dtype_and_device, to_array
+from graphgrad.core.tensor import RemovableHandle, Tensor, dtype_and_device, to_array
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import ShapeError
 from graphgrad.nn.parameter import Parameter
@@ -35,6 +35,9 @@ class Module:
         object.__setattr__(self, "_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
 
     # ---- registration -------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -109,7 +112,104 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        hooked = self.__dict__.get("_forward_pre_hooks") or self.__dict__.get("_forward_hooks") or \
+            self.__dict__.get("_backward_hooks")
+        if not hooked:  # the common case, kept to one dict lookup per hook kind
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict):
+        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
+            result = hook(self, args, kwargs) if with_kwargs else hook(self, args)
+            if result is not None:
+                if with_kwargs:
+                    args, kwargs = result
+                else:
+                    args = result if isinstance(result, tuple) else (result,)
+        if self._backward_hooks:
+            args = self._watch_inputs(args)
+        out = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(self._forward_hooks.values()):
+            result = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
+            if result is not None:
+                out = result
+        if self._backward_hooks:
+            self._watch_outputs(out)
+        return out
+
+    # -- full backward hooks: grad_output is caught on the outputs, grad_input on copies of the inputs --
+    def _watch_inputs(self, args: tuple) -> tuple:
+        from graphgrad.ops.array import identity
+
+        watched = [identity(a) if isinstance(a, Tensor) and a.requires_grad else a for a in args]
+        record = {"inputs": watched, "grad_input": [None] * len(watched), "pending": 0, "grad_output": None}
+        object.__setattr__(self, "_backward_record", record)
+        for i, a in enumerate(watched):
+            if isinstance(a, Tensor) and a.requires_grad:
+                record["pending"] += 1
+                a.register_hook(self._input_grad_hook(record, i))
+        return tuple(watched)
+
+    def _input_grad_hook(self, record: dict, i: int):
+        def hook(grad):
+            record["grad_input"][i] = grad
+            record["pending"] -= 1
+            if record["pending"] == 0:
+                grad_input = tuple(record["grad_input"])
+                for fn in list(self._backward_hooks.values()):
+                    result = fn(self, grad_input, record["grad_output"] or ())
+                    if result is not None:
+                        grad_input = tuple(result)
+                return grad_input[i] if grad_input[i] is not grad else None
+            return None
+
+        return hook
+
+    def _watch_outputs(self, out) -> None:
+        record = self.__dict__.get("_backward_record")
+        outputs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
+        grads = [None] * len(outputs)
+        record["grad_output"] = tuple(grads)
+        for j, o in enumerate(outputs):
+            if o.requires_grad:
+                def hook(grad, j=j):
+                    grads[j] = grad
+                    record["grad_output"] = tuple(grads)
+                o.register_hook(hook)
+        if record["pending"] == 0:  # no input needs grad: call the hooks when the outputs' grads arrive
+            def late(grad):
+                for fn in list(self._backward_hooks.values()):
+                    fn(self, (None,) * len(record["inputs"]), record["grad_output"])
+            for o in outputs:
+                if o.requires_grad:
+                    o.register_hook(late)
+                    break
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False):
+        """Call ``hook(module, args)`` (``with_kwargs``: ``hook(module, args, kwargs)``) before every
+        forward; a returned value replaces the arguments. Returns a handle with ``remove()``."""
+        return self._add_hook(self._forward_pre_hooks, (hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
+        """Call ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs, output)``)
+        after every forward; a returned value replaces the output. Returns a handle with ``remove()``."""
+        return self._add_hook(self._forward_hooks, (hook, with_kwargs), prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False):
+        """Call ``hook(module, grad_input, grad_output)`` in backward once the gradients of the module's
+        tensor inputs are known; a returned tuple replaces ``grad_input``. Returns a handle."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    register_backward_hook = register_full_backward_hook
+
+    @staticmethod
+    def _add_hook(table: OrderedDict, entry, prepend: bool):
+        key = object()
+        table[key] = entry
+        if prepend:
+            table.move_to_end(key, last=False)
+        return RemovableHandle(lambda: table.pop(key, None))
 
     # ---- walking ----------------------------------------------------------------------------------
     def named_modules(self, prefix: str = "", memo: Optional[set] = None) -> Iterator[tuple]:
@@ -215,6 +315,69 @@ class Module:
 
     def double(self) -> "Module":
         return self.to(dtype="float64")
+
+    def half(self) -> "Module":
+        return self.to(dtype="float16")
+
+    def type(self, dst_type) -> "Module":
+        """Convert floating-point parameters and buffers to ``dst_type`` (a dtype)."""
+        return self.to(dtype=dst_type)
+
+    def cpu(self) -> "Module":
+        return self.to(device="cpu")
+
+    def cuda(self, device: Any = None) -> "Module":
+        return self.to(device=f"cuda:{device}" if isinstance(device, int) else (device or "cuda"))
+
+    def to_empty(self, *, device: Any = None, recurse: bool = True) -> "Module":
+        """Move to ``device`` (PyTorch leaves the values uninitialized; here they are kept)."""
+        return self.to(device=device)
+
+    def share_memory(self) -> "Module":
+        """For multiprocessing: NumPy arrays are shared by fork already; nothing to do."""
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set ``requires_grad`` of every parameter (``False`` freezes the module). Returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def register_module(self, name: str, module: Optional["Module"]) -> None:
+        """Alias of :meth:`add_module`."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule at dotted path ``target`` (``""`` is this module)."""
+        module = self
+        for part in filter(None, target.split(".")):
+            child = module._modules.get(part) if isinstance(module, Module) else None
+            if child is None:
+                raise AttributeError(f"{type(module).__name__} has no submodule {part!r} (looking up {target!r})")
+            module = child
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target``."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if name not in module._parameters:
+            raise AttributeError(f"{type(module).__name__} has no parameter {name!r} (looking up {target!r})")
+        return module._parameters[name]
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target``."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if name not in module._buffers:
+            raise AttributeError(f"{type(module).__name__} has no buffer {name!r} (looking up {target!r})")
+        return module._buffers[name]
+
+    def get_extra_state(self) -> Any:
+        raise RuntimeError("get_extra_state: this module saves no extra state")
+
+    def set_extra_state(self, state: Any) -> None:
+        raise RuntimeError("set_extra_state: this module takes no extra state")
 
     def float(self) -> "Module":
         return self.to(dtype="float32")

@@ -1,13 +1,15 @@
-"""Containers: Sequential, ModuleList, ModuleDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 from __future__ import annotations
 
 from collections import OrderedDict
 from typing import Iterable, Iterator, Optional, Union
 
+from graphgrad.core.tensor import Tensor
 from graphgrad.nn.module import Module
+from graphgrad.nn.parameter import Parameter
 
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 class _Ordered(Module):
@@ -101,3 +103,83 @@ class ModuleDict(Module):
 
     def items(self):
         return self._modules.items()
+
+
+def _as_parameter(value) -> Parameter:
+    """A tensor becomes a Parameter (as PyTorch's containers do); a Parameter stays."""
+    if isinstance(value, Parameter):
+        return value
+    if isinstance(value, Tensor):
+        return Parameter(value)
+    raise TypeError(f"parameter containers hold tensors, got {type(value).__name__}")
+
+
+class ParameterList(Module):
+    """A list of parameters registered under "0", "1", ... (``state_dict`` keys ``name.0``...)."""
+
+    def __init__(self, values: Optional[Iterable] = None) -> None:
+        super().__init__()
+        for value in values or ():
+            self.append(value)
+
+    def append(self, value) -> "ParameterList":
+        self.register_parameter(str(len(self._parameters)), _as_parameter(value))
+        return self
+
+    def extend(self, values: Iterable) -> "ParameterList":
+        for value in values:
+            self.append(value)
+        return self
+
+    def __getitem__(self, index):
+        values = list(self._parameters.values())
+        return ParameterList(values[index]) if isinstance(index, slice) else values[index]
+
+    def __setitem__(self, index: int, value) -> None:
+        self.register_parameter(str(index % len(self)), _as_parameter(value))
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self._parameters.values())
+
+
+class ParameterDict(Module):
+    """A dict of parameters by name (``state_dict`` keys ``name.key``)."""
+
+    def __init__(self, parameters: Optional[dict] = None) -> None:
+        super().__init__()
+        for name, value in (parameters or {}).items():
+            self[name] = value
+
+    def __setitem__(self, name: str, value) -> None:
+        self.register_parameter(name, _as_parameter(value))
+
+    def __getitem__(self, name: str) -> Parameter:
+        return self._parameters[name]
+
+    def __delitem__(self, name: str) -> None:
+        del self._parameters[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._parameters
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def values(self):
+        return self._parameters.values()
+
+    def items(self):
+        return self._parameters.items()
+
+    def update(self, parameters: dict) -> None:
+        for name, value in dict(parameters).items():
+            self[name] = value
