@@ -31,7 +31,7 @@ from graphgrad.ops.indexing import getitem
 from graphgrad.ops.linalg import _fmt, _linalg_dtype, _mT, _square_spec, inv, matmul, solve
 from graphgrad.ops.reduce import max as _max, min as _min, norm as _np_norm, sum as _sum
 from graphgrad.ops.selection import diag_embed, diagonal
-from graphgrad.ops.shape import concatenate, expand_dims, moveaxis, reshape, tril
+from graphgrad.ops.shape import concatenate, expand_dims, moveaxis, reshape, tril, triu
 from graphgrad.ops.shape_more import unflatten
 from graphgrad.ops.unary import log
 
@@ -579,6 +579,47 @@ def multi_dot(tensors: Sequence) -> Tensor:
     return out
 
 
+def cond(A, p=None) -> Tensor:
+    """Condition number, ``torch.linalg.cond`` / ``numpy.linalg.cond``: for ``p`` None or 2 (-2) the
+    ratio of the largest to the smallest singular value (its inverse); for 'fro', 'nuc', 1, -1, ``inf``,
+    ``-inf`` the product of the norms of ``A`` and of its inverse. Shapes: (..., m, n) -> (...)."""
+    (A,) = as_tensor_args(A)
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        ratio = getitem(s, (Ellipsis, 0)) / getitem(s, (Ellipsis, -1))
+        return 1.0 / ratio if p == -2 else ratio
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
+    """``torch.linalg.solve_triangular``: ``X`` with ``A @ X = B`` (``X @ A = B`` when not ``left``),
+    reading only the upper or lower triangle of ``A`` (its diagonal taken as ones when
+    ``unitriangular``); the gradient of ``A`` is triangular too. Shapes: (..., n, n), (..., n, k) -> (..., n, k)."""
+    A, B = as_tensor_args(A, B)
+    tri = triu(A, 1 if unitriangular else 0) if upper else tril(A, -1 if unitriangular else 0)
+    if unitriangular:
+        tri = tri + _eye_like(A.shape[-1], A)
+    if left:
+        return solve(tri, B)
+    return _mT(solve(_mT(tri), _mT(B)))
+
+
+def cholesky_solve(B, L, upper: bool = False) -> Tensor:
+    """``torch.cholesky_solve``: ``X`` with ``(L L^T) X = B`` given the Cholesky factor ``L`` (``U^T U``
+    when ``upper``). Shapes: (..., n, k), (..., n, n) -> (..., n, k)."""
+    B, L = as_tensor_args(B, L)
+    lower = _mT(L) if upper else L
+    y = solve_triangular(lower, B, upper=False)
+    return solve_triangular(_mT(lower), y, upper=True)
+
+
+def cholesky_inverse(L, upper: bool = False) -> Tensor:
+    """``torch.cholesky_inverse``: the inverse of ``L L^T`` (``U^T U`` when ``upper``) from its Cholesky
+    factor. Shapes: (..., n, n) -> (..., n, n)."""
+    (L,) = as_tensor_args(L)
+    return cholesky_solve(_eye_like(L.shape[-1], L) + zeros_like(L), L, upper)
+
+
 def vecdot(x, y, *, dim: int = -1) -> Tensor:
     """``torch.linalg.vecdot``: the dot product of vectors along ``dim``, the other dims broadcast
     (real inputs: no conjugation). Shapes: (..., n), (..., n) -> (...)."""
@@ -630,4 +671,5 @@ TORCH_METHODS = {"svd": _svd_method, "qr": _qr_method}
 
 __all__ = ["Slogdet", "Cholesky", "Eigh", "Svd", "Qr", "Pinv", "MatrixExp", "slogdet", "logdet", "cholesky", "eigh",
            "eigvalsh", "svd", "svdvals", "qr", "pinv", "pinverse", "matrix_exp", "matrix_power", "matrix_rank",
-           "vector_norm", "matrix_norm", "lstsq", "inv_ex", "multi_dot", "vecdot", "tensorinv", "tensorsolve"]
+           "vector_norm", "matrix_norm", "lstsq", "inv_ex", "multi_dot", "vecdot", "cond", "solve_triangular", "cholesky_solve",
+           "cholesky_inverse", "tensorinv", "tensorsolve"]

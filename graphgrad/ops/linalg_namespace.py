@@ -15,6 +15,7 @@ from collections import namedtuple
 from typing import Any, Optional
 
 from graphgrad import ops as _ops
+from graphgrad.backend import np as _np
 from graphgrad.core.op import as_tensor_args as _args
 
 det = _ops.det
@@ -40,6 +41,10 @@ tensorsolve = _ops.tensorsolve
 vecdot = _ops.vecdot
 matmul = _ops.matmul
 vector_norm = _ops.vector_norm
+cond = _ops.cond
+solve_triangular = _ops.solve_triangular
+#: what a singular or not positive-definite input raises
+LinAlgError = _np.linalg.LinAlgError
 matrix_norm = _ops.matrix_norm
 
 CholeskyExResult = namedtuple("CholeskyExResult", ["L", "info"])
@@ -93,5 +98,5 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):
 
 __all__ = ["det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "pinv", "matrix_rank", "matrix_power",
            "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "cross",
-           "multi_dot", "tensorinv", "tensorsolve", "vecdot", "matmul", "vector_norm", "matrix_norm", "norm",
+           "multi_dot", "tensorinv", "tensorsolve", "vecdot", "matmul", "vector_norm", "cond", "solve_triangular", "LinAlgError", "matrix_norm", "norm",
            "diagonal", "vander"]

@@ -86,6 +86,19 @@ C("matrix_rank", [F((2, 4, 3))], lambda t, a: t.linalg.matrix_rank(a), lambda g,
 C("matrix_rank[deficient]", [A(((1.0, 2.0, 3.0), (2.0, 4.0, 6.0), (1.0, 0.0, 1.0)))],
   lambda t, a: t.linalg.matrix_rank(a), lambda g, a: g.linalg.matrix_rank(a))
 
+C("cond", [F(S3)], lambda t, a: t.linalg.cond(a), lambda g, a: g.linalg.cond(a))
+C("cond[nuc]", [F((3, 3))], lambda t, a: t.linalg.cond(a, "nuc"), lambda g, a: g.linalg.cond(a, "nuc"),
+  prepare=well_conditioned)
+C("solve_triangular", [F(S3), F((2, 3, 2))], lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True),
+  lambda g, a, b: g.linalg.solve_triangular(a, b, upper=True), prepare=well_conditioned)
+C("solve_triangular[right_unit]", [F((3, 3)), F((4, 3))],
+  lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
+  lambda g, a, b: g.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True))
+C("cholesky_solve", [F((2, 3, 2)), F(S3)], lambda t, b, a: t.cholesky_solve(b, t.linalg.cholesky(_spd(a))),
+  lambda g, b, a: g.cholesky_solve(b, g.linalg.cholesky(_spd(a))))
+C("cholesky_inverse[upper]", [F((3, 3))], lambda t, a: t.cholesky_inverse(t.linalg.cholesky(_spd(a), upper=True), upper=True),
+  lambda g, a: g.cholesky_inverse(g.linalg.cholesky(_spd(a), upper=True), upper=True))
+
 # ---- matrix functions -----------------------------------------------------------------------------------
 C("matrix_exp", [F(S3, -1, 1)], lambda t, a: t.linalg.matrix_exp(a), lambda g, a: g.linalg.matrix_exp(a))
 C("matrix_exp[scaled]", [F((3, 3), -3, 3)], lambda t, a: t.matrix_exp(a), lambda g, a: a.matrix_exp(),
