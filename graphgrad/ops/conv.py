@@ -31,7 +31,7 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import check_same_float
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops import depthwise
-from graphgrad.ops.shape import reshape
+from graphgrad.ops.shape import expand_dims, reshape, squeeze
 
 IntOrTuple = Union[int, Sequence[int]]
 
@@ -518,7 +518,8 @@ def _conv_padding(fn: str, padding, nd: int, kernel: tuple, stride: tuple, dilat
 def _check_rank(fn: str, x, w, nd: int) -> tuple:
     xs, ws = _shape_of(x), _shape_of(w)
     if len(xs) != nd + 2:
-        raise ShapeError(f"{fn}: expected a {nd + 2}-D input (batch, channels, {_axes(nd)}), got shape {_shown(xs)}")
+        raise ShapeError(f"{fn}: expected a {nd + 1}-D (channels, {_axes(nd)}) or {nd + 2}-D input (batch, channels, "
+                         f"{_axes(nd)}), got shape {_shown(xs)}")
     if len(ws) != nd + 2 or None in ws:
         raise ShapeError(f"{fn}: expected a {nd + 2}-D weight of known shape, got shape {_shown(ws)}")
     return xs, ws
@@ -532,6 +533,20 @@ def _add_bias(fn: str, y: Tensor, bias, channels: int, nd: int) -> Tensor:
     return y + reshape(bias, (channels,) + (1,) * nd)
 
 
+def _unbatched(function):
+    """``function(fn, nd, input, weight, ...)`` also taking an input without a batch axis (``(C, *S)``, as
+    PyTorch does): it runs as a batch of one and the batch axis is dropped again."""
+
+    def wrapper(fn, nd, input, *args):
+        if len(_shape_of(input)) == nd + 1:
+            y = function(fn, nd, expand_dims(input, 0), *args)
+            return squeeze(y, 0)
+        return function(fn, nd, input, *args)
+
+    return wrapper
+
+
+@_unbatched
 def _conv_nd(fn, nd, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
     _, ws = _check_rank(fn, input, weight, nd)
     stride = _ntuple(fn, "stride", stride, nd, 1)
@@ -589,6 +604,7 @@ def conv2d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Union[IntO
     return _conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_unbatched
 def _conv_transpose_nd(fn, nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
     _, ws = _check_rank(fn, input, weight, nd)
     stride = _ntuple(fn, "stride", stride, nd, 1)

@@ -185,3 +185,11 @@ def test_fractional_max_pool_draws_offsets_and_routes_gradients():
         out = gg.fractional_max_pool3d(gg.reshape(p, (-1, 3, 1, 9, 9)), (1, 2, 2), output_size=(1, 5, 5))
     first, second = (gg.Session(graph).run(out, {p: x.numpy()}) for _ in range(2))
     assert first.shape == (2, 3, 1, 5, 5) and np.isin(first, x.numpy()).all()
+
+
+def test_conv_layers_take_unbatched_inputs():
+    x = gg.tensor(f32(2, 5, 6))
+    for layer in (nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"), nn.ConvTranspose2d(2, 3, 2, stride=2)):
+        np.testing.assert_allclose(layer(x).numpy(), layer(gg.reshape(x, (1, 2, 5, 6))).numpy()[0], rtol=1e-6)
+    with pytest.raises(gg.ShapeError, match="conv3d"):
+        nn.Conv3d(2, 3, 2)(x)

@@ -427,3 +427,11 @@ ROWS += [
     OpSpec("fractional_max_pool3d", lambda x: gg.fractional_max_pool3d(x, 2, (3, 4, 2), _random_samples=_SAMPLES3),
            lambda x: ref_fractional_max_pool(x, (2, 2, 2), (3, 4, 2), _SAMPLES3), [F((2, 2, 5, 6, 4))], batch=False),
 ]
+
+# ---- convolutions of an input without a batch axis (PyTorch runs them as a batch of one) ----------------
+ROWS += [
+    OpSpec("conv2d[unbatched]", lambda x, w: gg.conv2d(x, w, padding=1),
+           lambda x, w: ref_conv2d(x[None], w, padding=1)[0], [F((3, 5, 4)), F((2, 3, 3, 3))], batch=False),
+    OpSpec("conv_transpose3d[unbatched]", lambda x, w: gg.conv_transpose3d(x, w, stride=2),
+           lambda x, w: ref_conv_transpose3d(x[None], w, 2)[0], [F((2, 2, 3, 2)), F((2, 3, 2, 2, 2))], batch=False),
+]

@@ -170,3 +170,6 @@ C("fractional_max_pool3d", [F((2, 2, 6, 7, 5)), F((2, 2, 3), 0.0, 1.0, diff=Fals
 C("FractionalMaxPool2d[unbatched]", [F((3, 8, 8)), F((1, 3, 2), 0.0, 1.0, diff=False)],
   lambda t, x, u: t.nn.FractionalMaxPool2d(3, output_size=4, _random_samples=u)(x),
   lambda g, x, u: g.nn.FractionalMaxPool2d(3, output_size=4, _random_samples=u)(x))
+C("conv1d[unbatched]", [F((3, 8)), F((2, 3, 3)), F((2,))], *_f("conv1d", stride=2))
+C("conv3d[unbatched]", [F((2, 3, 4, 4)), F((3, 2, 2, 2, 2))], *_f("conv3d", padding=1))
+C("conv_transpose2d[unbatched]", [F((3, 4, 3)), F((3, 2, 3, 3))], *_f("conv_transpose2d", stride=2, output_padding=1))
