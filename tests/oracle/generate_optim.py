@@ -49,6 +49,17 @@ OPTIMIZERS = {
                                       eps=1e-8)),
     "adadelta": ("Adadelta", dict()),
     "adadelta_options": ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)),
+    "adamax": ("Adamax", dict(lr=0.01)),
+    "adamax_weight_decay": ("Adamax", dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.1, maximize=True)),
+    "nadam": ("NAdam", dict(lr=0.01)),
+    "nadam_decoupled": ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01, decoupled_weight_decay=True)),
+    "nadam_l2": ("NAdam", dict(lr=0.01, betas=(0.85, 0.99), weight_decay=0.05)),
+    "radam": ("RAdam", dict(lr=0.01)),
+    "radam_decoupled": ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1, decoupled_weight_decay=True)),
+    "rprop": ("Rprop", dict(lr=0.01)),
+    "rprop_options": ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    "asgd": ("ASGD", dict(lr=0.05)),
+    "asgd_averaging": ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=5, weight_decay=0.1)),
 }
 
 #: case -> (optimizer class name, its kwargs, [lr of each param group])

@@ -1,0 +1,225 @@
+"""More optimizers with PyTorch's update rules (``torch.optim``): Adamax, NAdam, RAdam, Rprop, ASGD.
+
+They step op by op (``fused = False``): their rules keep Python-number state (NAdam's momentum
+product, ASGD's step size) or branch on the step count, which a compiled step would fix at tracing.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from graphgrad.backend import namespace_of, np
+from graphgrad.core.tensor import Tensor
+from graphgrad.ops import abs as _abs, clip, maximum, sign, sqrt, where
+from graphgrad.optim.optimizer import Optimizer, _check_nonnegative
+
+
+def _scalar(value: float) -> float:
+    """``value`` rounded to float32: PyTorch keeps these optimizers' scalar state (NAdam's momentum
+    product, ASGD's step size and averaging weight) in float32 tensors, even for float64 parameters."""
+    return float(np.float32(value))
+
+
+def _zeros(param: Tensor, value: float = 0.0) -> Tensor:
+    xp = namespace_of(param.data)
+    return Tensor._wrap(xp.full(param.shape, value, dtype=param.dtype))
+
+
+class _Eager(Optimizer):
+    """An optimizer whose rule runs op by op; subclasses give ``_state`` (the initial state)."""
+
+    def __init__(self, params: Iterable, defaults: dict) -> None:
+        super().__init__(params, defaults)
+        self.fused = False
+
+    def _init_state(self, param: Tensor, group: dict) -> dict:
+        return dict(self._state(param, group), step=0)
+
+    def _state(self, param: Tensor, group: dict) -> dict:
+        raise NotImplementedError
+
+    def _check_betas(self, group: dict) -> None:
+        for i, beta in enumerate(group["betas"]):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"{type(self).__name__}: invalid beta parameter at index {i}: {beta} "
+                                 "(it must be in [0, 1))")
+
+
+class Adamax(_Eager):
+    """Adamax (Kingma & Ba, 2015): Adam with the infinity norm::
+
+        m = beta1 * m + (1 - beta1) * g;   u = maximum(beta2 * u, |g| + eps)
+        param -= lr / (1 - beta1**t) * m / u
+
+    Args: ``lr`` (2e-3), ``betas`` ((0.9, 0.999)), ``eps`` (1e-8), ``weight_decay`` (L2, 0), ``maximize``.
+    State: ``step``, ``exp_avg``, ``exp_inf``.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 2e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize))
+
+    def _check_group(self, group: dict) -> None:
+        super()._check_group(group)
+        _check_nonnegative(type(self).__name__, group, "eps", "weight_decay")
+        self._check_betas(group)
+
+    def _state(self, param: Tensor, group: dict) -> dict:
+        return {"exp_avg": _zeros(param), "exp_inf": _zeros(param)}
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
+        beta1, beta2 = group["betas"]
+        if group["weight_decay"]:
+            grad = grad + group["weight_decay"] * param
+        state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
+        state["exp_inf"] = maximum(state["exp_inf"] * beta2, _abs(grad) + group["eps"])
+        clr = group["lr"] / (1 - beta1 ** state["step"])
+        return param - clr * state["exp_avg"] / state["exp_inf"]
+
+
+def _decay(param: Tensor, grad: Tensor, group: dict) -> tuple:
+    """L2 weight decay into the gradient, or (``decoupled_weight_decay``) shrinking the parameter."""
+    wd = group["weight_decay"]
+    if not wd:
+        return param, grad
+    if group.get("decoupled_weight_decay"):
+        return param * (1 - group["lr"] * wd), grad
+    return param, grad + wd * param
+
+
+class NAdam(_Eager):
+    """NAdam (Dozat, 2016): Adam with Nesterov momentum and the momentum schedule
+    ``mu_t = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))``, as PyTorch's ``NAdam``.
+
+    Args: ``lr`` (2e-3), ``betas``, ``eps``, ``weight_decay``, ``momentum_decay`` (4e-3),
+    ``decoupled_weight_decay`` (AdamW-style decay), ``maximize``.
+    State: ``step``, ``mu_product``, ``exp_avg``, ``exp_avg_sq``.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 2e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
+                                      maximize=maximize))
+
+    def _check_group(self, group: dict) -> None:
+        super()._check_group(group)
+        _check_nonnegative(type(self).__name__, group, "eps", "weight_decay", "momentum_decay")
+        self._check_betas(group)
+
+    def _state(self, param: Tensor, group: dict) -> dict:
+        return {"mu_product": 1.0, "exp_avg": _zeros(param), "exp_avg_sq": _zeros(param)}
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
+        beta1, beta2 = group["betas"]
+        t, lr, decay = state["step"], group["lr"], group["momentum_decay"]
+        param, grad = _decay(param, grad, group)
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * decay))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * decay))
+        # (a float32 tensor times a Python float: computed in float32)
+        mu_product = state["mu_product"] = float(np.float32(state["mu_product"]) * np.float32(mu))
+        exp_avg = state["exp_avg"] = state["exp_avg"] + (1 - beta1) * (grad - state["exp_avg"])
+        exp_avg_sq = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad * grad
+        denom = sqrt(exp_avg_sq / (1 - beta2 ** t)) + group["eps"]
+        param = param - lr * (1 - mu) / (1 - mu_product) * (grad / denom)
+        return param - lr * mu_next / (1 - mu_product * mu_next) * (exp_avg / denom)
+
+
+class RAdam(_Eager):
+    """RAdam (Liu et al., 2020): Adam with the variance of the adaptive learning rate rectified; the
+    first steps (while the approximated SMA length is at most 5) are plain momentum SGD.
+
+    Args: ``lr`` (1e-3), ``betas``, ``eps``, ``weight_decay``, ``decoupled_weight_decay``, ``maximize``.
+    State: ``step``, ``exp_avg``, ``exp_avg_sq``.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay, maximize=maximize))
+
+    def _check_group(self, group: dict) -> None:
+        super()._check_group(group)
+        _check_nonnegative(type(self).__name__, group, "eps", "weight_decay")
+        self._check_betas(group)
+
+    def _state(self, param: Tensor, group: dict) -> dict:
+        return {"exp_avg": _zeros(param), "exp_avg_sq": _zeros(param)}
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
+        beta1, beta2 = group["betas"]
+        t, lr = state["step"], group["lr"]
+        param, grad = _decay(param, grad, group)
+        exp_avg = state["exp_avg"] = state["exp_avg"] + (1 - beta1) * (grad - state["exp_avg"])
+        exp_avg_sq = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad * grad
+        correction1, correction2 = 1 - beta1 ** t, 1 - beta2 ** t
+        corrected = exp_avg / correction1
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * t * beta2 ** t / correction2
+        if rho_t <= 5.0:
+            return param - lr * corrected
+        rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+        adaptive = math.sqrt(correction2) / (sqrt(exp_avg_sq) + group["eps"])
+        return param - corrected * lr * adaptive * rect
+
+
+class Rprop(_Eager):
+    """Resilient backpropagation: each element's step size grows by ``etas[1]`` while its gradient
+    keeps its sign and shrinks by ``etas[0]`` when it flips (that step then skips the element), within
+    ``step_sizes``; the update is ``-sign(g) * step_size``.
+
+    Args: ``lr`` (1e-2, the initial step size), ``etas`` ((0.5, 1.2)), ``step_sizes`` ((1e-6, 50)),
+    ``maximize``. State: ``step``, ``prev``, ``step_size``.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, etas: tuple = (0.5, 1.2), step_sizes: tuple = (1e-6, 50),
+                 *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), maximize=maximize))
+
+    def _check_group(self, group: dict) -> None:
+        super()._check_group(group)
+        minus, plus = group["etas"]
+        if not 0.0 < minus < 1.0 < plus:
+            raise ValueError(f"Rprop: invalid etas {group['etas']}: expected 0 < etaminus < 1 < etaplus")
+
+    def _state(self, param: Tensor, group: dict) -> dict:
+        return {"prev": _zeros(param), "step_size": _zeros(param, group["lr"])}
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
+        minus, plus = group["etas"]
+        low, high = group["step_sizes"]
+        agreement = sign(grad * state["prev"])
+        factor = where(agreement > 0, plus, where(agreement < 0, minus, 1.0)).astype(param.dtype)
+        state["step_size"] = clip(state["step_size"] * factor, low, high)
+        grad = where(agreement < 0, 0.0, grad).astype(param.dtype)
+        state["prev"] = grad
+        return param - sign(grad) * state["step_size"]
+
+
+class ASGD(_Eager):
+    """Averaged SGD (Polyak & Juditsky, 1992) with PyTorch's step-size schedule
+    ``eta_t = lr / (1 + lambd * lr * t) ** alpha``; ``ax`` holds the average of the iterates from step
+    ``t0`` on (read it from ``optimizer.state[p]["ax"]``).
+
+    Args: ``lr`` (1e-2), ``lambd`` (1e-4, decay term), ``alpha`` (0.75), ``t0`` (1e6, when averaging
+    starts), ``weight_decay``, ``maximize``. State: ``step``, ``eta``, ``mu``, ``ax``.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
+                 t0: float = 1e6, weight_decay: float = 0.0, *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                                      maximize=maximize))
+
+    def _state(self, param: Tensor, group: dict) -> dict:
+        return {"eta": _scalar(group["lr"]), "mu": 1.0, "ax": _zeros(param)}
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
+        t, eta, mu = state["step"], state["eta"], state["mu"]
+        if group["weight_decay"]:
+            grad = grad + group["weight_decay"] * param
+        param = param * (1 - group["lambd"] * eta) - eta * grad
+        state["ax"] = state["ax"] + (param - state["ax"]) * mu if mu != 1 else param
+        state["eta"] = _scalar(group["lr"] / (1 + group["lambd"] * group["lr"] * t) ** group["alpha"])
+        state["mu"] = _scalar(1 / max(1, t - group["t0"]))
+        return param
