@@ -8,7 +8,6 @@ the values are a ``TakeSpatial`` of the input, whose gradient routes each output
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Optional, Sequence, Union
 
 from graphgrad.backend import np
@@ -19,6 +18,7 @@ from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops.array import rand_like
 from graphgrad.ops.conv import _checked, _ntuple, _shape_of, _shown
 from graphgrad.ops.pool import TakeSpatial, _check_spatial_rank
+from graphgrad.ops.pool_nd import _window_argmax
 from graphgrad.ops.shape import concatenate, reshape
 
 IntOrTuple = Union[int, Sequence[int]]
@@ -39,9 +39,9 @@ class FractionalMaxPoolIndices(Op):
             raise DTypeError(f"fractional_max_pool{nd}d: expected a numeric input, got {x.dtype}")
         return TensorSpec(tuple(x.shape[:x.ndim - nd]) + self.output_size, np.int64)
 
-    def _starts(self, xp, samples, dtype, axis: int, sample_axis: int):
-        """Window starts along spatial ``axis``: (N, C, out)."""
-        n_in, k, n_out = self.sizes[axis], self.kernel_size[axis], self.output_size[axis]
+    def _starts(self, xp, samples, dtype, n_in: int, axis: int, sample_axis: int):
+        """Window starts along spatial ``axis`` (of length ``n_in``): (N, C, out)."""
+        k, n_out = self.kernel_size[axis], self.output_size[axis]
         u = samples[..., sample_axis].astype(dtype)[..., None]
         if n_out == 1:
             return xp.full(u.shape, n_in - k, dtype=xp.int64)
@@ -53,31 +53,14 @@ class FractionalMaxPoolIndices(Op):
 
     def forward(self, xp, x, samples):
         nd = len(self.kernel_size)
-        self.sizes = x.shape[-nd:]
+        sizes = x.shape[-nd:]
         dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
         # PyTorch's sample order: (w, h) in 2-D, (t, h, w) in 3-D
         order = (1, 0) if nd == 2 else tuple(range(nd))
-        starts = [self._starts(xp, samples, dtype, i, order[i]) for i in range(nd)]
-        steps = [math.prod(self.sizes[i + 1:]) for i in range(nd)]
-        lead = x.shape[:x.ndim - nd]
-        flat_x = x.reshape(lead + (-1,))
-        best_value = best = None
-        for offset in itertools.product(*[range(k) for k in self.kernel_size]):
-            flat = 0
-            for i in range(nd):
-                shape = lead + tuple(-1 if j == i else 1 for j in range(nd))
-                flat = flat + (starts[i] + offset[i]).reshape(shape) * steps[i]
-            flat = xp.broadcast_to(flat, lead + self.output_size).reshape(lead + (-1,))
-            v = xp.take_along_axis(flat_x, flat, axis=-1)
-            if best is None:
-                best_value, best = v.copy(), flat.copy()
-                continue
-            take = v > best_value
-            if x.dtype.kind == "f":
-                take |= xp.isnan(v)
-            best_value = xp.where(take, v, best_value)
-            best = xp.where(take, flat, best)
-        return best.reshape(lead + self.output_size).astype(xp.int64)
+        starts = [self._starts(xp, samples, dtype, sizes[i], i, order[i]) for i in range(nd)]
+        windows = ([s + k for s, k in zip(starts, offset)]
+                   for offset in itertools.product(*[range(k) for k in self.kernel_size]))
+        return _window_argmax(xp, x, sizes, self.output_size, windows)
 
     def backward(self, inputs, out, g):
         return None, None

@@ -22,7 +22,7 @@ from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops.conv import _checked, _ntuple, _shape_of, _shown
-from graphgrad.ops.pool import (_adaptive_avg_pool, _avg_pool, _broadcast_axis, _check_spatial_rank, _known_spatial,
+from graphgrad.ops.pool import (_adaptive_avg_pool, _avg_pool, _check_spatial_rank, _known_spatial,
                                 _max_pool, _output_size, TakeSpatial)
 from graphgrad.ops.unary import abs as _abs, relu, sign
 
@@ -233,6 +233,33 @@ def adaptive_avg_pool3d(input, output_size: Union[int, Sequence[Optional[int]]])
     return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
 
 
+def _window_argmax(xp, x, sizes: tuple, out: tuple, windows) -> object:
+    """The flat per-plane index of the maximum of every window of ``x`` (spatial ``sizes``, ``out``
+    windows per axis): ``windows`` yields, per kernel offset, one array of input positions per spatial
+    axis, shaped ``(*lead or broadcastable, out_i)``. The first maximum in that order wins, or the last
+    NaN, as PyTorch's max pooling kernels."""
+    nd = len(sizes)
+    lead = x.shape[:x.ndim - nd]
+    steps = [math.prod(sizes[i + 1:]) for i in range(nd)]
+    flat_x = x.reshape(lead + (-1,))
+    best_value = best = None
+    for positions in windows:
+        flat = 0
+        for i, pos in enumerate(positions):
+            flat = flat + pos.reshape(pos.shape[:-1] + tuple(-1 if j == i else 1 for j in range(nd))) * steps[i]
+        flat = xp.broadcast_to(flat, lead + out).reshape(lead + (-1,))
+        v = xp.take_along_axis(flat_x, flat, axis=-1)
+        if best is None:
+            best_value, best = v.copy(), flat.copy()
+            continue
+        take = v > best_value
+        if x.dtype.kind == "f":
+            take |= xp.isnan(v)
+        best_value = xp.where(take, v, best_value)
+        best = xp.where(take, flat, best)
+    return best.reshape(lead + out).astype(xp.int64)
+
+
 class AdaptiveMaxPoolIndices(Op):
     """The flat per-plane index of the maximum of each adaptive window ``[floor(i*in/out),
     ceil((i+1)*in/out))`` per axis (first maximum in row-major order, the last NaN, as PyTorch);
@@ -250,35 +277,16 @@ class AdaptiveMaxPoolIndices(Op):
         return TensorSpec(tuple(x.shape[:x.ndim - nd]) + tuple(o for _, o in self.axes), np.int64)
 
     def forward(self, xp, x):
-        nd = len(self.axes)
-        sizes = tuple(n for n, _ in self.axes)
         starts, ends = [], []
         for n_in, n_out in self.axes:
             i = xp.arange(n_out)
             starts.append((i * n_in) // n_out)
             ends.append(((i + 1) * n_in + n_out - 1) // n_out)
         reach = [int((e - s).max()) for s, e in zip(starts, ends)]  # the longest window per axis
-        steps = [math.prod(sizes[i + 1:]) for i in range(nd)]
-        lead = x.shape[:x.ndim - nd]
-        flat_x = x.reshape(lead + (-1,))
-        best_value, best = None, None
-        for offset in itertools.product(*[range(r) for r in reach]):
-            # the element at this offset of every window (a shorter window repeats its last element)
-            flat = 0
-            for i in range(nd):
-                pos = xp.minimum(starts[i] + offset[i], ends[i] - 1)
-                flat = flat + _broadcast_axis(xp, pos, i, nd) * steps[i]
-            flat = xp.broadcast_to(flat, tuple(o for _, o in self.axes)).reshape(-1)
-            v = xp.take(flat_x, flat, axis=-1)
-            if best is None:
-                best_value, best = v.copy(), xp.broadcast_to(flat, v.shape).copy()
-                continue
-            take = v > best_value
-            if x.dtype.kind == "f":
-                take |= xp.isnan(v)
-            best_value = xp.where(take, v, best_value)
-            best = xp.where(take, flat, best)
-        return best.reshape(lead + tuple(o for _, o in self.axes)).astype(xp.int64)
+        # a window shorter than the longest repeats its last element (which changes no maximum)
+        windows = ([xp.minimum(s + k, e - 1) for s, e, k in zip(starts, ends, offset)]
+                   for offset in itertools.product(*[range(r) for r in reach]))
+        return _window_argmax(xp, x, tuple(n for n, _ in self.axes), tuple(o for _, o in self.axes), windows)
 
     def backward(self, inputs, out, g):
         return (None,)
