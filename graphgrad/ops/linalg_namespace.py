@@ -5,7 +5,8 @@ in ``graphgrad.compat.torch``.
 Nothing is computed here: every name is an op function of the ``linalg``, ``linalg_more`` and
 ``linalg_products`` families, or a thin function giving one of them ``torch.linalg``'s defaults
 (``diagonal`` of the last two dims, ``vander`` increasing, ``norm`` choosing vector or matrix norm).
-Results with several parts are named tuples as in PyTorch: ``slogdet`` (sign, logabsdet), ``eigh``
+Results with several parts are named tuples as in PyTorch: ``slogdet`` (sign, logabsdet), ``lu`` (P, L,
+U), ``lu_factor`` (LU, pivots), ``eigh``
 (eigenvalues, eigenvectors), ``svd`` (U, S, Vh), ``qr`` (Q, R), ``lstsq`` (solution, residuals, rank,
 singular_values), ``inv_ex`` (inverse, info).
 """
@@ -42,6 +43,10 @@ vecdot = _ops.vecdot
 matmul = _ops.matmul
 vector_norm = _ops.vector_norm
 cond = _ops.cond
+lu = _ops.lu
+lu_factor = _ops.lu_factor
+lu_factor_ex = _ops.lu_factor_ex
+lu_solve = _ops.lu_solve
 solve_triangular = _ops.solve_triangular
 #: what a singular or not positive-definite input raises
 LinAlgError = _np.linalg.LinAlgError
@@ -98,5 +103,6 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):
 
 __all__ = ["det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "pinv", "matrix_rank", "matrix_power",
            "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "cross",
-           "multi_dot", "tensorinv", "tensorsolve", "vecdot", "matmul", "vector_norm", "cond", "solve_triangular", "LinAlgError", "matrix_norm", "norm",
+           "multi_dot", "tensorinv", "tensorsolve", "vecdot", "matmul", "vector_norm", "cond", "solve_triangular", "LinAlgError", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matrix_norm", "norm",
            "diagonal", "vander"]

@@ -53,6 +53,20 @@ def _expm(a):
     return np.real(v @ (np.exp(w)[..., None] * np.linalg.inv(v)))
 
 
+def _np_lu(a):
+    """A plain partial-pivoting LU of one matrix: (P, L, U) with a = P L U."""
+    a = np.array(a, dtype=float)
+    m, n = a.shape
+    perm = np.arange(m)
+    for j in range(min(m, n)):
+        p = j + np.argmax(np.abs(a[j:, j]))
+        a[[j, p]], perm[[j, p]] = a[[p, j]], perm[[p, j]]
+        a[j + 1:, j] /= a[j, j]
+        a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
+    k = min(m, n)
+    return np.eye(m)[:, perm], np.tril(a[:, :k], -1) + np.eye(m, k), np.triu(a[:k])
+
+
 def _np_cov(x, correction=1, fweights=None, aweights=None):
     return np.cov(x, ddof=correction, fweights=fweights, aweights=aweights)
 
@@ -114,6 +128,19 @@ ROWS = [
            lambda b, a: np.linalg.solve(_spd(a), b), [F((2, 3, 2)), F((2, 3, 3))], **LOOSE),
     OpSpec("cholesky_inverse", lambda a: gg.cholesky_inverse(gg.cholesky(_spd(a)).mT, upper=True),
            lambda a: np.linalg.inv(_spd(a)), [F((3, 3))], batch=False, **LOOSE),
+    OpSpec("lu", lambda a: tuple(gg.lu(a)), _np_lu, [F((4, 4))], batch=False),
+    OpSpec("lu[batched_recon]", lambda a: (lambda r: r.P @ r.L @ r.U)(gg.lu(a)), lambda a: a, [F((2, 3, 3))]),
+    OpSpec("lu[tall]", lambda a: gg.lu(a).L, lambda a: _np_lu(a)[1], [F((5, 3))], grad=False, batch=False),
+    OpSpec("lu_factor", lambda a: gg.lu_factor(a).LU, lambda a: (lambda p, low, up: np.tril(low, -1) + up)(*_np_lu(a)),
+           [F((4, 4))], batch=False),
+    OpSpec("lu_factor_ex", lambda a: gg.lu_factor_ex(a).info, lambda a: np.zeros(2, np.int32), [F((2, 3, 3))],
+           grad=False),
+    OpSpec("lu_unpack", lambda a: (lambda r: r.P @ r.L @ r.U)(gg.lu_unpack(*gg.lu_factor(a))), lambda a: a,
+           [F((2, 3, 4))], grad=False),
+    OpSpec("lu_solve", lambda a, b: gg.lu_solve(*gg.lu_factor(_wc(a)), b), lambda a, b: np.linalg.solve(_wc(a), b),
+           [F((2, 3, 3)), F((2, 3, 2))]),
+    OpSpec("lu_solve[adjoint_right]", lambda a, b: gg.lu_solve(*gg.lu_factor(_wc(a)), b, left=False, adjoint=True),
+           lambda a, b: b @ np.linalg.inv(np.swapaxes(_wc(a), -1, -2)), [F((2, 3, 3)), F((2, 4, 3))]),
     # ---- matrix functions ------------------------------------------------------------------------------------
     OpSpec("matrix_exp", gg.matrix_exp, _expm, [F((2, 3, 3), -1, 1)], rtol=1e-9, atol=1e-10, **LOOSE),
     OpSpec("matrix_exp[scaled]", gg.matrix_exp, _expm, [F((3, 3), -4, 4)], rtol=1e-8, atol=1e-8, order=1,

@@ -22,7 +22,7 @@ def test_namespace_holds_torch_linalg_names():
     names = ["norm", "vector_norm", "matrix_norm", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq",
              "pinv", "matrix_rank", "matrix_power", "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh",
              "eigvalsh", "svd", "svdvals", "cross", "multi_dot", "tensorinv", "tensorsolve", "diagonal", "vecdot",
-             "matmul", "vander", "cond", "solve_triangular"]
+             "matmul", "vander", "cond", "solve_triangular", "lu", "lu_factor", "lu_factor_ex", "lu_solve"]
     missing = [n for n in names if not callable(getattr(gg.linalg, n, None))]
     assert not missing
     assert torch.linalg is gg.linalg
@@ -65,6 +65,22 @@ def test_results_are_named_tuples_like_pytorch():
     assert lst.solution.shape == (3, 2) and int(lst.rank.item()) == 3 and lst.residuals.shape == (0,)
     inverse, info = gg.linalg.inv_ex(_t(2, 3, 3))
     assert inverse.shape == (2, 3, 3) and info.shape == (2,) and info.dtype == np.int32
+
+
+def test_lu_results_and_pivots_like_lapack():
+    a = gg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    p, low, up = gg.linalg.lu(a)
+    np.testing.assert_allclose(p.numpy(), [[0.0, 1.0], [1.0, 0.0]])  # the larger first-column entry pivots
+    np.testing.assert_allclose((p @ low @ up).numpy(), a.numpy(), rtol=1e-6)
+    factor = gg.linalg.lu_factor(a)
+    assert factor._fields == ("LU", "pivots") and factor.pivots.dtype == np.int32
+    assert factor.pivots.tolist() == [2, 2]
+    LU, pivots = torch.lu(a)  # PyTorch's older API: (LU, pivots)
+    np.testing.assert_allclose(torch.lu_solve(gg.tensor([[1.0], [2.0]]), LU, pivots).numpy(), [[0.0], [0.5]],
+                               atol=1e-6)
+    wide = _t(2, 3, requires_grad=True)
+    with pytest.raises(gg.GradError, match=r"lu.*square.*\(2, 3\)"):
+        gg.linalg.lu(wide).U.sum().backward()
 
 
 def test_torch_old_api_svd_returns_v_not_vh():

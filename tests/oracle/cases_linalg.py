@@ -99,6 +99,18 @@ C("cholesky_solve", [F((2, 3, 2)), F(S3)], lambda t, b, a: t.cholesky_solve(b, t
 C("cholesky_inverse[upper]", [F((3, 3))], lambda t, a: t.cholesky_inverse(t.linalg.cholesky(_spd(a), upper=True), upper=True),
   lambda g, a: g.cholesky_inverse(g.linalg.cholesky(_spd(a), upper=True), upper=True))
 
+C("lu", [F((4, 4))], lambda t, a: tuple(t.linalg.lu(a)), lambda g, a: tuple(g.linalg.lu(a)))
+C("lu[batched_wide]", [F((2, 3, 5), diff=False)], lambda t, a: tuple(t.linalg.lu(a))[1:], lambda g, a: tuple(g.linalg.lu(a))[1:])
+C("lu_factor", [F(S3)], lambda t, a: tuple(t.linalg.lu_factor(a)), lambda g, a: tuple(g.linalg.lu_factor(a)))
+C("lu_factor[tall_values]", [F((5, 3), diff=False)], lambda t, a: tuple(t.linalg.lu_factor_ex(a)),
+  lambda g, a: tuple(g.linalg.lu_factor_ex(a)))
+C("lu_solve", [F(S3), F((2, 3, 2))], lambda t, a, b: t.linalg.lu_solve(*t.linalg.lu_factor(a), b),
+  lambda g, a, b: g.linalg.lu_solve(*g.linalg.lu_factor(a), b), prepare=well_conditioned)
+C("lu_solve[torch_old_api]", [F((3, 3)), F((3, 2))], lambda t, a, b: t.lu_solve(b, *t.lu(a)),
+  lambda g, a, b: b.lu_solve(*a.lu()), prepare=well_conditioned)
+C("lu_unpack", [F((4, 3), diff=False)], lambda t, a: tuple(t.lu_unpack(*t.linalg.lu_factor(a))),
+  lambda g, a: tuple(g.lu_unpack(*g.linalg.lu_factor(a))))
+
 # ---- matrix functions -----------------------------------------------------------------------------------
 C("matrix_exp", [F(S3, -1, 1)], lambda t, a: t.linalg.matrix_exp(a), lambda g, a: g.linalg.matrix_exp(a))
 C("matrix_exp[scaled]", [F((3, 3), -3, 3)], lambda t, a: t.matrix_exp(a), lambda g, a: a.matrix_exp(),

@@ -166,7 +166,7 @@ def masked_fill(input: Tensor, mask, value) -> Tensor:
 #: and graphgrad's (NumPy's) differ in meaning, the Tensor method follows PyTorch.
 METHOD_FORMS = ("index_select", "narrow", "unbind", "t", "transpose", "split", "std", "var", "repeat_interleave",
                 "argsort", "equal", "is_floating_point", "is_complex", "is_nonzero", "swapdims", "swapaxes", "rsub",
-                "sort", "median", "nanmedian", "unique", "histogram", "norm", "svd", "qr", "cross")
+                "sort", "median", "nanmedian", "unique", "histogram", "norm", "svd", "qr", "cross", "lu", "lu_solve")
 
 
 def _method_form(name: str):
