@@ -13,12 +13,14 @@ from graphgrad.data.dataset import (ConcatDataset, Dataset, Subset, TensorDatase
 from graphgrad.data.datasets import (load_cifar10, load_digits, load_mnist, make_blobs, make_circles,
                                      make_moons, make_spiral, read_idx)
 from graphgrad.data.images import read_image, write_image
+from graphgrad.data.iterable import ChainDataset, IterableDataset, StackDataset, WorkerInfo, get_worker_info
 from graphgrad.data.text import load_text, random_windows
 from graphgrad.data.loader import (BatchSampler, DataLoader, RandomSampler, Sampler, SequentialSampler,
                                    SubsetRandomSampler, WeightedRandomSampler, default_collate, default_convert)
 
 __all__ = [
     "Dataset", "TensorDataset", "Subset", "ConcatDataset", "TransformDataset", "random_split",
+    "IterableDataset", "ChainDataset", "StackDataset", "WorkerInfo", "get_worker_info",
     "DataLoader", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
     "WeightedRandomSampler", "BatchSampler", "default_collate", "default_convert",
     "make_spiral", "make_moons", "make_circles", "make_blobs", "load_digits", "load_mnist", "load_cifar10",

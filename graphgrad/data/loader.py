@@ -12,6 +12,7 @@ that ``gg.manual_seed`` seeds): the same seed gives the same sequence of epochs,
 from __future__ import annotations
 
 import collections.abc
+import functools
 import math
 from typing import Any, Callable, Iterator, Optional, Sequence
 
@@ -19,6 +20,7 @@ from graphgrad import backend, config
 from graphgrad.backend import np
 from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.tensor import Tensor
+from graphgrad.data.iterable import IterableDataset
 
 
 # ---- samplers -------------------------------------------------------------------------------------
@@ -259,8 +261,17 @@ class DataLoader:
             disables the whole-batch fast path.
         generator: a ``gg.Generator`` for shuffling.
         seed: shorthand for ``generator=gg.Generator(seed)``.
+        num_workers: load in this many worker processes (0: in the main process); see
+            ``graphgrad/data/workers.py`` for how batches are distributed and ordered.
+        worker_init_fn: called as ``fn(worker_id)`` in each worker after seeding it.
+        prefetch_factor: batches in flight per worker (default 2).
+        timeout: seconds to wait for a worker's batch (0: no limit).
+        persistent_workers, pin_memory, pin_memory_device, multiprocessing_context, in_order: accepted
+            as PyTorch's (workers are started per epoch; pinned memory means nothing for host arrays;
+            batches always come in order).
 
-    ``len(loader)`` is the number of batches per epoch.
+    An ``IterableDataset`` is read as a stream and batched in order (``shuffle``, ``sampler`` and
+    ``batch_sampler`` do not apply to it). ``len(loader)`` is the number of batches per epoch.
 
     Example:
         >>> ds = TensorDataset(gg.randn(100, 2), gg.zeros(100, dtype=gg.int64))
@@ -271,7 +282,36 @@ class DataLoader:
 
     def __init__(self, dataset: Any, batch_size: Optional[int] = 1, shuffle: bool = False, sampler: Any = None,
                  batch_sampler: Any = None, drop_last: bool = False, collate_fn: Optional[Callable] = None,
-                 generator: Optional[Generator] = None, seed: Optional[int] = None) -> None:
+                 generator: Optional[Generator] = None, seed: Optional[int] = None, *, num_workers: int = 0,
+                 pin_memory: bool = False, timeout: float = 0, worker_init_fn: Optional[Callable] = None,
+                 multiprocessing_context: Any = None, prefetch_factor: Optional[int] = None,
+                 persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True) -> None:
+        if num_workers < 0:
+            raise ValueError(f"num_workers must be >= 0, got {num_workers}")
+        if num_workers == 0 and (prefetch_factor is not None or persistent_workers):
+            raise ValueError("prefetch_factor and persistent_workers need num_workers > 0")
+        if timeout < 0:
+            raise ValueError(f"timeout must be >= 0, got {timeout}")
+        self.num_workers, self.pin_memory, self.timeout = int(num_workers), bool(pin_memory), float(timeout)
+        self.worker_init_fn, self.multiprocessing_context = worker_init_fn, multiprocessing_context
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, bool(persistent_workers)
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                                 f"shuffle={shuffle}")
+            if sampler is not None or batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler and batch_sampler "
+                                 "options (the dataset decides the order)")
+            if batch_size is None and drop_last:
+                raise ValueError("drop_last needs a batch_size")
+            if seed is not None and generator is None:
+                generator = Generator(seed)
+            self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
+            self.sampler = self.batch_sampler = None
+            self.collate_fn, self.generator = collate_fn, generator
+            return
         if seed is not None:
             if generator is not None:
                 raise ValueError("pass either generator or seed to DataLoader, not both")
@@ -298,9 +338,43 @@ class DataLoader:
         self.generator = generator
 
     def __len__(self) -> int:
+        if self._iterable:
+            n = len(self.dataset)  # a TypeError when the stream has no length, as in PyTorch
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return len(self.batch_sampler) if self.batch_sampler is not None else len(self.sampler)
 
+    def _base_seed(self) -> int:
+        """The workers' base seed, drawn from the loader's generator (or the global one) per epoch."""
+        return int(rng_of(self.generator).integers(0, 2 ** 31 - 2 ** 16))
+
     def __iter__(self) -> Iterator[Any]:
+        if self._iterable:
+            batches = functools.partial(_stream_batches, batch_size=self.batch_size, drop_last=self.drop_last,
+                                        collate=self.collate_fn)
+            if self.num_workers:
+                from graphgrad.data import workers
+
+                return workers.iterable_style(self, batches)
+            return batches(self.dataset)
+        if self.num_workers:
+            return self._iter_workers()
+        return self._iter_here()
+
+    def _iter_workers(self) -> Iterator[Any]:
+        from graphgrad.data import workers
+
+        if self.batch_sampler is None:
+            return workers.map_style(self, ([i] for i in self.sampler),
+                                     functools.partial(_fetch_one, convert=self.collate_fn or default_convert))
+        if hasattr(self.batch_sampler, "index_batches"):
+            batches = self.batch_sampler.index_batches()
+        else:
+            batches = (np.asarray(b, dtype=np.int64) for b in self.batch_sampler)
+        return workers.map_style(self, batches, functools.partial(_fetch_batch, collate=self.collate_fn))
+
+    def _iter_here(self) -> Iterator[Any]:
         dataset = self.dataset
         if self.batch_sampler is None:
             convert = self.collate_fn or default_convert
@@ -318,3 +392,33 @@ class DataLoader:
         collate = self.collate_fn or default_collate
         for idx in batches:
             yield collate([dataset[i] for i in idx.tolist()])
+
+
+# ---- what workers run (top-level functions, so a spawned worker can unpickle them) -----------------
+def _fetch_one(dataset: Any, indices, convert: Callable) -> Any:
+    return convert(dataset[indices[0]])
+
+
+def _fetch_batch(dataset: Any, indices, collate: Optional[Callable]) -> Any:
+    if collate is None and hasattr(dataset, "get_batch"):
+        return dataset.get_batch(np.asarray(indices, dtype=np.int64))
+    return (collate or default_collate)([dataset[i] for i in np.asarray(indices).tolist()])
+
+
+def _stream_batches(dataset: Any, batch_size: Optional[int], drop_last: bool, collate: Optional[Callable]):
+    """The batches of an iterable dataset: ``batch_size`` consecutive samples collated (``None``: each
+    sample converted)."""
+    if batch_size is None:
+        convert = collate or default_convert
+        for sample in dataset:
+            yield convert(sample)
+        return
+    collate = collate or default_collate
+    chunk = []
+    for sample in dataset:
+        chunk.append(sample)
+        if len(chunk) == batch_size:
+            yield collate(chunk)
+            chunk = []
+    if chunk and not drop_last:
+        yield collate(chunk)
