@@ -1,4 +1,4 @@
-"""LU decomposition with partial pivoting: ``torch.linalg.lu`` (``A = P L U``), ``lu_factor`` (LAPACK's
+"""LU and Householder factorizations. LU decomposition with partial pivoting: ``torch.linalg.lu`` (``A = P L U``), ``lu_factor`` (LAPACK's
 compact ``LU`` and 1-based ``pivots``), ``lu_solve`` and ``lu_unpack``, and PyTorch's older ``torch.lu``.
 
 ``Lu`` is the one op: its forward eliminates column by column (vectorized over the batch), picking the
@@ -6,12 +6,18 @@ largest remaining entry of each column as the pivot, as LAPACK's getrf does; its
 ``L``, ``U`` and the pivots (exact small integers as floats) side by side, which the functions slice
 out (see ``linalg_more``). The gradient, for square matrices, is
 ``P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T``. ``PivotsToPermutation`` turns pivots into the
-permutation matrix (no gradient: its input is an index)."""
+permutation matrix (no gradient: its input is an index).
+
+Householder form: ``geqrf`` (LAPACK's compact QR: R above the diagonal, the reflectors' vectors below,
+and their scales ``tau``; no gradient, as in PyTorch), ``householder_product`` (``orgqr``: Q from
+them) and ``ormqr`` (Q, or Q^T, times a matrix), the last two composed, so differentiable.
+``triangular_solve`` is PyTorch's older form of ``linalg.solve_triangular``."""
 from __future__ import annotations
 
 from collections import namedtuple
 
-from graphgrad.core.creation import eye as _eye
+from graphgrad.backend import np
+from graphgrad.core.creation import eye as _eye, tensor as _tensor
 from graphgrad.core.op import Op, as_tensor_args
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
@@ -19,7 +25,7 @@ from graphgrad.errors import GradError, ShapeError
 from graphgrad.ops.indexing import getitem
 from graphgrad.ops.linalg import _fmt, _linalg_dtype, _mT, matmul, solve
 from graphgrad.ops.linalg_more import _matrix_dims, _matrix_spec, _pack, _packed_spec, _unpack, solve_triangular
-from graphgrad.ops.shape import concatenate, tril, triu
+from graphgrad.ops.shape import concatenate, expand_dims, tril, triu
 from graphgrad.ops.array import zeros_like
 
 LUResult = namedtuple("LUResult", ["P", "L", "U"])
@@ -173,6 +179,83 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tens
     return solve_triangular(upper, y, upper=True)
 
 
+# ---- Householder form -------------------------------------------------------------------------------
+GeqrfResult = namedtuple("GeqrfResult", ["a", "tau"])
+TriangularSolveResult = namedtuple("TriangularSolveResult", ["solution", "cloned_coefficient"])
+
+
+class Geqrf(Op):
+    """LAPACK's geqrf: the compact Householder QR (a (m, n), tau (k,)), packed. Not differentiable."""
+
+    def infer(self, a):
+        m, n = _matrix_spec(self, a)
+        return _packed_spec(self, a, (m, n), (min(m, n),))
+
+    def forward(self, xp, a):
+        if a.dtype.kind != "f":
+            a = a.astype("float64")
+        h, tau = xp.linalg.qr(a, mode="raw")  # h is the transposed (Fortran-order) result
+        return _pack(xp, a, xp.swapaxes(h, -1, -2), tau)
+
+
+def geqrf(input) -> GeqrfResult:
+    """``torch.geqrf``: ``(a, tau)``, QR in LAPACK's Householder form (R on and above the diagonal, the
+    reflectors below it with an implicit 1). No gradient. Shapes: (..., m, n) -> (..., m, n), (..., k)."""
+    (A,) = as_tensor_args(input)
+    m, n = _matrix_dims("geqrf", A)
+    a, tau = _unpack(Geqrf().apply(A), [(m, n), (min(m, n),)])
+    return GeqrfResult(a, tau)
+
+
+def _reflect(A: Tensor, tau: Tensor, C: Tensor, transpose: bool) -> Tensor:
+    """``H_1 ... H_k C`` (``H_k ... H_1 C`` when ``transpose``), ``H_i = I - tau_i v_i v_i^T`` with ``v_i``
+    the i-th column of ``A`` below the diagonal, 1 on it and 0 above."""
+    m = A.shape[-2]
+    k = tau.shape[-1]
+    for i in (range(k) if transpose else range(k - 1, -1, -1)):
+        below, unit = np.zeros((m, 1)), np.zeros((m, 1))
+        below[i + 1:], unit[i] = 1.0, 1.0
+        col = getitem(A, (Ellipsis, slice(None), slice(i, i + 1)))  # (..., m, 1)
+        v = col * _tensor(below, dtype=A.dtype) + _tensor(unit, dtype=A.dtype)
+        t = expand_dims(getitem(tau, (Ellipsis, slice(i, i + 1))), -1)  # (..., 1, 1)
+        C = C - t * matmul(v, matmul(_mT(v), C))
+    return C
+
+
+def householder_product(A, tau) -> Tensor:
+    """``torch.linalg.householder_product`` (``torch.orgqr``): the first n columns of the product of the
+    Householder reflectors ``H_i = I - tau_i v_i v_i^T`` stored in ``A`` (as ``geqrf`` gives).
+    Shapes: (..., m, n), (..., k) -> (..., m, n)."""
+    A, tau = as_tensor_args(A, tau)
+    m, n = _matrix_dims("householder_product", A)
+    start = _eye(m, n, dtype=A.dtype) + zeros_like(A)
+    return _reflect(A, tau, start, transpose=False)
+
+
+def orgqr(input, tau) -> Tensor:
+    """``torch.orgqr``: :func:`householder_product`."""
+    return householder_product(input, tau)
+
+
+def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tensor:
+    """``torch.ormqr``: ``Q @ other`` (``Q^T`` when ``transpose``; ``other @ Q`` when not ``left``) with Q
+    the (m, m) product of the reflectors of ``geqrf``. Shapes: (..., m, n), (..., k), (..., m, p)."""
+    A, tau, C = as_tensor_args(input, tau, other)
+    if not left:  # C Q = (Q^T C^T)^T
+        return _mT(_reflect(A, tau, _mT(C), transpose=not transpose))
+    return _reflect(A, tau, C, transpose=transpose)
+
+
+def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> TriangularSolveResult:
+    """``torch.triangular_solve`` (PyTorch's older form of ``linalg.solve_triangular``):
+    ``(solution, cloned_coefficient)`` with ``A X = b`` (``A^T X = b`` when ``transpose``)."""
+    b, A = as_tensor_args(b, A)
+    coefficient = _mT(A) if transpose else A
+    solution = solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(solution, A + zeros_like(A))
+
+
 def _lu_method(x: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
     """PyTorch's older ``x.lu()`` / ``torch.lu``: ``(LU, pivots)`` (and ``infos`` zeros when asked)."""
     result = lu_factor_ex(x, pivot=pivot)
@@ -186,4 +269,5 @@ def _lu_solve_method(b: Tensor, LU_data, LU_pivots) -> Tensor:
 
 TORCH_METHODS = {"lu": _lu_method, "lu_solve": _lu_solve_method}
 
-__all__ = ["Lu", "PivotsToPermutation", "lu", "lu_factor", "lu_factor_ex", "lu_unpack", "lu_solve"]
+__all__ = ["Lu", "PivotsToPermutation", "Geqrf", "lu", "lu_factor", "lu_factor_ex", "lu_unpack", "lu_solve", "geqrf",
+           "householder_product", "orgqr", "ormqr", "triangular_solve"]

@@ -40,7 +40,7 @@ TENSOR_METHODS = (
     "matmul", "dot", "softmax", "log_softmax",
     "trace", "outer", "ger", "inner", "kron", "vdot", "mv", "addmv", "addr", "addbmm", "det", "inverse", "logdet",
     "slogdet", "pinverse", "matrix_power", "matrix_exp", "cholesky", "renorm", "dist",
-    "cholesky_solve", "cholesky_inverse",
+    "cholesky_solve", "cholesky_inverse", "geqrf", "orgqr", "ormqr", "triangular_solve",
 )
 
 

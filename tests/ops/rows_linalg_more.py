@@ -67,6 +67,16 @@ def _np_lu(a):
     return np.eye(m)[:, perm], np.tril(a[:, :k], -1) + np.eye(m, k), np.triu(a[:k])
 
 
+def _np_reflectors(a, tau):
+    """The (m, m) product H_1 ... H_k of the Householder reflectors stored in a and tau."""
+    m = a.shape[0]
+    q = np.eye(m)
+    for i in range(tau.shape[0]):
+        v = np.concatenate([np.zeros(i), [1.0], a[i + 1:, i]])
+        q = q @ (np.eye(m) - tau[i] * np.outer(v, v))
+    return q
+
+
 def _np_cov(x, correction=1, fweights=None, aweights=None):
     return np.cov(x, ddof=correction, fweights=fweights, aweights=aweights)
 
@@ -141,6 +151,18 @@ ROWS = [
            [F((2, 3, 3)), F((2, 3, 2))]),
     OpSpec("lu_solve[adjoint_right]", lambda a, b: gg.lu_solve(*gg.lu_factor(_wc(a)), b, left=False, adjoint=True),
            lambda a, b: b @ np.linalg.inv(np.swapaxes(_wc(a), -1, -2)), [F((2, 3, 3)), F((2, 4, 3))]),
+    OpSpec("geqrf", lambda a: tuple(gg.geqrf(a)),
+           lambda a: (lambda h, tau: (h.T, tau))(*np.linalg.qr(a, mode="raw")), [F((4, 3))], grad=False, batch=False),
+    OpSpec("householder_product", gg.householder_product,
+           lambda a, tau: _np_reflectors(a, tau)[:, :3], [F((4, 3)), F((2,), 0.5, 1.5)], batch=False),
+    OpSpec("orgqr", gg.orgqr, lambda a, tau: _np_reflectors(a, tau)[:, :3], [F((3, 3)), F((3,), 0.5, 1.5)],
+           batch=False),
+    OpSpec("ormqr", lambda a, tau, c: gg.ormqr(a, tau, c, transpose=True),
+           lambda a, tau, c: _np_reflectors(a, tau).T @ c, [F((4, 3)), F((3,), 0.5, 1.5), F((4, 2))], batch=False),
+    OpSpec("ormqr[right]", lambda a, tau, c: gg.ormqr(a, tau, c, left=False),
+           lambda a, tau, c: c @ _np_reflectors(a, tau), [F((3, 3)), F((3,), 0.5, 1.5), F((2, 3))], batch=False),
+    OpSpec("triangular_solve", lambda b, a: tuple(gg.triangular_solve(b, _wc(a), transpose=True)),
+           lambda b, a: (np.linalg.solve(np.triu(_wc(a)).T, b), _wc(a)), [F((3, 2)), F((3, 3))], batch=False),
     # ---- matrix functions ------------------------------------------------------------------------------------
     OpSpec("matrix_exp", gg.matrix_exp, _expm, [F((2, 3, 3), -1, 1)], rtol=1e-9, atol=1e-10, **LOOSE),
     OpSpec("matrix_exp[scaled]", gg.matrix_exp, _expm, [F((3, 3), -4, 4)], rtol=1e-8, atol=1e-8, order=1,

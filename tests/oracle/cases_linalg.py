@@ -8,6 +8,8 @@ builds alike in both frameworks but need not): their cases compare sign-invarian
 general matrix, so both frameworks differentiate the same function."""
 import math
 
+import numpy as np
+
 from tests.oracle.cases import A, C, F, I, well_conditioned
 
 F32 = {"dtype": "float32", "rtol": 1e-4, "atol": 1e-5}
@@ -36,6 +38,11 @@ def _t_recon(r):
 
 def _g_recon(g, r):
     return g.matmul(r.U * g.expand_dims(r.S, -2), r.Vh)
+
+
+def _second_well_conditioned(rng, xs):
+    """``xs[1]`` (the matrix) plus 3 I."""
+    return [xs[0], (xs[1] + 3.0 * np.eye(xs[1].shape[-1])).astype(xs[1].dtype)] + list(xs[2:])
 
 
 S3 = (2, 3, 3)
@@ -110,6 +117,18 @@ C("lu_solve[torch_old_api]", [F((3, 3)), F((3, 2))], lambda t, a, b: t.lu_solve(
   lambda g, a, b: b.lu_solve(*a.lu()), prepare=well_conditioned)
 C("lu_unpack", [F((4, 3), diff=False)], lambda t, a: tuple(t.lu_unpack(*t.linalg.lu_factor(a))),
   lambda g, a: tuple(g.lu_unpack(*g.linalg.lu_factor(a))))
+
+C("geqrf", [F((2, 4, 3), diff=False)], lambda t, a: tuple(t.geqrf(a)), lambda g, a: tuple(g.geqrf(a)))
+C("householder_product", [F((4, 3)), F((3,), 0.5, 1.5)], lambda t, a, tau: t.linalg.householder_product(a, tau),
+  lambda g, a, tau: g.linalg.householder_product(a, tau))
+C("orgqr[batched]", [F((2, 3, 3)), F((2, 2), 0.5, 1.5)], lambda t, a, tau: t.orgqr(a, tau),
+  lambda g, a, tau: a.orgqr(tau))
+C("ormqr", [F((4, 3)), F((3,), 0.5, 1.5), F((4, 2))], lambda t, a, tau, c: t.ormqr(a, tau, c, transpose=True),
+  lambda g, a, tau, c: g.ormqr(a, tau, c, transpose=True))
+C("ormqr[right]", [F((3, 3)), F((3,), 0.5, 1.5), F((2, 3))], lambda t, a, tau, c: t.ormqr(a, tau, c, left=False),
+  lambda g, a, tau, c: a.ormqr(tau, c, left=False))
+C("triangular_solve", [F((3, 2)), F((3, 3))], lambda t, b, a: tuple(t.triangular_solve(b, a, upper=False)),
+  lambda g, b, a: tuple(b.triangular_solve(a, upper=False)), prepare=_second_well_conditioned)
 
 # ---- matrix functions -----------------------------------------------------------------------------------
 C("matrix_exp", [F(S3, -1, 1)], lambda t, a: t.linalg.matrix_exp(a), lambda g, a: g.linalg.matrix_exp(a))
