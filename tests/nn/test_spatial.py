@@ -193,3 +193,37 @@ def test_conv_layers_take_unbatched_inputs():
         np.testing.assert_allclose(layer(x).numpy(), layer(gg.reshape(x, (1, 2, 5, 6))).numpy()[0], rtol=1e-6)
     with pytest.raises(gg.ShapeError, match="conv3d"):
         nn.Conv3d(2, 3, 2)(x)
+
+
+@pytest.mark.parametrize("name, args, shape, weight_shape", [
+    ("LazyConv1d", (8, 3), (2, 5, 10), (8, 5, 3)),
+    ("LazyConv2d", (8, 3, 1, 1, 1, 2), (2, 4, 6, 6), (8, 2, 3, 3)),
+    ("LazyConv3d", (3, 2), (1, 2, 3, 4, 4), (3, 2, 2, 2, 2)),
+    ("LazyConvTranspose1d", (4, 3, 2), (2, 6, 5), (6, 4, 3)),
+    ("LazyConvTranspose2d", (4, 2, 2), (1, 6, 3, 3), (6, 4, 2, 2)),
+    ("LazyConvTranspose3d", (2, 2), (1, 3, 2, 2, 2), (3, 2, 2, 2, 2)),
+])
+def test_lazy_conv_layers_take_in_channels_from_the_first_input(name, args, shape, weight_shape):
+    layer = getattr(nn, name)(*args)
+    assert layer.is_lazy and [n for n, _ in layer.named_parameters()] == ["bias"]
+    x = gg.tensor(f32(*shape))
+    y = layer(x)
+    assert not layer.is_lazy and layer.weight.shape == weight_shape and layer.in_channels == shape[1]
+    assert [n for n, _ in layer.named_parameters()] == ["weight", "bias"]
+    fan_in = weight_shape[1] * int(np.prod(weight_shape[2:]))  # PyTorch's fan_in (dim 1 of the weight)
+    assert np.abs(layer.bias.numpy()).max() <= 1 / np.sqrt(fan_in)
+    regular = getattr(nn, name[4:])(*((shape[1],) + args))
+    regular.load_state_dict(layer.state_dict())
+    np.testing.assert_allclose(regular(x).numpy(), y.numpy(), rtol=1e-6)
+
+
+def test_lazy_conv_in_a_graph():
+    layer = nn.LazyConv2d(3, 3)
+    graph = gg.Graph()
+    with graph.as_default():
+        p = gg.placeholder("float32", (None, 2, 5, 5))
+        out = layer(p)
+    assert layer.weight.shape == (3, 2, 3, 3)
+    assert gg.Session(graph).run(out, {p: f32(4, 2, 5, 5)}).shape == (4, 3, 3, 3)
+    with pytest.raises(gg.ShapeError, match="LazyConv2d"):
+        nn.LazyConv2d(4, 3, groups=2)(gg.ones(1, 3, 4, 4))  # 3 channels into 2 groups
