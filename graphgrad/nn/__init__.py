@@ -9,8 +9,8 @@ from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Parameter
 
 #: The modules whose public names make up ``gg.nn``.
-FAMILIES = ("layers.container", "layers.linear", "layers.activation", "layers.activation_more", "layers.conv", "layers.conv_lazy",
-            "layers.pooling", "layers.padding", "layers.upsampling", "layers.fold", "layers.norm",
+FAMILIES = ("layers.container", "layers.linear", "layers.activation", "layers.activation_more", "layers.conv",
+            "layers.conv_lazy", "layers.pooling", "layers.padding", "layers.upsampling", "layers.fold", "layers.norm",
             "layers.norm_more",
             "layers.dropout", "layers.embedding", "layers.recurrent", "layers.attention", "losses",
             "regularizers", "rnn_utils", "layers.activation_extra", "losses_more")
