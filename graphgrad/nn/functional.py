@@ -17,7 +17,14 @@ from graphgrad.core.op import as_tensor_args
 from graphgrad.core.random import Generator
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
+from graphgrad.core.autograd import is_grad_enabled
+from graphgrad.ops.activations_more import (cosine_similarity, gumbel_softmax, hardshrink, pairwise_distance, pdist,
+                                            prelu, softshrink, tanhshrink)
+from graphgrad.ops.activations_more import rrelu as _rrelu
 from graphgrad.ops.attention import scaled_dot_product_attention
+from graphgrad.ops.losses_more import (cosine_embedding_loss, gaussian_nll_loss, margin_ranking_loss,
+                                       multilabel_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss,
+                                       soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
 from graphgrad.ops.composite import elu, hardtanh, leaky_relu, mish, selu, silu, softplus
 from graphgrad.ops.unary import gelu
 from graphgrad.ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
@@ -50,7 +57,10 @@ __all__ = [
     # activations
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "mish", "softplus", "hardtanh", "sigmoid",
     "tanh", "softmax", "log_softmax", "celu", "glu", "hardsigmoid", "hardswish", "logsigmoid", "softmin", "softsign",
-    "threshold",
+    "threshold", "rrelu", "hardshrink", "softshrink", "tanhshrink", "prelu", "gumbel_softmax", "relu_", "elu_",
+    "selu_", "celu_", "hardtanh_", "leaky_relu_", "threshold_", "rrelu_",
+    # distances
+    "cosine_similarity", "pairwise_distance", "pdist",
     # linear, convolution, pooling
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "interpolate",
@@ -71,7 +81,9 @@ __all__ = [
     "one_hot",
     # losses
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
-    "huber_loss", "smooth_l1_loss", "hinge_embedding_loss", "multi_margin_loss", "kl_div",
+    "huber_loss", "smooth_l1_loss", "hinge_embedding_loss", "multi_margin_loss", "kl_div", "margin_ranking_loss",
+    "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss",
     # shape
     "pad", "flatten", "unfold", "fold",
 ]
@@ -112,9 +124,63 @@ def bilinear(input1, input2, weight, bias=None) -> Tensor:
     return y if bias is None else y + bias
 
 
-def relu6(input) -> Tensor:
+def relu6(input, inplace: bool = False) -> Tensor:
     """``min(max(x, 0), 6)``."""
     return hardtanh(input, 0.0, 6.0)
+
+
+# PyTorch's activations take ``inplace=``: accepted here, with the result computed out of place (what
+# a caller uses as the return value either way). The ``name_`` forms write into the input when it
+# does not take part in autograd, and return the result in every case.
+def _accepts_inplace(fn):
+    def function(input, *args, inplace: bool = False, **kwargs):
+        return fn(input, *args, **kwargs)
+
+    function.__name__, function.__doc__ = fn.__name__, fn.__doc__
+    function.__wrapped__ = fn
+    return function
+
+
+def _writes_back(fn):
+    def function(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        if isinstance(input, Tensor) and input.data is not None and not (input.requires_grad and is_grad_enabled()):
+            input.data[...] = out.data
+            return input
+        return out
+
+    function.__name__ = fn.__name__ + "_"
+    function.__doc__ = f"In place where allowed: ``{fn.__name__}(input, ...)`` written into ``input``."
+    return function
+
+
+relu = _accepts_inplace(relu)
+elu = _accepts_inplace(elu)
+selu = _accepts_inplace(selu)
+celu = _accepts_inplace(celu)
+silu = _accepts_inplace(silu)
+mish = _accepts_inplace(mish)
+hardsigmoid = _accepts_inplace(hardsigmoid)
+hardswish = _accepts_inplace(hardswish)
+hardtanh = _accepts_inplace(hardtanh)
+leaky_relu = _accepts_inplace(leaky_relu)
+threshold = _accepts_inplace(threshold)
+relu_ = _writes_back(relu)
+elu_ = _writes_back(elu)
+selu_ = _writes_back(selu)
+celu_ = _writes_back(celu)
+hardtanh_ = _writes_back(hardtanh)
+leaky_relu_ = _writes_back(leaky_relu)
+threshold_ = _writes_back(threshold)
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU (random negative slopes in training, their mean otherwise)."""
+    return _rrelu(input, lower, upper, training)
+
+
+rrelu_ = _writes_back(rrelu)
 
 
 def softmax(input, dim: int = -1) -> Tensor:

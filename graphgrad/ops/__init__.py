@@ -12,7 +12,8 @@ from graphgrad.core.tensor import Tensor as _Tensor
 FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "indexing", "scatter", "selection",
             "linalg", "nn", "attention", "losses", "conv", "im2col", "pool", "recurrent", "pointwise", "math_more", "shape_more",
             "sorting", "sorting_more", "pool_nd", "resample", "dropout_more", "norm_spatial",
-            "sampling", "pool_fractional", "linalg_more", "linalg_products", "linalg_lu")
+            "sampling", "pool_fractional", "linalg_more", "linalg_products", "linalg_lu",
+            "activations_more", "losses_more")
 
 #: Public op functions (what ``from graphgrad.ops import *`` and ``graphgrad`` export).
 __all__ = []

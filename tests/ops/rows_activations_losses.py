@@ -1,0 +1,101 @@
+"""Op-table rows for graphgrad/ops/activations_more.py and losses_more.py (NumPy references)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import graphgrad as gg
+from tests.ops.op_table import A, F, I, OpSpec, P
+
+S = (4, 5)
+SIGNS = np.array([1.0, -1.0, -1.0, 1.0])
+LABELS = np.array([[1.0, 0, 1, 0, 0], [0, 1, 1, 0, 1], [1, 1, 0, 0, 0], [0, 0, 0, 1, 1]])
+MULTI = np.array([[3, 0, -1, 1, 2], [1, 2, 3, -1, 0], [0, 1, 2, 3, 4], [4, -1, 0, 0, 0]])
+COUNTS = np.array([[0.0, 1, 2, 3, 4], [2, 2, 0, 1, 5], [1, 0, 0, 3, 2], [6, 1, 1, 0, 2]])
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _norm(x, p, axis):
+    return np.linalg.norm(x, ord=p, axis=axis)
+
+
+def _cos(a, b, axis=1, eps=1e-8):
+    na = np.maximum(np.linalg.norm(a, axis=axis, keepdims=True), eps)
+    nb = np.maximum(np.linalg.norm(b, axis=axis, keepdims=True), eps)
+    return np.sum(a / na * b / nb, axis=axis)
+
+
+def _pdist(x):
+    i, j = np.triu_indices(len(x), 1)
+    return np.linalg.norm(x[i] - x[j], axis=-1)
+
+
+def _multilabel_margin(x):
+    total = []
+    for row, targets in zip(x, MULTI):
+        valid = []
+        for t in targets:
+            if t < 0:
+                break
+            valid.append(t)
+        others = [i for i in range(x.shape[1]) if i not in valid]
+        total.append(sum(max(0.0, 1 - (row[j] - row[i])) for j in set(valid) for i in others) / x.shape[1])
+    return np.mean(total)
+
+
+def _poisson_full(x, t):
+    loss = x - t * np.log(x + 1e-8)
+    stirling = np.where(t > 1, t * np.log(np.maximum(t, 1)) - t + 0.5 * np.log(2 * math.pi * np.maximum(t, 1)), 0)
+    return np.mean(loss + stirling)
+
+
+ROWS = [
+    OpSpec("relu6", lambda x: gg.relu6(x * 4), lambda x: np.clip(x * 4, 0, 6), [F(S, kinks=(0.0, 1.5))]),
+    OpSpec("hardshrink", lambda x: gg.hardshrink(x, 0.3), lambda x: np.where(np.abs(x) > 0.3, x, 0),
+           [F(S, kinks=(-0.3, 0.3))]),
+    OpSpec("softshrink", lambda x: gg.softshrink(x, 0.3), lambda x: np.sign(x) * np.maximum(np.abs(x) - 0.3, 0),
+           [F(S, kinks=(-0.3, 0.3))]),
+    OpSpec("tanhshrink", gg.tanhshrink, lambda x: x - np.tanh(x), [F(S)]),
+    OpSpec("prelu", gg.prelu, lambda x, w: np.where(x > 0, x, w[None, :, None] * x), [F((2, 3, 4), kinks=(0.0,)),
+                                                                                     F((3,), 0.1, 0.5)], order=1),
+    OpSpec("rrelu", lambda x: gg.rrelu(x), lambda x: np.where(x > 0, x, x * (1 / 8 + 1 / 3) / 2), [F(S, kinks=(0.0,))]),
+    OpSpec("rrelu[training]", lambda x: gg.rrelu(x * 0 + gg.abs(x), training=True), lambda x: np.abs(x),
+           [F(S, kinks=(0.0,))], infer=False),  # positive inputs: the random slopes do not show
+    OpSpec("gumbel_softmax", lambda x: gg.gumbel_softmax(x, hard=True).sum(-1), lambda x: np.ones(4), [F(S)],
+           grad=False),
+    OpSpec("cosine_similarity", gg.cosine_similarity, _cos, [F(S), F(S)]),
+    OpSpec("pairwise_distance", gg.pairwise_distance, lambda a, b: _norm(a - b + 1e-6, 2, -1), [F(S), F(S)]),
+    OpSpec("pdist", gg.pdist, _pdist, [F(S)], batch=False),  # pairs of rows: no batch dimension
+    OpSpec("cdist", gg.cdist, lambda a, b: np.linalg.norm(a[:, None] - b[None], axis=-1), [F(S), F((3, 5))],
+           batch=False),
+    OpSpec("cdist[p1_batched]", lambda a, b: gg.cdist(a, b, p=1.0),
+           lambda a, b: np.abs(a[:, :, None] - b[:, None]).sum(-1), [F((2, 4, 3)), F((2, 2, 3))]),
+    OpSpec("margin_ranking_loss", lambda a, b: gg.margin_ranking_loss(a, b, gg.tensor(SIGNS, dtype=a.dtype), 0.1),
+           lambda a, b: np.mean(np.maximum(0, -SIGNS * (a - b) + 0.1)), [F((4,)), F((4,))], batch=False),
+    OpSpec("soft_margin_loss", lambda x: gg.soft_margin_loss(x, gg.tensor(SIGNS, dtype=x.dtype)),
+           lambda x: np.mean(_softplus(-SIGNS * x)), [F((4,))], batch=False),
+    OpSpec("multilabel_soft_margin_loss", lambda x: gg.multilabel_soft_margin_loss(x, gg.tensor(LABELS, dtype=x.dtype)),
+           lambda x: np.mean(np.mean(LABELS * _softplus(-x) + (1 - LABELS) * _softplus(x), -1)), [F(S)], batch=False),
+    OpSpec("cosine_embedding_loss", lambda a, b: gg.cosine_embedding_loss(a, b, gg.tensor(SIGNS, dtype=a.dtype), 0.2),
+           lambda a, b: np.mean(np.where(SIGNS > 0, 1 - _cos(a, b, -1, 0), np.maximum(0, _cos(a, b, -1, 0) - 0.2))),
+           [F(S), F(S)], batch=False),
+    OpSpec("triplet_margin_loss", gg.triplet_margin_loss,
+           lambda a, p, n: np.mean(np.maximum(0, 1 + _norm(a - p + 1e-6, 2, -1) - _norm(a - n + 1e-6, 2, -1))),
+           [F(S), F(S), F(S)]),
+    OpSpec("triplet_margin_with_distance_loss", lambda a, p, n: gg.triplet_margin_with_distance_loss(
+        a, p, n, distance_function=lambda u, v: gg.sum((u - v) ** 2, -1), margin=2.0),
+        lambda a, p, n: np.mean(np.maximum(0, 2 + ((a - p) ** 2).sum(-1) - ((a - n) ** 2).sum(-1))), [F(S), F(S), F(S)]),
+    OpSpec("multilabel_margin_loss", lambda x: gg.multilabel_margin_loss(x, gg.tensor(MULTI)), _multilabel_margin,
+           [F(S)], batch=False),
+    OpSpec("poisson_nll_loss", lambda x: gg.poisson_nll_loss(x, gg.tensor(COUNTS, dtype=x.dtype)),
+           lambda x: np.mean(np.exp(x) - COUNTS * x), [F(S)], batch=False),
+    OpSpec("poisson_nll_loss[full]", lambda x: gg.poisson_nll_loss(x, gg.tensor(COUNTS, dtype=x.dtype), log_input=False, full=True),
+           lambda x: _poisson_full(x, COUNTS), [P(S)], batch=False),
+    OpSpec("gaussian_nll_loss", lambda x, t, v: gg.gaussian_nll_loss(x, t, v, full=True),
+           lambda x, t, v: np.mean(0.5 * (np.log(v) + (x - t) ** 2 / v) + 0.5 * math.log(2 * math.pi)),
+           [F(S), F(S, diff=False), P(S)]),
+]
