@@ -205,7 +205,7 @@ def test_conv_layers_take_unbatched_inputs():
 ])
 def test_lazy_conv_layers_take_in_channels_from_the_first_input(name, args, shape, weight_shape):
     layer = getattr(nn, name)(*args)
-    assert layer.is_lazy and [n for n, _ in layer.named_parameters()] == ["bias"]
+    assert layer.is_lazy and layer.weight.shape == (0,)  # an empty placeholder until the first call
     x = gg.tensor(f32(*shape))
     y = layer(x)
     assert not layer.is_lazy and layer.weight.shape == weight_shape and layer.in_channels == shape[1]
@@ -227,3 +227,28 @@ def test_lazy_conv_in_a_graph():
     assert gg.Session(graph).run(out, {p: f32(4, 2, 5, 5)}).shape == (4, 3, 3, 3)
     with pytest.raises(gg.ShapeError, match="LazyConv2d"):
         nn.LazyConv2d(4, 3, groups=2)(gg.ones(1, 3, 4, 4))  # 3 channels into 2 groups
+
+
+def test_lazy_conv_materializes_in_the_converted_dtype():
+    layer = nn.LazyConv2d(3, 2, bias=False).double()
+    layer(gg.tensor(f32(1, 2, 4, 4).astype(np.float64)))
+    assert layer.weight.dtype == np.float64 and list(layer.state_dict()) == ["weight"]
+
+
+@pytest.mark.parametrize("name, shape", [("LazyBatchNorm1d", (6, 4)), ("LazyBatchNorm2d", (3, 4, 5, 6)),
+                                         ("LazyBatchNorm3d", (3, 4, 2, 3, 2)), ("LazyInstanceNorm1d", (4, 7)),
+                                         ("LazyInstanceNorm2d", (3, 4, 5, 6)), ("LazyInstanceNorm3d", (2, 4, 2, 3, 2))])
+def test_lazy_norm_layers_match_their_regular_forms(name, shape):
+    lazy = getattr(nn, name)().double()
+    assert lazy.is_lazy
+    x = gg.tensor(f32(*shape).astype(np.float64))
+    y = lazy(x)
+    channels = shape[0] if name == "LazyInstanceNorm1d" else shape[1]  # (C, L): unbatched
+    # PyTorch's lazy instance norms default to affine=True, track_running_stats=True
+    regular = getattr(nn, name[4:])(channels, affine=True, track_running_stats=True).double()
+    np.testing.assert_allclose(y.numpy(), regular(x).numpy(), rtol=1e-12, atol=1e-12)
+    assert not lazy.is_lazy and lazy.num_features == channels
+    state = lazy.state_dict()
+    assert list(state) == list(regular.state_dict()) and state["running_mean"].dtype == np.float64
+    for key, value in regular.state_dict().items():
+        np.testing.assert_allclose(state[key].numpy(), value.numpy(), rtol=1e-12, atol=1e-12, err_msg=key)

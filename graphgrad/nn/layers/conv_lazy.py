@@ -19,21 +19,25 @@ IntOrTuple = Union[int, Sequence[int]]
 
 
 class _LazyConv:
-    """The lazy part: built with ``in_channels = groups`` (the smallest valid count), its weight
-    removed until the first call sets ``in_channels`` from the input."""
+    """The lazy part: built with ``in_channels = groups`` (the smallest valid count), its weight an
+    empty placeholder (which ``to(dtype)`` / ``to(device)`` convert, as PyTorch's uninitialized
+    parameters) until the first call sets ``in_channels`` from the input."""
 
     def _lazy_init(self, dtype, device) -> None:
         self.in_channels = 0
-        self._lazy_dtype, self._lazy_device = dtype, device
-        self.register_parameter("weight", None)
+        self._set_weight(Parameter(empty(0, dtype=dtype, device=device)))
+
+    def _set_weight(self, weight: Parameter) -> None:
+        self.weight = weight
+        self._parameters.move_to_end("bias")  # PyTorch's order: weight, bias
 
     @property
     def is_lazy(self) -> bool:
         """Whether the weight is still waiting for the first input."""
-        return self.weight is None
+        return self.in_channels == 0
 
     def reset_parameters(self) -> None:
-        if self.weight is not None:
+        if self.in_channels:
             super().reset_parameters()
 
     def _materialize(self, input: Tensor) -> None:
@@ -50,12 +54,12 @@ class _LazyConv:
             weight_shape = (channels, self.out_channels // self.groups) + self.kernel_size
         else:
             weight_shape = (self.out_channels, channels // self.groups) + self.kernel_size
-        self.weight = Parameter(empty(*weight_shape, dtype=self._lazy_dtype, device=self._lazy_device))
-        self._parameters.move_to_end("bias")  # PyTorch's order: weight, bias
+        placeholder = self.weight
+        self._set_weight(Parameter(empty(*weight_shape, dtype=placeholder.dtype, device=placeholder.device)))
         self.reset_parameters()
 
     def forward(self, input: Tensor, *args, **kwargs) -> Tensor:
-        if self.weight is None:
+        if self.is_lazy:
             self._materialize(input)
         return super().forward(input, *args, **kwargs)
 

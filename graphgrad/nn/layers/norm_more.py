@@ -1,16 +1,20 @@
-"""More normalization layers, as PyTorch's: BatchNorm3d, InstanceNorm1d/2d/3d and LocalResponseNorm."""
+"""More normalization layers, as PyTorch's: BatchNorm3d, InstanceNorm1d/2d/3d, LocalResponseNorm, and the
+lazy forms LazyBatchNorm1d/2d/3d and LazyInstanceNorm1d/2d/3d (``num_features`` from the first input)."""
 from __future__ import annotations
 
 from typing import Optional
 
+from graphgrad.core.creation import empty, ones, zeros
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
-from graphgrad.nn.layers.norm import _BatchNorm
+from graphgrad.nn.layers.norm import BatchNorm1d, BatchNorm2d, _BatchNorm
 from graphgrad.nn.module import Module
+from graphgrad.nn.parameter import Buffer, Parameter
 from graphgrad.ops.norm_spatial import instance_norm, local_response_norm
 from graphgrad.ops.shape import expand_dims, squeeze
 
-__all__ = ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]
+__all__ = ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "LazyBatchNorm1d",
+           "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class BatchNorm3d(_BatchNorm):
@@ -109,3 +113,97 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+# ---- lazy forms ---------------------------------------------------------------------------------------------
+class _LazyNorm:
+    """Built with ``num_features = 0`` (empty parameters and statistics, which ``to(dtype)`` converts);
+    the first input's channel count sizes the weight, bias and running statistics, which are then
+    initialized as PyTorch's, in the placeholders' dtype and device."""
+
+    def _lazy_init(self, dtype, device) -> None:
+        self._lazy_dtype, self._lazy_device = dtype, device
+
+    @property
+    def is_lazy(self) -> bool:
+        """Whether the parameters and statistics are still waiting for the first input."""
+        return self.num_features == 0
+
+    def _channels(self, input: Tensor):
+        return input.shape[1] if input.ndim >= 2 else None
+
+    def _materialize(self, input: Tensor) -> None:
+        c = self._channels(input)
+        if c is None:
+            raise ShapeError(f"{type(self).__name__}: the first input must have a known channel count, got shape "
+                             f"{tuple(input.shape)}")
+        placeholder = self.weight if self.affine else self.running_mean if self.track_running_stats else None
+        dtype = self._lazy_dtype if placeholder is None else placeholder.dtype
+        device = self._lazy_device if placeholder is None else placeholder.device
+        c = int(c)
+        self.num_features = c
+        if self.affine:
+            self.weight = Parameter(empty(c, dtype=dtype, device=device))
+            self.bias = Parameter(empty(c, dtype=dtype, device=device))
+        if self.track_running_stats:
+            self.running_mean = Buffer(zeros(c, dtype=dtype, device=device))
+            self.running_var = Buffer(ones(c, dtype=dtype, device=device))
+        self.reset_parameters()
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.num_features == 0:
+            self._materialize(input)
+        return super().forward(input)
+
+
+class _LazyBatchNorm(_LazyNorm):
+    def __init__(self, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, dtype=None, device: Optional[str] = None) -> None:
+        super().__init__(0, eps, momentum, affine, track_running_stats, dtype, device)
+        self._lazy_init(dtype, device)
+
+
+class _LazyInstanceNorm(_LazyNorm):
+    # (PyTorch's lazy forms default to affine=True, track_running_stats=True, unlike InstanceNorm)
+    def __init__(self, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, dtype=None, device: Optional[str] = None) -> None:
+        super().__init__(0, eps, momentum, affine, track_running_stats, dtype, device)
+        self._lazy_init(dtype, device)
+
+    def _channels(self, input: Tensor):
+        return input.shape[0] if input.ndim == self.nd + 1 else super()._channels(input)
+
+
+class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):
+    """BatchNorm1d whose ``num_features`` is read from the first input.
+
+    Example:
+        >>> bn = gg.nn.LazyBatchNorm1d()
+        >>> bn(gg.randn(8, 5)).shape, bn.weight.shape
+        ((8, 5), (5,))
+    """
+
+
+class LazyBatchNorm2d(_LazyBatchNorm, BatchNorm2d):
+    """BatchNorm2d whose ``num_features`` is read from the first input."""
+
+
+class LazyBatchNorm3d(_LazyBatchNorm, BatchNorm3d):
+    """BatchNorm3d whose ``num_features`` is read from the first input."""
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
+    """InstanceNorm1d whose ``num_features`` is read from the first input."""
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
+    """InstanceNorm2d whose ``num_features`` is read from the first input.
+
+    Example:
+        >>> gg.nn.LazyInstanceNorm2d(affine=True)(gg.randn(2, 3, 4, 4)).shape
+        (2, 3, 4, 4)
+    """
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
+    """InstanceNorm3d whose ``num_features`` is read from the first input."""
