@@ -259,7 +259,7 @@ class Svd(Op):
         return (ga,)
 
 
-def svd(a, full_matrices: bool = True) -> SVDResult:
+def svd(a, full_matrices: bool = True, *, driver: Optional[str] = None) -> SVDResult:
     """Singular value decomposition ``a = U @ diag(S) @ Vh`` (batched), as ``numpy.linalg.svd`` and
     ``torch.linalg.svd``: ``(U, S, Vh)`` with ``S`` descending. ``full_matrices=False`` gives the thin
     decomposition (k = min(m, n) columns of U, rows of Vh). Signs of singular vectors are arbitrary.
@@ -273,7 +273,7 @@ def svd(a, full_matrices: bool = True) -> SVDResult:
     return SVDResult(u, s, vh)
 
 
-def svdvals(a) -> Tensor:
+def svdvals(a, *, driver: Optional[str] = None) -> Tensor:
     """Singular values, descending. Differentiable everywhere the values are distinct or the loss
     depends on them symmetrically. Shapes: (..., m, n) -> (..., min(m, n))."""
     return svd(a, full_matrices=False).S

@@ -23,7 +23,6 @@ det = _ops.det
 slogdet = _ops.slogdet
 inv = _ops.inv
 inv_ex = _ops.inv_ex
-solve = _ops.solve
 lstsq = _ops.lstsq
 pinv = _ops.pinv
 matrix_rank = _ops.matrix_rank
@@ -77,6 +76,24 @@ def norm(A, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype=No
     return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
+def solve(A, B, *, left: bool = True):
+    """``torch.linalg.solve``: ``X`` with ``A @ X = B`` (``X @ A = B`` when not ``left``). As in PyTorch,
+    ``B`` is a (batch of) vector(s) when it is 1-D or its shape is ``A``'s without the last dim
+    (``gg.solve`` follows NumPy 2: vectors only when 1-D).
+    Shapes: (..., n, n), (..., n) or (..., n, k) -> B's shape."""
+    A, B = _args(A, B)
+    if B.ndim > 1 and tuple(B.shape) == tuple(A.shape[:-1]):  # a batch of vectors
+        column = _ops.expand_dims(B, -1)
+        if not left:
+            return _ops.squeeze(_ops.solve(_ops.swapaxes(A, -1, -2), column), -1)
+        return _ops.squeeze(_ops.solve(A, column), -1)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        if B.ndim == 1:
+            return _ops.solve(_ops.swapaxes(A, -1, -2), B)
+        return _ops.swapaxes(_ops.solve(_ops.swapaxes(A, -1, -2), _ops.swapaxes(B, -1, -2)), -1, -2)
+    return _ops.solve(A, B)
+
+
 def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
     """``torch.linalg.diagonal``: the diagonal of the last two dims (``gg.diagonal`` with those defaults)."""
     return _ops.diagonal(A, offset, dim1, dim2)
@@ -98,7 +115,7 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):
 def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):
     """``torch.linalg.solve_ex``: ``(result, info)`` with ``info`` 0 (a singular matrix raises)."""
     (A,) = _args(A)
-    X = solve(A, B)
+    X = solve(A, B, left=left)
     return SolveExResult(X, _ops.zeros_like(_ops.getitem(A, (Ellipsis, 0, 0)), dtype="int32"))
 
 

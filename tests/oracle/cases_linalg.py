@@ -57,6 +57,15 @@ C("inverse", [F((3, 3))], lambda t, a: t.inverse(a), lambda g, a: a.inverse(), p
 C("inv_ex", [F(S3)], lambda t, a: tuple(t.linalg.inv_ex(a)), lambda g, a: tuple(g.linalg.inv_ex(a)),
   prepare=well_conditioned)
 C("det[method_f32]", [F((3, 3))], lambda t, a: a.det(), lambda g, a: a.det(), prepare=well_conditioned, **F32)
+C("solve[batch_of_vectors]", [F(S3), F((2, 3))], lambda t, a, b: t.linalg.solve(a, b),
+  lambda g, a, b: g.linalg.solve(a, b), prepare=well_conditioned)
+C("solve[right]", [F(S3), F((2, 4, 3))], lambda t, a, b: t.linalg.solve(a, b, left=False),
+  lambda g, a, b: g.linalg.solve(a, b, left=False), prepare=well_conditioned)
+C("solve_ex", [F((3, 3)), F((3, 2))], lambda t, a, b: tuple(t.linalg.solve_ex(a, b)),
+  lambda g, a, b: tuple(g.linalg.solve_ex(a, b)), prepare=well_conditioned)
+C("cholesky_ex", [F((3, 3))], lambda t, a: tuple(t.linalg.cholesky_ex(_spd(a))),
+  lambda g, a: tuple(g.linalg.cholesky_ex(_spd(a))))
+C("svd[driver_kw]", [F((3, 3))], lambda t, a: t.linalg.svdvals(a, driver=None), lambda g, a: g.linalg.svdvals(a, driver=None))
 C("solve[linalg_ns]", [F(S3), F((2, 3, 2))], lambda t, a, b: t.linalg.solve(a, b), lambda g, a, b: g.linalg.solve(a, b),
   prepare=well_conditioned)
 
