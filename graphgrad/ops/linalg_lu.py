@@ -14,6 +14,7 @@ them) and ``ormqr`` (Q, or Q^T, times a matrix), the last two composed, so diffe
 ``triangular_solve`` is PyTorch's older form of ``linalg.solve_triangular``."""
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 from graphgrad.backend import np
@@ -57,7 +58,7 @@ class Lu(Op):
         m, n = a.shape[-2:]
         k = min(m, n)
         batch = a.shape[:-2]
-        work = xp.array(a.reshape((-1, m, n)), copy=True)
+        work = xp.array(a.reshape((math.prod(batch), m, n)), copy=True)
         rows = xp.arange(work.shape[0])
         perm = xp.broadcast_to(xp.arange(m), (work.shape[0], m)).copy()
         pivots = xp.zeros((work.shape[0], k), a.dtype)
@@ -140,7 +141,7 @@ class PivotsToPermutation(Op):
 
     def forward(self, xp, pivots):
         batch, k = pivots.shape[:-1], pivots.shape[-1]
-        flat = pivots.reshape((-1, k)).astype("int64") - 1
+        flat = pivots.reshape((math.prod(batch), k)).astype("int64") - 1
         rows = xp.arange(flat.shape[0])
         perm = xp.broadcast_to(xp.arange(self.m), (flat.shape[0], self.m)).copy()
         for j in range(k):

@@ -46,8 +46,8 @@ InvExResult = namedtuple("InvExResult", ["inverse", "info"])
 # ---- packing several results into one output ------------------------------------------------------
 def _pack(xp, a, *parts):
     """The parts (each with ``a``'s batch dims first) flattened and concatenated along a new last axis."""
-    batch = a.shape[:-2]
-    return xp.concatenate([xp.reshape(p, batch + (-1,)) for p in parts], axis=-1)
+    batch = a.shape[:-2]  # explicit sizes: -1 cannot be inferred for zero-size batches
+    return xp.concatenate([xp.reshape(p, batch + (math.prod(p.shape[len(batch):]),)) for p in parts], axis=-1)
 
 
 def _unpack(packed: Tensor, shapes: Sequence[tuple]) -> list:

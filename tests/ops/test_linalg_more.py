@@ -109,6 +109,17 @@ def test_batched_leading_dims_broadcast_like_pytorch():
                                rtol=1e-12, atol=1e-12)
 
 
+def test_zero_size_batches_and_empty_matrices():
+    for shape in [(0, 3, 3), (2, 0, 0)]:
+        a = gg.zeros(shape, dtype="float64")
+        assert gg.linalg.svd(a).S.shape == shape[:-1]
+        assert gg.linalg.eigh(a).eigenvectors.shape == shape
+        assert gg.linalg.qr(a).R.shape == shape
+        assert gg.linalg.lu(a).U.shape == shape and gg.linalg.lu_factor(a).pivots.shape == shape[:-1]
+        assert gg.geqrf(a).tau.shape == shape[:-1]
+        assert gg.linalg.matrix_exp(a).shape == shape
+
+
 def test_matrix_exp_of_a_rotation_generator_and_of_a_large_matrix():
     theta = 0.7
     gen = gg.tensor([[0.0, -theta], [theta, 0.0]])

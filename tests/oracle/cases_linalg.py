@@ -86,6 +86,10 @@ C("svd[abs_factors_wide]", [F((3, 5))],
 C("svd[full_values]", [F((4, 2))], lambda t, a: t.linalg.svd(a).S, lambda g, a: g.linalg.svd(a).S)
 C("svd[torch_old_api]", [F((4, 3))], lambda t, a: (lambda r: (r.U * r.S) @ r.V.T)(t.svd(a)),
   lambda g, a: (lambda r: g.matmul(r.U * r.S, r.V.T))(a.svd()))
+C("svdvals[zero_batch]", [F((0, 3, 3))], lambda t, a: t.linalg.svdvals(a), lambda g, a: g.linalg.svdvals(a))
+C("qr[zero_batch]", [F((0, 4, 2))], lambda t, a: tuple(t.linalg.qr(a)), lambda g, a: tuple(g.linalg.qr(a)))
+C("lu[zero_batch]", [F((0, 3, 3))], lambda t, a: tuple(t.linalg.lu(a)), lambda g, a: tuple(g.linalg.lu(a)))
+C("eigh[empty_matrices]", [F((2, 0, 0))], lambda t, a: tuple(t.linalg.eigh(a)), lambda g, a: tuple(g.linalg.eigh(a)))
 C("svdvals", [F((2, 3, 4))], lambda t, a: t.linalg.svdvals(a), lambda g, a: g.linalg.svdvals(a))
 C("qr", [F((2, 4, 3))], lambda t, a: tuple(t.linalg.qr(a)), lambda g, a: tuple(g.linalg.qr(a)))
 C("qr[complete_square]", [F((3, 3))], lambda t, a: tuple(t.linalg.qr(a, mode="complete")),
