@@ -13,7 +13,8 @@ FAMILIES = ("layers.container", "layers.linear", "layers.activation", "layers.ac
             "layers.conv_lazy", "layers.pooling", "layers.padding", "layers.upsampling", "layers.fold", "layers.norm",
             "layers.norm_more",
             "layers.dropout", "layers.embedding", "layers.recurrent", "layers.attention", "losses",
-            "regularizers", "rnn_utils", "layers.activation_extra", "losses_more")
+            "regularizers", "rnn_utils", "layers.activation_extra", "losses_more",
+            "layers.transformer")
 
 __all__ = ["Module", "Parameter", "init", "functional"]
 for _family in FAMILIES:

@@ -60,7 +60,7 @@ __all__ = [
     "threshold", "rrelu", "hardshrink", "softshrink", "tanhshrink", "prelu", "gumbel_softmax", "relu_", "elu_",
     "selu_", "celu_", "hardtanh_", "leaky_relu_", "threshold_", "rrelu_",
     # distances
-    "cosine_similarity", "pairwise_distance", "pdist",
+    "cosine_similarity", "pairwise_distance", "pdist", "rms_norm",
     # linear, convolution, pooling
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "interpolate",
@@ -270,3 +270,10 @@ fractional_max_pool3d_with_indices = _with_indices(fractional_max_pool3d, 3)
 
 #: PyTorch's name of the channel shuffle's kernel (the same function)
 native_channel_shuffle = channel_shuffle
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
+    """Root-mean-square normalization over the last ``len(normalized_shape)`` dims (see ``nn.RMSNorm``)."""
+    from graphgrad.nn.layers.transformer import rms_norm as _rms_norm  # (the layers import this module)
+
+    return _rms_norm(input, normalized_shape, weight, eps)
