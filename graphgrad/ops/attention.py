@@ -42,7 +42,7 @@ from graphgrad.ops.elementwise import where
 from graphgrad.ops.linalg import matmul
 from graphgrad.ops.nn import dropout, softmax
 from graphgrad.ops.reduce import sum as _sum
-from graphgrad.ops.shape import reshape, stack, swapaxes, transpose, triu
+from graphgrad.ops.shape import repeat, reshape, stack, swapaxes, transpose, triu
 
 _NEG_INF = float("-inf")
 
@@ -385,7 +385,8 @@ def _fusable(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor]) -> bool:
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: Optional[float] = None) -> Tensor:
+                                 is_causal: bool = False, scale: Optional[float] = None,
+                                 enable_gqa: bool = False) -> Tensor:
     """``softmax(q k^T * scale + mask) v`` (PyTorch's ``F.scaled_dot_product_attention``).
 
     Args:
@@ -394,6 +395,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         dropout_p: dropout on the attention weights (applied whenever > 0, as PyTorch).
         is_causal: mask out the future (query ``i`` sees keys ``j <= i``); not with ``attn_mask``.
         scale: defaults to ``1 / sqrt(E)``.
+        enable_gqa: grouped-query attention: key and value may have fewer heads (dimension -3) than
+            the query, a divisor of its count; each key/value head serves that many query heads.
 
     Returns: (..., L, Ev). One fused op (forward and backward) when the inputs share a float dtype and
     batch shape and ``dropout_p`` is 0; the composition of ordinary ops otherwise.
@@ -404,6 +407,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         (2, 4, 5, 8)
     """
     query, key, value, attn_mask = as_tensor_args(query, key, value, attn_mask)
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        heads, kv_heads = query.shape[-3], key.shape[-3]
+        if kv_heads is None or heads is None or heads % kv_heads or value.shape[-3] != kv_heads:
+            raise ShapeError(f"scaled_dot_product_attention: with enable_gqa the query's heads ({heads}) must be a "
+                             f"multiple of the key's and value's ({kv_heads}, {value.shape[-3]})")
+        key = repeat(key, heads // kv_heads, axis=key.ndim - 3)
+        value = repeat(value, heads // kv_heads, axis=value.ndim - 3)
     if query.shape[-1] is not None and key.shape[-1] is not None and query.shape[-1] != key.shape[-1]:
         raise ShapeError(f"scaled_dot_product_attention: query and key must have the same last dimension, got "
                          f"{_fmt(query.shape)} and {_fmt(key.shape)}")

@@ -99,3 +99,15 @@ ROWS = [
            lambda x, t, v: np.mean(0.5 * (np.log(v) + (x - t) ** 2 / v) + 0.5 * math.log(2 * math.pi)),
            [F(S), F(S, diff=False), P(S)]),
 ]
+
+
+def _attention(q, k, v):
+    k, v = np.repeat(k, q.shape[1] // k.shape[1], axis=1), np.repeat(v, q.shape[1] // v.shape[1], axis=1)
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    w = np.exp(s - s.max(-1, keepdims=True))
+    return (w / w.sum(-1, keepdims=True)) @ v
+
+
+ROWS.append(OpSpec("scaled_dot_product_attention[gqa]",
+                   lambda q, k, v: gg.scaled_dot_product_attention(q, k, v, enable_gqa=True), _attention,
+                   [F((2, 4, 3, 4)), F((2, 2, 5, 4)), F((2, 2, 5, 2))]))
