@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 
 from graphgrad.backend import np
 from graphgrad.core.creation import eye as _eye, zeros as _zeros
-from graphgrad.core.op import Op, as_tensor_args, needs_grad
+from graphgrad.core.op import Op, as_tensor_args
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError, ShapeError
@@ -487,7 +487,7 @@ def matrix_rank(a, tol: Optional[float] = None, hermitian: bool = False, *, atol
     return _sum(greater(s, cutoff), -1).astype("int64")
 
 
-def _normalize_dims(dim, ndim: int, fn: str) -> tuple:
+def _normalize_dims(dim, ndim: int) -> tuple:
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     return tuple(d + ndim if d < 0 else d for d in dims)
 
@@ -503,7 +503,7 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
         flat = reshape(x, (-1,))
         out = _np_norm(flat, ord, 0)
         return reshape(out, (1,) * x.ndim) if keepdim else out
-    dims = _normalize_dims(dim, x.ndim, "vector_norm")
+    dims = _normalize_dims(dim, x.ndim)
     if len(dims) == 1:
         return _np_norm(x, ord, dims[0], keepdim)
     # several dims: move them last, flatten them into one vector per remaining index
@@ -523,7 +523,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     (A,) = as_tensor_args(A)
     if dtype is not None:
         A = A.astype(dtype)
-    dims = _normalize_dims(dim, A.ndim, "matrix_norm")
+    dims = _normalize_dims(dim, A.ndim)
     if len(dims) != 2 or dims[0] == dims[1]:
         raise ShapeError(f"matrix_norm: dim must be a pair of distinct dims, got {dim}")
     if ord not in ("fro", "nuc", 2, -2):

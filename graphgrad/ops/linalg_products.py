@@ -48,8 +48,8 @@ def trace(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     return _sum(diagonal(x, offset, axis1, axis2), -1)
 
 
-def _letters(n: int, skip: str = "") -> str:
-    return "".join(c for c in string.ascii_letters if c not in skip)[:n]
+def _letters(n: int) -> str:
+    return string.ascii_letters[:n]
 
 
 def tensordot(a, b, dims=2, *, axes=None) -> Tensor:
@@ -262,7 +262,7 @@ def vander(x, N: Optional[int] = None, increasing: bool = False) -> Tensor:
     return out if increasing else getitem(out, (slice(None), slice(None, None, -1)))
 
 
-def _index_pairs(rows, cols, name: str, dtype, device) -> Tensor:
+def _index_pairs(rows, cols, dtype, device) -> Tensor:
     out = np.stack([np.asarray(rows), np.asarray(cols)]).astype(dtype or "int64")
     # through an op, so a graph being built records the indices as a node like any other value
     return identity(_tensor(out, device=device) if device is not None else _tensor(out))
@@ -273,14 +273,14 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
     a (2, N) int64 tensor of row and column indices, row-major. (NumPy's ``tril_indices(n, k, m)``
     returns a pair of arrays instead.)"""
     r, c = np.tril_indices(row, offset, col)
-    return _index_pairs(r, c, "tril_indices", dtype, device)
+    return _index_pairs(r, c, dtype, device)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, **kwargs) -> Tensor:
     """Indices of the upper triangle of a ``row`` x ``col`` matrix as a (2, N) int64 tensor (see
     :func:`tril_indices`)."""
     r, c = np.triu_indices(row, offset, col)
-    return _index_pairs(r, c, "triu_indices", dtype, device)
+    return _index_pairs(r, c, dtype, device)
 
 
 def cartesian_prod(*tensors) -> Tensor:

@@ -31,15 +31,24 @@ def test_namespace_holds_torch_linalg_names():
         gg.linalg.inv(gg.zeros((2, 2)))
 
 
-def test_install_maps_import_torch_linalg(monkeypatch):
+def test_install_maps_import_torch_linalg():
     import sys
 
-    for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
-        monkeypatch.delitem(sys.modules, name)
-    torch.install()
-    import torch.linalg as tl  # noqa: F401  (resolved to graphgrad's namespace)
+    def torch_modules() -> dict:
+        return {n: m for n, m in sys.modules.items() if n == "torch" or n.startswith("torch.")}
 
-    assert sys.modules["torch.linalg"] is gg.linalg
+    saved = torch_modules()
+    try:
+        for name in saved:
+            del sys.modules[name]
+        torch.install()
+        from torch import linalg  # resolved to graphgrad's namespace
+
+        assert linalg is gg.linalg and sys.modules["torch.linalg"] is gg.linalg
+    finally:  # put back exactly what was there (real PyTorch, or nothing)
+        for name in torch_modules():
+            del sys.modules[name]
+        sys.modules.update(saved)
 
 
 def test_results_are_named_tuples_like_pytorch():
