@@ -187,11 +187,19 @@ def block_diag(*tensors) -> Tensor:
     return concatenate(rows, 0)
 
 
-def cov(input, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+def cov(input, *, correction: int = 1, fweights=None, aweights=None, rowvar: bool = True, bias: bool = False,
+        ddof: Optional[int] = None) -> Tensor:
     """Covariance of the variables in the rows of ``input`` (observations in columns), as
     ``torch.cov``: ``correction`` (1: Bessel's), integer frequency weights ``fweights`` and observation
-    weights ``aweights`` per column. Shapes: (vars, obs) -> (vars, vars); (obs,) -> ()."""
+    weights ``aweights`` per column. NumPy's keywords too: ``rowvar=False`` (variables in columns),
+    ``bias`` (correction 0), ``ddof`` (the correction). Shapes: (vars, obs) -> (vars, vars); (obs,) -> ()."""
     (x,) = as_tensor_args(input)
+    if ddof is not None:
+        correction = ddof
+    elif bias:
+        correction = 0
+    if not rowvar and x.ndim == 2:
+        x = x.T
     if x.ndim > 2:
         raise ShapeError(f"cov: expected at most 2 dims (variables, observations), got {_fmt(x.shape)}")
     vector = x.ndim < 2
@@ -226,10 +234,11 @@ def cov(input, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     return reshape(out, ()) if vector else out
 
 
-def corrcoef(input) -> Tensor:
+def corrcoef(input, rowvar: bool = True) -> Tensor:
     """Pearson correlation coefficients of the rows (variables), as ``numpy.corrcoef`` /
-    ``torch.corrcoef``, clipped to [-1, 1]. Shapes: (vars, obs) -> (vars, vars); (obs,) -> ()."""
-    c = cov(input)
+    ``torch.corrcoef`` (``rowvar=False``: variables in columns), clipped to [-1, 1].
+    Shapes: (vars, obs) -> (vars, vars); (obs,) -> ()."""
+    c = cov(input, rowvar=rowvar)
     if c.ndim == 0:
         return c / c
     std = sqrt(diagonal(c, 0, 0, 1))
