@@ -266,7 +266,7 @@ def vander(x, N: Optional[int] = None, increasing: bool = False) -> Tensor:
         power = x * 0 + 1 if power is None else power * x
         columns.append(power)
     if not columns:
-        return reshape(x * 0, (x.shape[0], 0))
+        return getitem(expand_dims(x, 1), (slice(None), slice(0, 0)))
     out = stack(columns, 1)
     return out if increasing else getitem(out, (slice(None), slice(None, None, -1)))
 
@@ -311,8 +311,8 @@ def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:
     if x.ndim != 1:
         raise ShapeError(f"combinations: expected a 1-D tensor, got shape {_fmt(x.shape)}")
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    index = list(pick(range(x.shape[0]), r))
-    if not index:
+    index = list(pick(range(x.shape[0]), r)) if r > 0 else []
+    if not index:  # nothing to pick (PyTorch gives (0,) for r = 0)
         return reshape(take(x, _tensor(np.zeros(0, np.int64))), (0, r) if r else (0,))
     return take(x, _tensor(np.asarray(index, np.int64)))
 

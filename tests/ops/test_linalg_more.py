@@ -129,6 +129,14 @@ def test_zero_size_batches_and_empty_matrices():
         assert gg.linalg.matrix_exp(a).shape == shape
 
 
+def test_builders_on_edge_sizes_match_pytorch_shapes():
+    x = gg.tensor([1.0, 2.0, 3.0])
+    assert gg.vander(x, 0).shape == (3, 0)
+    assert gg.combinations(x, 0).shape == (0,) and gg.combinations(x, 4).shape == (0, 4)
+    assert gg.cartesian_prod(x).shape == (3,)
+    assert gg.block_diag(gg.tensor(1.0), gg.tensor([[2.0, 3.0]])).shape == (2, 3)
+
+
 def test_matrix_exp_of_a_rotation_generator_and_of_a_large_matrix():
     theta = 0.7
     gen = gg.tensor([[0.0, -theta], [theta, 0.0]])
