@@ -111,3 +111,28 @@ def _attention(q, k, v):
 ROWS.append(OpSpec("scaled_dot_product_attention[gqa]",
                    lambda q, k, v: gg.scaled_dot_product_attention(q, k, v, enable_gqa=True), _attention,
                    [F((2, 4, 3, 4)), F((2, 2, 5, 4)), F((2, 2, 5, 2))]))
+
+
+# ---- detection (ops/vision.py) -----------------------------------------------------------------------
+_BOXES = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [21, 19, 29, 31], [0, 0, 9, 10],
+                   [50, 50, 60, 55]], dtype=np.float64)
+_SCORES = np.array([0.9, 0.8, 0.7, 0.95, 0.3, 0.5])
+_CLASSES = np.array([0, 1, 0, 0, 0, 1])
+
+
+def _iou(a, b):
+    w = np.clip(np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
+    h = np.clip(np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]), 0, None)
+    area = lambda x: (x[:, 2] - x[:, 0]) * (x[:, 3] - x[:, 1])  # noqa: E731
+    return w * h / (area(a)[:, None] + area(b)[None, :] - w * h)
+
+
+ROWS += [
+    OpSpec("nms", lambda b, s: gg.nms(b, s, 0.5), lambda b, s: np.array([3, 0, 5]), [A(_BOXES), A(_SCORES)],
+           grad=False, batch=False, infer=False),  # the number kept depends on the values
+    OpSpec("batched_nms", lambda b, s: gg.batched_nms(b, s, gg.tensor(_CLASSES), 0.5),
+           lambda b, s: np.array([3, 0, 1, 5]), [A(_BOXES), A(_SCORES)], grad=False, batch=False, infer=False),
+    OpSpec("box_iou", gg.box_iou, _iou, [A([[0.0, 0, 10, 10], [2, 1, 12, 13], [20, 21, 30, 32]], diff=True),
+                                         A([[1.5, 2.5, 9, 11.5], [21, 19.5, 29, 31]], diff=True)], batch=False),
+    OpSpec("box_area", gg.box_area, lambda b: (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]), [A(_BOXES, diff=True)]),
+]

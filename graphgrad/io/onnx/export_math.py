@@ -91,3 +91,15 @@ def _index_put(ctx, node):
     else:
         out = ctx.add("ScatterElements", [flat_x, flat_positions, updates], axis=0)
     return ctx.add("Reshape", [out, ctx.ints(shape)])
+
+
+@exports(G.NonMaxSuppression)
+def _non_max_suppression(ctx, node):
+    boxes, scores = (ctx.value(x) for x in node.inputs)
+    op = node.op
+    n = node.inputs[0].shape[1]
+    limit = op.max_output_boxes_per_class if op.max_output_boxes_per_class is not None else (n if n is not None else 1 << 30)
+    inputs = [boxes, scores, ctx.const([limit], np.int64), ctx.const([op.iou_threshold], np.float32)]
+    if op.score_threshold is not None:
+        inputs.append(ctx.const([op.score_threshold], np.float32))
+    return ctx.add("NonMaxSuppression", inputs, center_point_box=op.center_point_box)

@@ -366,3 +366,19 @@ def col2im(node, x, image_shape, block_shape):
     columns = G.pad(x.reshape((-1, channels, kernels * blocks)), ((0, 0), (0, 0), (0, 1)))  # + a zero column
     picked = G.take(columns, const_tensor(sources, np.int64), axis=2).reshape((-1, channels, math.prod(image), kernels))
     return G.sum(picked, axis=-1).reshape((-1, channels) + image)
+
+
+# ---- detection -------------------------------------------------------------------------------------
+@converter("NonMaxSuppression")
+def non_max_suppression(node, boxes, scores, max_output_boxes_per_class=None, iou_threshold=None,
+                        score_threshold=None):
+    """Greedy suppression per batch and class (graphgrad's NonMaxSuppression op): (K, 3) rows
+    (batch, class, box); the thresholds must be known at import."""
+    limit = node.const(2)
+    iou = node.const(3)
+    score = node.const(4)
+    op = G.NonMaxSuppression(0.0 if iou is None else float(np.asarray(iou).reshape(-1)[0]),
+                             None if limit is None else int(np.asarray(limit).reshape(-1)[0]),
+                             None if score is None else float(np.asarray(score).reshape(-1)[0]),
+                             node.attr("center_point_box", 0))
+    return op.apply(boxes, scores)
