@@ -136,3 +136,33 @@ ROWS += [
                                          A([[1.5, 2.5, 9, 11.5], [21, 19.5, 29, 31]], diff=True)], batch=False),
     OpSpec("box_area", gg.box_area, lambda b: (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]), [A(_BOXES, diff=True)]),
 ]
+
+
+# ---- recurrent cells as functions (ops/cells.py) ----------------------------------------------------
+def _sig(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _lstm_ref(x, h, c, wi, wh, bi, bh):
+    i, f, g, o = np.split(x @ wi.T + bi + h @ wh.T + bh, 4, axis=-1)
+    c2 = _sig(f) * c + _sig(i) * np.tanh(g)
+    return _sig(o) * np.tanh(c2) + c2
+
+
+def _gru_ref(x, h, wi, wh, bi, bh):
+    xr, xz, xn = np.split(x @ wi.T + bi, 3, axis=-1)
+    hr, hz, hn = np.split(h @ wh.T + bh, 3, axis=-1)
+    r, z = _sig(xr + hr), _sig(xz + hz)
+    return (1 - z) * np.tanh(xn + r * hn) + z * h
+
+
+CELL = [F((3, 4)), F((3, 5))]
+ROWS += [
+    OpSpec("rnn_tanh_cell", gg.rnn_tanh_cell, lambda x, h, wi, wh, bi, bh: np.tanh(x @ wi.T + bi + h @ wh.T + bh),
+           CELL + [F((5, 4)), F((5, 5)), F((5,)), F((5,))]),
+    OpSpec("rnn_relu_cell", gg.rnn_relu_cell, lambda x, h, wi, wh: np.maximum(x @ wi.T + h @ wh.T, 0),
+           CELL + [F((5, 4)), F((5, 5))], order=1),
+    OpSpec("lstm_cell", lambda x, h, c, wi, wh, bi, bh: sum(gg.lstm_cell(x, (h, c), wi, wh, bi, bh)), _lstm_ref,
+           CELL + [F((3, 5)), F((20, 4)), F((20, 5)), F((20,)), F((20,))]),
+    OpSpec("gru_cell", gg.gru_cell, _gru_ref, CELL + [F((15, 4)), F((15, 5)), F((15,)), F((15,))]),
+]
