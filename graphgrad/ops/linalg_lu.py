@@ -11,7 +11,11 @@ permutation matrix (no gradient: its input is an index).
 Householder form: ``geqrf`` (LAPACK's compact QR: R above the diagonal, the reflectors' vectors below,
 and their scales ``tau``; no gradient, as in PyTorch), ``householder_product`` (``orgqr``: Q from
 them) and ``ormqr`` (Q, or Q^T, times a matrix), the last two composed, so differentiable.
-``triangular_solve`` is PyTorch's older form of ``linalg.solve_triangular``."""
+``triangular_solve`` is PyTorch's older form of ``linalg.solve_triangular``.
+
+LDL^T of symmetric (possibly indefinite) matrices: ``ldl_factor`` (LAPACK's sytrf, lower, Bunch-Kaufman
+pivoting with 1x1 and 2x2 blocks; its compact ``LD`` and pivots, negative for a 2x2 block) and
+``ldl_solve`` (sytrs). Neither is differentiable, as in PyTorch."""
 from __future__ import annotations
 
 import math
@@ -24,7 +28,7 @@ from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError, ShapeError
 from graphgrad.ops.indexing import getitem
-from graphgrad.ops.linalg import _fmt, _linalg_dtype, _mT, matmul, solve
+from graphgrad.ops.linalg import _fmt, _linalg_dtype, _mT, _square_spec, matmul, solve
 from graphgrad.ops.linalg_more import _matrix_dims, _matrix_spec, _pack, _packed_spec, _unpack, solve_triangular
 from graphgrad.ops.shape import concatenate, expand_dims, tril, triu
 from graphgrad.ops.array import zeros_like
@@ -257,6 +261,166 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
     return TriangularSolveResult(solution, A + zeros_like(A))
 
 
+# ---- LDL^T (Bunch-Kaufman) ------------------------------------------------------------------------------
+LDLFactorResult = namedtuple("LDLFactorResult", ["LD", "pivots"])
+LDLFactorExResult = namedtuple("LDLFactorExResult", ["LD", "pivots", "info"])
+_BK_ALPHA = (1.0 + 17.0 ** 0.5) / 8.0
+
+
+def _sytf2_lower(xp, a):
+    """LAPACK's sytf2 (lower) on one symmetric matrix, in place; returns the 1-based pivots."""
+    n = a.shape[0]
+    ipiv = [0] * n
+    k = 0
+    while k < n:
+        kstep = 1
+        absakk = abs(float(a[k, k]))
+        imax, colmax = k, 0.0
+        if k < n - 1:
+            imax = k + 1 + int(xp.argmax(xp.abs(a[k + 1:, k])))
+            colmax = abs(float(a[imax, k]))
+        kp = k
+        if max(absakk, colmax) != 0.0 and absakk < _BK_ALPHA * colmax:
+            rowmax = float(xp.max(xp.abs(a[imax, k:imax]))) if imax > k else 0.0
+            if imax < n - 1:
+                rowmax = max(rowmax, float(xp.max(xp.abs(a[imax + 1:, imax]))))
+            if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                kp = k
+            elif abs(float(a[imax, imax])) >= _BK_ALPHA * rowmax:
+                kp = imax
+            else:
+                kp, kstep = imax, 2
+        kk = k + kstep - 1
+        if kp != kk:  # interchange rows and columns kk and kp of the trailing matrix
+            if kp < n - 1:
+                a[kp + 1:, kk], a[kp + 1:, kp] = a[kp + 1:, kp].copy(), a[kp + 1:, kk].copy()
+            a[kk + 1:kp, kk], a[kp, kk + 1:kp] = a[kp, kk + 1:kp].copy(), a[kk + 1:kp, kk].copy()
+            a[kk, kk], a[kp, kp] = a[kp, kp].copy(), a[kk, kk].copy()
+            if kstep == 2:
+                a[k + 1, k], a[kp, k] = a[kp, k].copy(), a[k + 1, k].copy()
+        if kstep == 1:
+            if k < n - 1 and a[k, k] != 0:
+                x = a[k + 1:, k] / a[k, k]
+                a[k + 1:, k + 1:] -= xp.tril(xp.outer(x, a[k + 1:, k]))
+                a[k + 1:, k] = x
+            ipiv[k] = kp + 1
+        else:
+            if k < n - 2:
+                d21 = a[k + 1, k]
+                d11, d22 = a[k + 1, k + 1] / d21, a[k, k] / d21
+                scale = (1.0 / (d11 * d22 - 1.0)) / d21
+                wk = scale * (d11 * a[k + 2:, k] - a[k + 2:, k + 1])
+                wkp1 = scale * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
+                a[k + 2:, k + 2:] -= xp.tril(xp.outer(a[k + 2:, k], wk) + xp.outer(a[k + 2:, k + 1], wkp1))
+                a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
+            ipiv[k] = ipiv[k + 1] = -(kp + 1)
+        k += kstep
+    return ipiv
+
+
+class LdlFactor(Op):
+    """LDL^T with Bunch-Kaufman pivoting (LAPACK's sytrf, lower), packed (..., LD, pivots). Not differentiable."""
+
+    def infer(self, a):
+        _square_spec(self, a)
+        n = a.shape[-1]
+        return _packed_spec(self, a, (n, n), (n,))
+
+    def forward(self, xp, a):
+        if a.dtype.kind != "f":
+            a = a.astype("float64")
+        n = a.shape[-1]
+        batch = a.shape[:-2]
+        work = xp.array(xp.tril(a).reshape((math.prod(batch), n, n)), copy=True)
+        pivots = xp.zeros((work.shape[0], n), a.dtype)
+        for b in range(work.shape[0]):  # the pivot choices differ per matrix: one at a time
+            pivots[b] = xp.asarray(_sytf2_lower(xp, work[b]), dtype=a.dtype)
+        return _pack(xp, a, work.reshape(a.shape), pivots.reshape(batch + (n,)))
+
+
+def ldl_factor(A, *, hermitian: bool = False) -> LDLFactorResult:
+    """``torch.linalg.ldl_factor``: ``(LD, pivots)``, the compact LDL^T of a symmetric matrix as LAPACK's
+    sytrf (lower triangle read) gives it: L's strict lower part and the block-diagonal D (1x1 and 2x2
+    blocks) in one matrix; int32 1-based pivots, negative for a 2x2 block. Not differentiable.
+    Shapes: (..., n, n) -> (..., n, n), (..., n)."""
+    (A,) = as_tensor_args(A)
+    n = _matrix_dims("ldl_factor", A)[1]
+    LD, pivots = _unpack(LdlFactor().apply(A), [(n, n), (n,)])
+    return LDLFactorResult(LD, pivots.astype("int32"))
+
+
+def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False) -> LDLFactorExResult:
+    """``torch.linalg.ldl_factor_ex``: ``(LD, pivots, info)`` with ``info`` 0 (int32)."""
+    LD, pivots = ldl_factor(A, hermitian=hermitian)
+    return LDLFactorExResult(LD, pivots, zeros_like(getitem(pivots, (Ellipsis, 0))))
+
+
+def _sytrs_lower(xp, a, ipiv, b):
+    """LAPACK's sytrs (lower): solve A X = B in place in ``b`` from sytf2's ``a`` and 1-based ``ipiv``."""
+    n = a.shape[0]
+    k = 0
+    while k < n:  # L D Y = B
+        if ipiv[k] > 0:
+            kp = ipiv[k] - 1
+            if kp != k:
+                b[k], b[kp] = b[kp].copy(), b[k].copy()
+            b[k + 1:] -= xp.outer(a[k + 1:, k], b[k])
+            b[k] = b[k] / a[k, k]
+            k += 1
+        else:
+            kp = -ipiv[k] - 1
+            if kp != k + 1:
+                b[k + 1], b[kp] = b[kp].copy(), b[k + 1].copy()
+            b[k + 2:] -= xp.outer(a[k + 2:, k], b[k]) + xp.outer(a[k + 2:, k + 1], b[k + 1])
+            akm1k = a[k + 1, k]
+            akm1, ak = a[k, k] / akm1k, a[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1.0
+            bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
+            b[k], b[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T X = Y
+        if ipiv[k] > 0:
+            b[k] -= a[k + 1:, k] @ b[k + 1:]
+            kp = ipiv[k] - 1
+            if kp != k:
+                b[k], b[kp] = b[kp].copy(), b[k].copy()
+            k -= 1
+        else:
+            b[k] -= a[k + 1:, k] @ b[k + 1:]
+            b[k - 1] -= a[k + 1:, k - 1] @ b[k + 1:]
+            kp = -ipiv[k] - 1
+            if kp != k:
+                b[k], b[kp] = b[kp].copy(), b[k].copy()
+            k -= 2
+
+
+class LdlSolve(Op):
+    """``X`` with ``A X = B`` from ``ldl_factor(A)`` (LAPACK's sytrs, lower). Not differentiable."""
+
+    def infer(self, ld, pivots, b):
+        _square_spec(self, ld)
+        if len(b.shape) < 2 or b.shape[-2] != ld.shape[-1]:
+            raise ShapeError(f"ldl_solve: B {_fmt(b.shape)} must be (..., {ld.shape[-1]}, k) for LD {_fmt(ld.shape)}")
+        return TensorSpec(tuple(b.shape), _linalg_dtype(self, ld, b))
+
+    def forward(self, xp, ld, pivots, b):
+        n, k = b.shape[-2:]
+        batch = b.shape[:-2]
+        lds = xp.broadcast_to(ld, batch + (n, n)).reshape((-1, n, n)) if batch else ld.reshape((1, n, n))
+        pivs = xp.broadcast_to(pivots, batch + (n,)).reshape((-1, n)) if batch else pivots.reshape((1, n))
+        out = xp.array(b.reshape((math.prod(batch), n, k)), copy=True, dtype=xp.result_type(ld, b))
+        for i in range(out.shape[0]):
+            _sytrs_lower(xp, lds[i], [int(p) for p in pivs[i]], out[i])
+        return out.reshape(b.shape)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian: bool = False) -> Tensor:
+    """``torch.linalg.ldl_solve``: ``X`` with ``A X = B`` from ``ldl_factor(A)``. Not differentiable.
+    Shapes: (..., n, n), (..., n), (..., n, k) -> (..., n, k)."""
+    return LdlSolve().apply(*as_tensor_args(LD, pivots, B))
+
+
 def _lu_method(x: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
     """PyTorch's older ``x.lu()`` / ``torch.lu``: ``(LU, pivots)`` (and ``infos`` zeros when asked)."""
     result = lu_factor_ex(x, pivot=pivot)
@@ -271,4 +435,5 @@ def _lu_solve_method(b: Tensor, LU_data, LU_pivots) -> Tensor:
 TORCH_METHODS = {"lu": _lu_method, "lu_solve": _lu_solve_method}
 
 __all__ = ["Lu", "PivotsToPermutation", "Geqrf", "lu", "lu_factor", "lu_factor_ex", "lu_unpack", "lu_solve", "geqrf",
-           "householder_product", "orgqr", "ormqr", "triangular_solve"]
+           "householder_product", "orgqr", "ormqr", "triangular_solve", "LdlFactor", "LdlSolve", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve"]

@@ -47,6 +47,9 @@ lu_factor = _ops.lu_factor
 lu_factor_ex = _ops.lu_factor_ex
 lu_solve = _ops.lu_solve
 householder_product = _ops.householder_product
+ldl_factor = _ops.ldl_factor
+ldl_factor_ex = _ops.ldl_factor_ex
+ldl_solve = _ops.ldl_solve
 solve_triangular = _ops.solve_triangular
 #: what a singular or not positive-definite input raises
 LinAlgError = _np.linalg.LinAlgError
@@ -122,5 +125,6 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):
 __all__ = ["det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "pinv", "matrix_rank", "matrix_power",
            "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "cross",
            "multi_dot", "tensorinv", "tensorsolve", "vecdot", "matmul", "vector_norm", "cond", "solve_triangular", "LinAlgError", "lu", "lu_factor",
-           "lu_factor_ex", "lu_solve", "householder_product", "matrix_norm", "norm",
+           "lu_factor_ex", "lu_solve", "householder_product", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve", "matrix_norm", "norm",
            "diagonal", "vander"]

@@ -163,6 +163,13 @@ ROWS = [
            lambda a, tau, c: c @ _np_reflectors(a, tau), [F((3, 3)), F((3,), 0.5, 1.5), F((2, 3))], batch=False),
     OpSpec("triangular_solve", lambda b, a: tuple(gg.triangular_solve(b, _wc(a), transpose=True)),
            lambda b, a: (np.linalg.solve(np.triu(_wc(a)).T, b), _wc(a)), [F((3, 2)), F((3, 3))], batch=False),
+    # LDL^T: the reference checks the solve; the factor itself is checked against PyTorch in the oracle cases
+    OpSpec("ldl_factor", lambda a: tuple(gg.ldl_factor(_sym(a))), None, [F((2, 4, 4))], grad=False),
+    OpSpec("ldl_factor_ex", lambda a: gg.ldl_factor_ex(_sym(a)).info, lambda a: np.zeros((), np.int32), [F((4, 4))],
+           grad=False, batch=False),
+    OpSpec("ldl_solve", lambda a, b: gg.ldl_solve(*gg.ldl_factor(_sym(a)), b),
+           lambda a, b: np.linalg.solve(_sym(a), b), [F((2, 4, 4)), F((2, 4, 3))], grad=False, rtol=1e-6, atol=1e-8,
+           **LOOSE),
     # ---- matrix functions ------------------------------------------------------------------------------------
     OpSpec("matrix_exp", gg.matrix_exp, _expm, [F((2, 3, 3), -1, 1)], rtol=1e-9, atol=1e-10, **LOOSE),
     OpSpec("matrix_exp[scaled]", gg.matrix_exp, _expm, [F((3, 3), -4, 4)], rtol=1e-8, atol=1e-8, order=1,

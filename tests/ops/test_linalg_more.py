@@ -23,7 +23,7 @@ def test_namespace_holds_torch_linalg_names():
              "pinv", "matrix_rank", "matrix_power", "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh",
              "eigvalsh", "svd", "svdvals", "cross", "multi_dot", "tensorinv", "tensorsolve", "diagonal", "vecdot",
              "matmul", "vander", "cond", "solve_triangular", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
-             "householder_product"]
+             "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
     missing = [n for n in names if not callable(getattr(gg.linalg, n, None))]
     assert not missing
     assert torch.linalg is gg.linalg

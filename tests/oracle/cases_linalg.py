@@ -143,6 +143,16 @@ C("ormqr[right]", [F((3, 3)), F((3,), 0.5, 1.5), F((2, 3))], lambda t, a, tau, c
 C("triangular_solve", [F((3, 2)), F((3, 3))], lambda t, b, a: tuple(t.triangular_solve(b, a, upper=False)),
   lambda g, b, a: tuple(b.triangular_solve(a, upper=False)), prepare=_second_well_conditioned)
 
+C("ldl_factor", [F((2, 4, 4), diff=False)], lambda t, a: tuple(t.linalg.ldl_factor(_sym(a))),
+  lambda g, a: tuple(g.linalg.ldl_factor(_sym(a))))
+# a zero first diagonal entry forces a 2x2 pivot block (negative pivots)
+C("ldl_factor[two_by_two]", [A(((0.0, 1.0, 2.0, 0.5), (1.0, 0.0, 3.0, 1.0), (2.0, 3.0, 0.0, -1.0),
+                                (0.5, 1.0, -1.0, 2.0)))],
+  lambda t, a: tuple(t.linalg.ldl_factor_ex(a)), lambda g, a: tuple(g.linalg.ldl_factor_ex(a)))
+C("ldl_solve", [F((5, 5), diff=False), F((2, 5, 3), diff=False)],
+  lambda t, a, b: t.linalg.ldl_solve(*t.linalg.ldl_factor(_sym(a)), b),
+  lambda g, a, b: g.linalg.ldl_solve(*g.linalg.ldl_factor(_sym(a)), b), rtol=1e-8, atol=1e-10)
+
 # ---- matrix functions -----------------------------------------------------------------------------------
 C("matrix_exp", [F(S3, -1, 1)], lambda t, a: t.linalg.matrix_exp(a), lambda g, a: g.linalg.matrix_exp(a))
 C("matrix_exp[scaled]", [F((3, 3), -3, 3)], lambda t, a: t.matrix_exp(a), lambda g, a: a.matrix_exp(),
