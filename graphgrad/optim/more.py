@@ -223,3 +223,123 @@ class ASGD(_Eager):
         state["eta"] = _scalar(group["lr"] / (1 + group["lambd"] * group["lr"] * t) ** group["alpha"])
         state["mu"] = _scalar(1 / max(1, t - group["t0"]))
         return param
+
+
+class LBFGS(Optimizer):
+    """Limited-memory BFGS, as PyTorch's ``LBFGS``: each ``step(closure)`` runs up to ``max_iter``
+    quasi-Newton iterations, re-evaluating ``closure`` (which must clear the gradients, compute the
+    loss, call ``backward()`` and return the loss) after each move. One parameter group; the
+    parameters are treated as one flat vector.
+
+    Args: ``lr`` (1, the step length), ``max_iter`` (20), ``max_eval`` (``max_iter * 5 / 4``),
+    ``tolerance_grad`` (1e-7), ``tolerance_change`` (1e-9), ``history_size`` (100), ``line_search_fn``
+    (``None``: fixed steps; PyTorch's 'strong_wolfe' is not provided).
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1.0, max_iter: int = 20, max_eval=None,
+                 tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
+                 line_search_fn=None) -> None:
+        if line_search_fn is not None:
+            raise ValueError(f"LBFGS: line_search_fn={line_search_fn!r} is not provided; use None (fixed steps)")
+        super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval if max_eval is not None
+                                      else max_iter * 5 // 4, tolerance_grad=tolerance_grad,
+                                      tolerance_change=tolerance_change, history_size=history_size,
+                                      line_search_fn=line_search_fn))
+        if len(self.param_groups) != 1:
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+        self.fused = False
+        self._lbfgs = {"func_evals": 0, "n_iter": 0}
+
+    def _params(self) -> list:
+        return self.param_groups[0]["params"]
+
+    def _flat_grad(self):
+        xp = namespace_of(self._params()[0].data)
+        parts = [xp.zeros(p.data.size, p.data.dtype) if p.grad is None else p.grad.data.reshape(-1)
+                 for p in self._params()]
+        return xp.concatenate(parts).astype(self._params()[0].data.dtype, copy=False)
+
+    def _move(self, step: float, direction) -> None:
+        offset = 0
+        for p in self._params():
+            n = p.data.size
+            p.data[...] += (step * direction[offset:offset + n]).reshape(p.data.shape).astype(p.data.dtype, copy=False)
+            offset += n
+
+    def step(self, closure=None):
+        """One LBFGS step (several iterations). Returns the first loss ``closure`` computed."""
+        if closure is None:
+            raise ValueError("LBFGS.step needs a closure that recomputes the loss")
+        from graphgrad.core.autograd import enable_grad
+
+        group, state = self.param_groups[0], self._lbfgs
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        tol_grad, tol_change, history = group["tolerance_grad"], group["tolerance_change"], group["history_size"]
+        with enable_grad():
+            first_loss = closure()
+        loss = float(first_loss.item() if isinstance(first_loss, Tensor) else first_loss)
+        evals = 1
+        state["func_evals"] += 1
+        flat_grad = self._flat_grad()
+        xp = namespace_of(flat_grad)
+        if float(xp.abs(flat_grad).max()) <= tol_grad:
+            return first_loss
+        d, t = state.get("d"), state.get("t")
+        old_dirs, old_steps, ro = state.get("old_dirs", []), state.get("old_stps", []), state.get("ro", [])
+        h_diag, prev_grad, prev_loss = state.get("H_diag", 1.0), state.get("prev_flat_grad"), state.get("prev_loss")
+        n_iter = 0
+        while n_iter < max_iter:
+            n_iter += 1
+            state["n_iter"] += 1
+            if state["n_iter"] == 1:
+                d, old_dirs, old_steps, ro, h_diag = -flat_grad, [], [], [], 1.0
+            else:
+                y, s = flat_grad - prev_grad, d * t
+                ys = float(y @ s)
+                if ys > 1e-10:
+                    if len(old_dirs) == history:
+                        old_dirs.pop(0), old_steps.pop(0), ro.pop(0)
+                    old_dirs.append(y), old_steps.append(s), ro.append(1.0 / ys)
+                    h_diag = ys / float(y @ y)
+                alphas = [0.0] * len(old_dirs)
+                q = -flat_grad
+                for i in range(len(old_dirs) - 1, -1, -1):  # the two-loop recursion
+                    alphas[i] = float(old_steps[i] @ q) * ro[i]
+                    q = q - alphas[i] * old_dirs[i]
+                d = q * h_diag
+                for i in range(len(old_dirs)):
+                    beta = float(old_dirs[i] @ d) * ro[i]
+                    d = d + (alphas[i] - beta) * old_steps[i]
+            prev_grad, prev_loss = flat_grad.copy(), loss
+            t = min(1.0, 1.0 / float(xp.abs(flat_grad).sum())) * lr if state["n_iter"] == 1 else lr
+            if float(flat_grad @ d) > -tol_change:  # not a descent direction
+                break
+            self._move(t, d)
+            evaluated = 0
+            if n_iter != max_iter:
+                with enable_grad():
+                    value = closure()
+                loss = float(value.item() if isinstance(value, Tensor) else value)
+                flat_grad = self._flat_grad()
+                evaluated = 1
+            evals += evaluated
+            state["func_evals"] += evaluated
+            if n_iter == max_iter or evals >= max_eval:
+                break
+            if float(xp.abs(flat_grad).max()) <= tol_grad or float(xp.abs(d * t).max()) <= tol_change:
+                break
+            if abs(loss - prev_loss) < tol_change:
+                break
+        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_steps, ro=ro, H_diag=h_diag, prev_flat_grad=prev_grad,
+                     prev_loss=prev_loss)
+        return first_loss
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        state["lbfgs"] = {k: (list(v) if isinstance(v, list) else v) for k, v in self._lbfgs.items()}
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = dict(state_dict)
+        self._lbfgs = dict(state_dict.pop("lbfgs", {"func_evals": 0, "n_iter": 0}))
+        super().load_state_dict(state_dict)

@@ -62,3 +62,31 @@ def test_bad_hyperparameters_are_named():
 def test_torch_facade_names():
     for name in ("Adamax", "NAdam", "RAdam", "Rprop", "ASGD"):
         assert getattr(torch.optim, name) is getattr(gg.optim, name)
+    assert torch.optim.LBFGS is gg.optim.LBFGS
+
+
+@pytest.mark.parametrize("case", ["lbfgs", "lbfgs_defaults"])
+def test_lbfgs_matches_pytorch(case):
+    from tests.oracle.generate_optim import CORPUS, LBFGS_CASES, lbfgs_problem
+
+    want = np.load(CORPUS)[f"lbfgs/{case}/traj"]
+    a, b, w0 = lbfgs_problem()
+    w = gg.nn.Parameter(gg.tensor(w0))
+    opt = gg.optim.LBFGS([w], **LBFGS_CASES[case])
+    at, bt = gg.tensor(a), gg.tensor(b)
+    for step in range(3):
+        def closure():
+            opt.zero_grad()
+            loss = ((at @ w - bt) ** 2).mean() + 0.01 * (w ** 4).sum()
+            loss.backward()
+            return loss
+        opt.step(closure)
+        np.testing.assert_allclose(w.numpy(), want[step], rtol=1e-9, atol=1e-12)
+
+
+def test_lbfgs_rules():
+    params = [gg.nn.Parameter(gg.zeros(2))]
+    with pytest.raises(ValueError, match="strong_wolfe"):
+        gg.optim.LBFGS(params, line_search_fn="strong_wolfe")
+    with pytest.raises(ValueError, match="closure"):
+        gg.optim.LBFGS(params).step()

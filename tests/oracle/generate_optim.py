@@ -202,6 +202,36 @@ def run_schedule(torch, case: str) -> dict:
     return out
 
 
+#: LBFGS cases: keyword arguments; each runs 3 steps (closures) on a fixed least-squares problem with a
+#: quartic penalty, recording the parameters after each step (``lbfgs/<case>/traj``).
+LBFGS_CASES = {
+    "lbfgs": dict(lr=0.8, max_iter=7, history_size=3),
+    "lbfgs_defaults": dict(),
+}
+
+
+def lbfgs_problem():
+    rng = np.random.default_rng(7)
+    return rng.normal(size=(20, 5)), rng.normal(size=20), rng.normal(size=5)
+
+
+def run_lbfgs(torch, case: str) -> dict:
+    a, b, w0 = lbfgs_problem()
+    w = torch.nn.Parameter(torch.tensor(w0))
+    opt = torch.optim.LBFGS([w], **LBFGS_CASES[case])
+    at, bt = torch.tensor(a), torch.tensor(b)
+    traj = []
+    for _ in range(3):
+        def closure():
+            opt.zero_grad()
+            loss = ((at @ w - bt) ** 2).mean() + 0.01 * (w ** 4).sum()
+            loss.backward()
+            return loss
+        opt.step(closure)
+        traj.append(w.detach().numpy().copy())
+    return {f"lbfgs/{case}/traj": np.stack(traj)}
+
+
 def main() -> None:
     import warnings
 
@@ -213,6 +243,8 @@ def main() -> None:
         arrays.update(run_optimizer(torch, case))
     for case in SCHEDULES:
         arrays.update(run_schedule(torch, case))
+    for case in LBFGS_CASES:
+        arrays.update(run_lbfgs(torch, case))
     np.savez_compressed(CORPUS, **arrays)
     print(f"wrote {CORPUS}: {len(OPTIMIZERS)} optimizer cases, {len(SCHEDULES)} schedule cases "
           f"(torch {torch.__version__})")
