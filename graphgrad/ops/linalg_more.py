@@ -212,6 +212,50 @@ def eigvalsh(a, UPLO: str = "L") -> Tensor:
     return eigh(a, UPLO).eigenvalues
 
 
+# ---- eig (general real matrices: complex results) ---------------------------------------------------
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+
+
+def _complex_of(dtype):
+    return np.dtype("complex64") if np.dtype(dtype) == np.dtype("float32") else np.dtype("complex128")
+
+
+class Eig(Op):
+    """Eigenvalues and eigenvectors of a general square matrix (LAPACK's geev), complex, packed
+    (..., n + n*n). Not differentiable (graphgrad's autograd is real-valued): use ``eigh`` for symmetric
+    matrices."""
+
+    def infer(self, a):
+        _square_spec(self, a)
+        n = _matrix_spec(self, a)[0]
+        return TensorSpec(tuple(a.shape[:-2]) + (n + n * n,), _complex_of(_linalg_dtype(self, a)))
+
+    def forward(self, xp, a):
+        dtype = _complex_of(a.dtype if a.dtype.kind == "f" else "float64")
+        w, v = xp.linalg.eig(a)  # NumPy gives real arrays when every eigenvalue is real
+        return _pack(xp, a, w.astype(dtype), v.astype(dtype))
+
+    def backward(self, inputs, out, g):
+        raise GradError("eig/eigvals: gradients through complex eigenvalues are not supported (graphgrad's "
+                        "autograd is real-valued); for a symmetric matrix use eigh/eigvalsh")
+
+
+def eig(A) -> EigResult:
+    """``torch.linalg.eig``: complex ``(eigenvalues, eigenvectors)`` of a general square matrix (complex64
+    for float32 input, complex128 for float64), in LAPACK's order, eigenvectors of unit norm. Not
+    differentiable; use :func:`eigh` for symmetric matrices. Shapes: (..., n, n) -> (..., n), (..., n, n)."""
+    (A,) = as_tensor_args(A)
+    n = _matrix_dims("eig", A)[1]
+    w, v = _unpack(Eig().apply(A), [(n,), (n, n)])
+    return EigResult(w, v)
+
+
+def eigvals(A) -> Tensor:
+    """``torch.linalg.eigvals``: the complex eigenvalues of a general square matrix (not differentiable).
+    Shapes: (..., n, n) -> (..., n)."""
+    return eig(A).eigenvalues
+
+
 # ---- svd ------------------------------------------------------------------------------------------
 def _svd_shapes(m: int, n: int, full_matrices: bool) -> list:
     k = min(m, n)
@@ -669,7 +713,7 @@ def _qr_method(x: Tensor, some: bool = True) -> QRResult:
 
 TORCH_METHODS = {"svd": _svd_method, "qr": _qr_method}
 
-__all__ = ["Slogdet", "Cholesky", "Eigh", "Svd", "Qr", "Pinv", "MatrixExp", "slogdet", "logdet", "cholesky", "eigh",
+__all__ = ["Slogdet", "Cholesky", "Eigh", "Eig", "eig", "eigvals", "Svd", "Qr", "Pinv", "MatrixExp", "slogdet", "logdet", "cholesky", "eigh",
            "eigvalsh", "svd", "svdvals", "qr", "pinv", "pinverse", "matrix_exp", "matrix_power", "matrix_rank",
            "vector_norm", "matrix_norm", "lstsq", "inv_ex", "multi_dot", "vecdot", "cond", "solve_triangular", "cholesky_solve",
            "cholesky_inverse", "tensorinv", "tensorsolve"]

@@ -32,6 +32,8 @@ cholesky = _ops.cholesky
 qr = _ops.qr
 eigh = _ops.eigh
 eigvalsh = _ops.eigvalsh
+eig = _ops.eig
+eigvals = _ops.eigvals
 svd = _ops.svd
 svdvals = _ops.svdvals
 cross = _ops.cross
@@ -123,7 +125,7 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):
 
 
 __all__ = ["det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "pinv", "matrix_rank", "matrix_power",
-           "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "cross",
+           "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "cross",
            "multi_dot", "tensorinv", "tensorsolve", "vecdot", "matmul", "vector_norm", "cond", "solve_triangular", "LinAlgError", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "householder_product", "ldl_factor",
            "ldl_factor_ex", "ldl_solve", "matrix_norm", "norm",

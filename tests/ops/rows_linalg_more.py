@@ -99,6 +99,11 @@ ROWS = [
            lambda a: (np.linalg.eigh(_sym(a))[0], np.abs(np.linalg.eigh(_sym(a))[1])), [F((2, 4, 4))], **LOOSE),
     OpSpec("eigh[upper]", lambda a: gg.eigh(_sym(a), UPLO="U").eigenvalues,
            lambda a: np.linalg.eigh(_sym(a), UPLO="U")[0], [F((3, 3))], batch=False, **LOOSE),
+    # eig: complex and not differentiable; the rows compare magnitudes (ordering is LAPACK's in both)
+    OpSpec("eig", lambda a: tuple(gg.abs(t) for t in gg.eig(a)), lambda a: tuple(np.abs(t) for t in np.linalg.eig(a)),
+           [F((2, 4, 4))], grad=False, **LOOSE),
+    OpSpec("eigvals", lambda a: gg.abs(gg.eigvals(a)), lambda a: np.abs(np.linalg.eigvals(a)), [F((3, 3))],
+           grad=False, batch=False, **LOOSE),
     OpSpec("eigvalsh", lambda a: gg.eigvalsh(_sym(a)), lambda a: np.linalg.eigvalsh(_sym(a)), [F((2, 4, 4))], **LOOSE),
     OpSpec("svd", lambda a: _recon(gg.svd(a, full_matrices=False)), lambda a: a, [F((2, 4, 3))], order=1, **LOOSE),
     OpSpec("svd[factors_tall]", lambda a: tuple(gg.abs(t) for t in gg.svd(a, full_matrices=False)),

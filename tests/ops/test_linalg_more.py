@@ -23,7 +23,7 @@ def test_namespace_holds_torch_linalg_names():
              "pinv", "matrix_rank", "matrix_power", "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh",
              "eigvalsh", "svd", "svdvals", "cross", "multi_dot", "tensorinv", "tensorsolve", "diagonal", "vecdot",
              "matmul", "vander", "cond", "solve_triangular", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
-             "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
+             "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "eig", "eigvals"]
     missing = [n for n in names if not callable(getattr(gg.linalg, n, None))]
     assert not missing
     assert torch.linalg is gg.linalg
@@ -183,6 +183,16 @@ def test_singular_and_non_square_inputs_raise_naming_op_and_shape():
         gg.linalg.cross(_t(4, 2), _t(4, 2))
     with pytest.raises(gg.ShapeError, match=r"lstsq.*\(5, 3\).*\(4, 2\)"):
         gg.linalg.lstsq(_t(5, 3), _t(4, 2))
+
+
+def test_eig_is_complex_and_its_gradient_a_clear_error():
+    rotation = gg.tensor([[0.0, -1.0], [1.0, 0.0]])
+    w = gg.linalg.eigvals(rotation)
+    assert w.dtype == np.complex64
+    np.testing.assert_allclose(sorted(w.numpy(), key=lambda z: z.imag), [-1j, 1j], atol=1e-6)
+    a = _t(3, 3, requires_grad=True)
+    with pytest.raises(gg.GradError, match="eigh"):
+        gg.abs(gg.linalg.eigvals(a)).sum().backward()
 
 
 def test_qr_gradient_of_a_wide_matrix_is_a_clear_error():

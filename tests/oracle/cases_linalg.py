@@ -76,6 +76,11 @@ C("cholesky[upper]", [F((4, 4))], lambda t, a: t.linalg.cholesky(_spd(a), upper=
 C("cholesky[torch_fn]", [F((3, 3))], lambda t, a: t.cholesky(_spd(a)), lambda g, a: g.cholesky(_spd(a)))
 C("eigh", [F((2, 4, 4))], lambda t, a: (t.linalg.eigh(_sym(a)).eigenvalues, t.linalg.eigh(_sym(a)).eigenvectors.abs()),
   lambda g, a: (g.linalg.eigh(_sym(a)).eigenvalues, g.abs(g.linalg.eigh(_sym(a)).eigenvectors)))
+# eig's results are complex, which the corpus compares through magnitudes (ordering is LAPACK's in both)
+C("eig", [F((2, 4, 4), diff=False)], lambda t, a: tuple(x.abs() for x in t.linalg.eig(a)),
+  lambda g, a: tuple(g.abs(x) for x in g.linalg.eig(a)), rtol=1e-9, atol=1e-12)
+C("eigvals[f32]", [F((3, 3), diff=False)], lambda t, a: t.linalg.eigvals(a).abs(),
+  lambda g, a: g.abs(g.linalg.eigvals(a)), **F32)
 C("eigvalsh", [F((4, 4))], lambda t, a: t.linalg.eigvalsh(_sym(a)), lambda g, a: g.linalg.eigvalsh(_sym(a)))
 C("eigh[f32]", [F((3, 3))], lambda t, a: t.linalg.eigvalsh(_sym(a)), lambda g, a: g.linalg.eigvalsh(_sym(a)), **F32)
 C("svd[recon_tall]", [F((2, 5, 3))], lambda t, a: _t_recon(t.linalg.svd(a, full_matrices=False)),
