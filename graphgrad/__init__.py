@@ -17,7 +17,7 @@ from graphgrad.core.autograd import (backward, detect_anomaly, enable_grad, grad
                                      set_grad_enabled)
 from graphgrad.core.gradcheck import GradcheckError, check_grad
 from graphgrad.core.profiler import Profile, profile, record_function
-from graphgrad.core.random import Generator, manual_seed
+from graphgrad.core.random import Generator, default_generator, manual_seed
 from graphgrad.core.creation import (arange, as_tensor, empty, eye, from_numpy, full, linspace, normal,
                                      multinomial, ones, rand, randint, randn, tensor, uniform, zeros)
 from graphgrad.core.creation import is_tensor, numel, randperm

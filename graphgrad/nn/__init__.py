@@ -6,7 +6,7 @@ Each family module lists its public names in ``__all__``; they are all re-export
 import importlib as _importlib
 
 from graphgrad.nn.module import Module
-from graphgrad.nn.parameter import Parameter
+from graphgrad.nn.parameter import Buffer, Parameter
 
 #: The modules whose public names make up ``gg.nn``.
 FAMILIES = ("layers.container", "layers.linear", "layers.activation", "layers.activation_more", "layers.conv",
@@ -14,9 +14,9 @@ FAMILIES = ("layers.container", "layers.linear", "layers.activation", "layers.ac
             "layers.norm_more",
             "layers.dropout", "layers.embedding", "layers.recurrent", "layers.attention", "losses",
             "regularizers", "rnn_utils", "layers.activation_extra", "losses_more",
-            "layers.transformer")
+            "layers.transformer", "layers.aliases")
 
-__all__ = ["Module", "Parameter", "init", "functional"]
+__all__ = ["Module", "Parameter", "Buffer", "init", "functional"]
 for _family in FAMILIES:
     try:
         _module = _importlib.import_module(f"graphgrad.nn.{_family}")

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Optional
 from graphgrad.core.tensor import RemovableHandle, Tensor, dtype_and_device, to_array
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import ShapeError
-from graphgrad.nn.parameter import Parameter
+from graphgrad.nn.parameter import Buffer, Parameter
 
 
 class Module:
@@ -57,6 +57,8 @@ class Module:
         elif isinstance(value, Module):
             self._remove(name)
             self._modules[name] = value
+        elif isinstance(value, Buffer) and name not in self._buffers:
+            self.register_buffer(name, value, persistent=getattr(value, "persistent", True))
         elif name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"buffer {name!r} must be a Tensor or None, got {type(value).__name__}")

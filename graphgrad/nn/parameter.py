@@ -36,11 +36,14 @@ class Buffer(Variable):
     """A module's state that is saved but not trained (BatchNorm's running statistics).
 
     It is a Variable, so a graph built from the module (``gg.function`` included) reads it when it
-    runs and can update it with assign nodes; eagerly it is an ordinary tensor.
+    runs and can update it with assign nodes; eagerly it is an ordinary tensor. Assigning one to a
+    module attribute registers it as a buffer (PyTorch's ``nn.Buffer``), in ``state_dict`` unless
+    ``persistent=False``.
     """
 
-    __slots__ = ()
+    __slots__ = ("persistent",)
     graph_collected = False
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: Any, persistent: bool = True) -> None:
         super().__init__(data, trainable=False)
+        self.persistent = bool(persistent)

@@ -67,6 +67,15 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool 
     return _argsort(x, dim if axis is None else axis, descending)
 
 
+def _strides(x: Tensor) -> tuple:
+    """Element strides (PyTorch's ``stride()``) of the row-major layout."""
+    out, step = [], 1
+    for d in reversed(x.shape):
+        out.append(step)
+        step *= d
+    return tuple(reversed(out))
+
+
 def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None, *,
          ord: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor:
     """PyTorch's ``x.norm(p='fro', dim=None, keepdim=False)``: the ``p``-norm of the elements over
@@ -83,6 +92,48 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
     if p == "nuc":
         return reduce.norm(x, "nuc", axes, keepdim)
     return reduce._vector_norm(x, 2 if p == "fro" else p, axes, keepdim)
+
+
+def unfold_windows(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """PyTorch's ``x.unfold(dimension, size, step)``: every window of ``size`` along ``dimension``,
+    ``step`` apart, as a new last dimension. Shapes: (..., n, ...) -> (..., (n - size) // step + 1, ..., size)."""
+    from graphgrad.backend import np as _np
+    from graphgrad.core.spec import normalize_axis
+
+    dim = normalize_axis("unfold", dimension, max(x.ndim, 1))
+    n = x.shape[dim] if x.ndim else 1
+    if size > n or step <= 0:
+        raise ValueError(f"unfold: size {size} must be at most {n} and step {step} positive")
+    starts = _np.arange(0, n - size + 1, step)
+    index = Tensor((starts[:, None] + _np.arange(size)[None, :]).reshape(-1))
+    picked = shape.take(x, index, axis=dim)  # (..., windows * size, ...)
+    windows = picked.reshape(tuple(x.shape[:dim]) + (len(starts), size) + tuple(x.shape[dim + 1:]))
+    return shape.moveaxis(windows, dim + 1, -1)
+
+
+def fill_diagonal_(x: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal (of a matrix, or of an n-d tensor with equal sizes) in place. Returns ``x``."""
+    from graphgrad.backend import np as _np
+
+    data = _writable(x, "fill_diagonal_")
+    if data.ndim == 2:
+        rows, cols = data.shape
+        limit = rows if wrap else min(rows, cols)
+        positions = _np.arange(0, limit * cols, cols + 1)
+        positions = positions[positions < data.size]
+        data.reshape(-1)[positions] = fill_value
+        return x
+    if len(set(data.shape)) != 1:
+        raise ValueError(f"fill_diagonal_: all dimensions must be equal for an n-d tensor, got {data.shape}")
+    index = tuple(_np.arange(data.shape[0]) for _ in range(data.ndim))
+    data[index] = fill_value
+    return x
+
+
+def angle(x: Tensor) -> Tensor:
+    """The argument of each (real) element: 0 for ``x >= 0``, pi for ``x < 0`` (NaN stays NaN)."""
+    x = x if x.dtype.kind == "f" else ew.astype(x, float_result(x.dtype))
+    return ew.where(ew.less(x, 0), math.pi, 0.0).astype(x.dtype) + x * 0
 
 
 def _element_size(x: Tensor) -> int:
@@ -106,7 +157,23 @@ METHODS: dict = {
     "is_signed": lambda x: x.dtype.kind in "fic", "is_nonzero": lambda x: bool(x.item()),
     "is_contiguous": lambda x, memory_format=None: True, "element_size": _element_size,
     "nelement": lambda x: math.prod(x.shape), "ndimension": lambda x: x.ndim,
+    "byte": lambda x: ew.astype(x, "uint8"), "char": lambda x: ew.astype(x, "int8"),
+    "short": lambda x: ew.astype(x, "int16"), "reshape_as": lambda x, other: shape.reshape(x, tuple(other.shape)),
+    "is_same_size": lambda x, other: tuple(x.shape) == tuple(other.shape),
+    "get_device": lambda x: -1 if x.device.type == "cpu" else x.device.index,
+    "is_pinned": lambda x, device=None: False, "pin_memory": lambda x, device=None: x,
+    "share_memory_": lambda x: x, "is_inference": lambda x: False, "is_conj": lambda x: False,
+    "is_neg": lambda x: False, "conj": lambda x: x, "resolve_conj": lambda x: x, "resolve_neg": lambda x: x,
+    "conj_physical": lambda x: x, "real": property(lambda x: x), "positive": lambda x: x, "angle": angle,
+    "adjoint": lambda x: shape.swapaxes(x, -1, -2), "sum_to_size": lambda x, *size: reduce.sum_to(x, _shape_args(size)),
+    "split_with_sizes": lambda x, split_sizes, dim=0: x.split(list(split_sizes), dim),
+    "unfold": unfold_windows, "fill_diagonal_": fill_diagonal_, "hardshrink": None, "prelu": None,
+    "cov": None, "corrcoef": None, "diagflat": None, "multinomial": None, "retains_grad": None,
 }
+
+
+def _shape_args(size: tuple) -> tuple:
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
 
 #: Methods that are the op function of the same name in ``math_more`` / ``shape_more`` / others.
 SAME_NAME = (
@@ -206,7 +273,18 @@ def _install() -> None:
     from graphgrad import ops
 
     for name, fn in METHODS.items():
+        if fn is None:  # the op function of the same name
+            fn = ops.RAW_FUNCTIONS.get(name)
+            if fn is None:
+                continue
         setattr(Tensor, name, fn)
+    Tensor.itemsize = property(lambda x: x.dtype.itemsize)
+    Tensor.nbytes = property(lambda x: x.dtype.itemsize * math.prod(x.shape))
+    Tensor.H = property(lambda x: shape.swapaxes(x, -1, -2) if x.ndim == 2 else x)
+    Tensor.mH = property(lambda x: shape.swapaxes(x, -1, -2))
+    Tensor.stride = lambda x, dim=None: _strides(x) if dim is None else _strides(x)[dim]
+    Tensor.storage_offset = lambda x: 0
+    Tensor.data_ptr = lambda x: int(x.data.__array_interface__["data"][0]) if x.data is not None else 0
     for name in SAME_NAME:
         setattr(Tensor, name, ops.RAW_FUNCTIONS.get(name) or getattr(ops, name))
     for name in INPLACE:

@@ -93,3 +93,32 @@ def test_float64_input_into_a_float32_layer_says_how_to_fix_it():
     with pytest.raises(gg.DTypeError, match="float64.*float32"):
         torch.nn.Conv2d(1, 1, 3)(torch.ones(1, 1, 4, 4, dtype=torch.float64))
     assert layer.double()(torch.ones(1, 3, dtype=torch.float64)).dtype == torch.float64
+
+
+def test_small_torch_functions_and_module_aliases():
+    y = gg.tensor([[0.0, 1.0, 4.0], [1.0, 1.0, 1.0]])
+    assert torch.trapezoid(y).tolist() == [3.0, 2.0] and torch.trapz(y, dx=2.0).tolist() == [6.0, 4.0]
+    assert torch.cumulative_trapezoid(y).tolist() == [[0.5, 3.0], [1.0, 2.0]]
+    assert [c.tolist() for c in torch.unravel_index(gg.tensor([5, 7]), (3, 4))] == [[1, 1], [1, 3]]
+    assert torch.sgn(gg.tensor([-2.0, 0.0])).tolist() == [-1.0, 0.0] and torch.real(y) is y
+    state = torch.get_rng_state()
+    first = torch.rand(3)
+    torch.set_rng_state(state)
+    assert torch.rand(3).tolist() == first.tolist()
+    model = torch.nn.Linear(2, 2)
+    assert torch.compile(model) is model and torch.poisson(torch.ones(4)).shape == (4,)
+    x = gg.tensor(np.arange(10.0).reshape(2, 5))
+    assert x.unfold(1, 2, 2).shape == (2, 2, 2) and x.stride() == (5, 1) and x.nbytes == 80
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.kept = torch.nn.Buffer(torch.ones(2))
+            self.scratch = torch.nn.Buffer(torch.zeros(1), persistent=False)
+            self.fc = torch.nn.LazyLinear(3)
+
+    m = Model()
+    assert list(m.state_dict()) == ["kept"] and m.fc(torch.ones(2, 5)).shape == (2, 3)
+    assert list(torch.nn.DataParallel(torch.nn.Linear(2, 2)).state_dict()) == ["module.weight", "module.bias"]
+    assert torch.nn.SyncBatchNorm(3)(torch.ones(2, 3, 4, 4)).shape == (2, 3, 4, 4)
+    assert torch.nn.NLLLoss2d is torch.nn.NLLLoss and torch.nn.RNNBase is not None

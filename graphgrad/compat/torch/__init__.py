@@ -166,7 +166,8 @@ def masked_fill(input: Tensor, mask, value) -> Tensor:
 #: and graphgrad's (NumPy's) differ in meaning, the Tensor method follows PyTorch.
 METHOD_FORMS = ("index_select", "narrow", "unbind", "t", "transpose", "split", "std", "var", "repeat_interleave",
                 "argsort", "equal", "is_floating_point", "is_complex", "is_nonzero", "swapdims", "swapaxes", "rsub",
-                "sort", "median", "nanmedian", "unique", "histogram", "norm", "svd", "qr", "cross", "lu", "lu_solve")
+                "sort", "median", "nanmedian", "unique", "histogram", "norm", "svd", "qr", "cross", "lu", "lu_solve",
+                "sgn", "positive", "angle", "resolve_conj", "resolve_neg", "conj", "conj_physical", "adjoint")
 
 
 def _method_form(name: str):
@@ -195,6 +196,87 @@ def range(start, end=None, step=1, *, dtype=None, **kwargs) -> Tensor:  # noqa: 
         start, end = 0, start
     count = builtins.int((end - start) // step) + 1
     return _gg.arange(count, dtype=dtype or _gg.get_default_dtype()) * step + start
+
+
+def real(input: Tensor) -> Tensor:
+    """graphgrad's tensors are real: the tensor itself."""
+    return input
+
+
+def seed() -> int:
+    """Seed the default generator from the operating system; returns the seed."""
+    value = builtins.int.from_bytes(__import__("os").urandom(4), "little")
+    _gg.manual_seed(value)
+    return value
+
+
+def initial_seed() -> int:
+    """The seed the default generator was last seeded with."""
+    return _gg.default_generator.initial_seed
+
+
+def get_rng_state():
+    """The default generator's state (restore it with :func:`set_rng_state`)."""
+    return _gg.default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    _gg.default_generator.set_state(new_state)
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None) -> None:
+    """How tensors print (NumPy's print options underneath)."""
+    from graphgrad.backend import np
+
+    options = {k: v for k, v in dict(precision=precision, threshold=threshold, edgeitems=edgeitems,
+                                     linewidth=linewidth).items() if v is not None}
+    if sci_mode is not None:
+        options["suppress"] = not sci_mode
+    np.set_printoptions(**options)
+
+
+def compile(model=None, **kwargs):  # noqa: A001
+    """``torch.compile``: the model (or function) unchanged, so programs that compile run as written.
+    graphgrad compiles a whole training step with ``gg.function`` (see docs/compiler.md)."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
+def trapezoid(y, x=None, *, dx: float = 1.0, dim: int = -1) -> Tensor:
+    """The trapezoid rule along ``dim``: ``sum((y[1:] + y[:-1]) / 2 * diff(x))``."""
+    y = y if isinstance(y, Tensor) else _gg.tensor(y)
+    n = y.shape[dim]
+    upper = _gg.narrow(y, dim, 1, n - 1) if hasattr(_gg, "narrow") else y.narrow(dim, 1, n - 1)
+    lower = y.narrow(dim, 0, n - 1)
+    widths = dx if x is None else _gg.diff(x, dim=dim if x.ndim > 1 else -1)
+    return _gg.sum((upper + lower) * widths / 2, axis=dim)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y, x=None, *, dx: float = 1.0, dim: int = -1) -> Tensor:
+    """The running trapezoid rule along ``dim`` (one element shorter)."""
+    y = y if isinstance(y, Tensor) else _gg.tensor(y)
+    n = y.shape[dim]
+    widths = dx if x is None else _gg.diff(x, dim=dim if x.ndim > 1 else -1)
+    return _gg.cumsum((y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) * widths / 2, axis=dim)
+
+
+def unravel_index(indices, shape) -> tuple:
+    """The coordinates of flat ``indices`` in a tensor of ``shape`` (a tuple of int64 tensors)."""
+    from graphgrad.backend import np
+
+    flat = indices.numpy() if isinstance(indices, Tensor) else np.asarray(indices)
+    return tuple(_gg.tensor(c) for c in np.unravel_index(flat, tuple(shape)))
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """Poisson samples with rates ``input`` (same shape and dtype)."""
+    rng = (generator or _gg.default_generator).rng
+    return _gg.tensor(rng.poisson(input.numpy()).astype(input.dtype))
 
 
 def broadcast_shapes(*shapes) -> tuple:
