@@ -144,3 +144,4 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction, "gaussian_nll_loss")
+

@@ -166,3 +166,25 @@ ROWS += [
            CELL + [F((3, 5)), F((20, 4)), F((20, 5)), F((20,)), F((20,))]),
     OpSpec("gru_cell", gg.gru_cell, _gru_ref, CELL + [F((15, 4)), F((15, 5)), F((15,)), F((15,))]),
 ]
+
+
+# ---- bags of embeddings (ops/embedding_bag.py) -------------------------------------------------------
+_BAG_INDICES = np.array([1, 2, 4, 5, 4, 3, 2, 0])
+_BAG_OFFSETS = np.array([0, 4, 4, 6])
+
+
+def _bag_ref(w, mode):
+    out = []
+    for start, stop in zip(_BAG_OFFSETS, list(_BAG_OFFSETS[1:]) + [len(_BAG_INDICES)]):
+        rows = w[_BAG_INDICES[start:stop]]
+        out.append(np.zeros(w.shape[1]) if not len(rows) else getattr(rows, mode)(0))
+    return np.stack(out)
+
+
+ROWS += [
+    OpSpec(f"embedding_bag[{mode}]",
+           lambda w, mode=mode: gg.embedding_bag(gg.tensor(_BAG_INDICES), w, gg.tensor(_BAG_OFFSETS), mode=mode),
+           lambda w, mode=mode: _bag_ref(w, mode), [F((6, 3))], batch=False, infer=False,
+           order=1 if mode == "max" else 2)
+    for mode in ("sum", "mean", "max")
+]

@@ -59,3 +59,12 @@ C("gaussian_nll_loss[per_sample_var]", [F(S), F(S, diff=False), P((4,))],
   lambda g, x, y, v: g.gaussian_nll_loss(x, y, v, reduction="sum"))
 C("gaussian_nll_loss[clamped_var]", [F((2, 2)), F((2, 2), diff=False), A(((1e-9, 0.5), (0.2, 1e-8)), diff=True)],
   lambda t, x, y, v: nnf(t).gaussian_nll_loss(x, y, v), lambda g, x, y, v: g.gaussian_nll_loss(x, y, v))
+C("embedding_bag[mean_padding]", [F((10, 3)), A((1, 2, 4, 5, 4, 3, 2, 9)), A((0, 4, 4, 6))],
+  lambda t, w, i, o: nnf(t).embedding_bag(i, w, o, mode="mean", padding_idx=2),
+  lambda g, w, i, o: g.embedding_bag(i, w, o, mode="mean", padding_idx=2))
+C("embedding_bag[max]", [F((10, 3)), A((1, 2, 4, 5, 4, 3, 2, 9)), A((0, 4, 4, 6))],
+  lambda t, w, i, o: nnf(t).embedding_bag(i, w, o, mode="max"),
+  lambda g, w, i, o: g.embedding_bag(i, w, o, mode="max"))
+C("embedding_bag[sum_2d_weights]", [F((10, 3)), A(((1, 2), (4, 4))), F((2, 2))],
+  lambda t, w, i, p: nnf(t).embedding_bag(i, w, mode="sum", per_sample_weights=p),
+  lambda g, w, i, p: g.embedding_bag(i, w, mode="sum", per_sample_weights=p))

@@ -52,4 +52,34 @@ class DataParallel(Module):
         return self.module(*args, **kwargs)
 
 
-__all__ = ["LazyLinear", "RNNBase", "RNNCellBase", "NLLLoss2d", "SyncBatchNorm", "DataParallel"]
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings (PyTorch's ``nn.EmbeddingBag``); parameter
+    ``weight`` (num_embeddings, embedding_dim), initialized N(0, 1) with the ``padding_idx`` row zero.
+    Shapes: input (B, N), or 1-d with ``offsets`` (B,) -> (B, embedding_dim)."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, _weight=None,
+                 include_last_offset: bool = False, padding_idx: Optional[int] = None, device=None, dtype=None) -> None:
+        super().__init__()
+        from graphgrad.core.creation import randn
+        from graphgrad.nn.parameter import Parameter
+
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise ValueError("EmbeddingBag: max_norm, scale_grad_by_freq and sparse are not supported")
+        self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
+        self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
+        weight = _weight if _weight is not None else randn(num_embeddings, embedding_dim, dtype=dtype)
+        self.weight = Parameter(weight)
+        if padding_idx is not None and _weight is None:
+            self.weight.data[padding_idx] = 0
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        from graphgrad.ops.embedding_bag import embedding_bag
+
+        return embedding_bag(input, self.weight, offsets, self.mode, per_sample_weights, self.include_last_offset,
+                             self.padding_idx)
+
+
+__all__ = ["LazyLinear", "RNNBase", "RNNCellBase", "NLLLoss2d", "SyncBatchNorm", "DataParallel", "EmbeddingBag"]
