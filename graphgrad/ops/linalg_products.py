@@ -336,6 +336,37 @@ def renorm(input, p: float, dim: int, maxnorm: float) -> Tensor:
     return x * factor
 
 
+def svd_lowrank(A, q: Optional[int] = 6, niter: int = 2, M=None, *, generator=None) -> tuple:
+    """``torch.svd_lowrank``: an approximate rank-``q`` SVD ``(U, S, V)`` (``A ~ U diag(S) V^T``) by
+    randomized subspace iteration (Halko, Martinsson and Tropp, 2011): a Gaussian sketch, ``niter``
+    power iterations with QR re-orthonormalization, then the SVD of the small projected matrix. Exact
+    (up to rounding) when ``A - M`` has rank at most ``q``. Composed, so differentiable. ``generator``
+    draws the sketch. Shapes: (..., m, n) -> (..., m, q), (..., q), (..., n, q)."""
+    from graphgrad.core.creation import normal
+    from graphgrad.ops.linalg_more import qr, svd
+
+    (A,) = as_tensor_args(A)
+    if M is not None:
+        A = A - as_tensor_args(M)[0]
+    m, n = A.shape[-2:]
+    q = min(6 if q is None else q, m, n)
+    sketch = normal(0.0, 1.0, (n, q), generator=generator, dtype=A.dtype)
+    basis = qr(matmul(A, sketch)).Q
+    for _ in range(niter):
+        basis = qr(matmul(A, qr(matmul(A.mT, basis)).Q)).Q
+    u, s, vh = svd(matmul(basis.mT, A), full_matrices=False)
+    return matmul(basis, u), s, vh.mT
+
+
+def pca_lowrank(A, q: Optional[int] = None, center: bool = True, niter: int = 2, *, generator=None) -> tuple:
+    """``torch.pca_lowrank``: :func:`svd_lowrank` of ``A`` with its column means removed (``center``);
+    ``q`` defaults to ``min(6, m, n)``. Shapes: (..., m, n) -> (..., m, q), (..., q), (..., n, q)."""
+    (A,) = as_tensor_args(A)
+    m, n = A.shape[-2:]
+    q = min(6, m, n) if q is None else q
+    return svd_lowrank(A - mean(A, -2, keepdims=True) if center else A, q, niter, generator=generator)
+
+
 def _cross_method(x: Tensor, other, dim: Optional[int] = None) -> Tensor:
     """PyTorch's ``x.cross(other, dim=None)`` / ``torch.cross``: without ``dim``, the first dim of size 3
     (PyTorch's deprecated default; ``gg.cross`` and ``torch.linalg.cross`` use the last dim)."""
@@ -351,4 +382,4 @@ TORCH_METHODS = {"cross": _cross_method}
 
 __all__ = ["inverse", "ger", "trace", "tensordot", "inner", "vdot", "kron", "cross", "mv", "addmv", "addr", "addbmm",
            "chain_matmul", "block_diag", "cov", "corrcoef", "diagflat", "vander", "tril_indices", "triu_indices",
-           "cartesian_prod", "combinations", "dist", "renorm"]
+           "cartesian_prod", "combinations", "dist", "renorm", "svd_lowrank", "pca_lowrank"]

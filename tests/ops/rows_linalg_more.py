@@ -175,6 +175,13 @@ ROWS = [
     OpSpec("ldl_solve", lambda a, b: gg.ldl_solve(*gg.ldl_factor(_sym(a)), b),
            lambda a, b: np.linalg.solve(_sym(a), b), [F((2, 4, 4)), F((2, 4, 3))], grad=False, rtol=1e-6, atol=1e-8,
            **LOOSE),
+    # randomized low-rank SVD of an exactly low-rank matrix: exact whatever the sketch
+    OpSpec("svd_lowrank", lambda a, b: gg.svd_lowrank(a @ b, q=2)[1],
+           lambda a, b: np.linalg.svd(a @ b, compute_uv=False)[:2], [F((6, 2)), F((2, 5))], order=1, batch=False,
+           **LOOSE),
+    OpSpec("pca_lowrank", lambda a, b: gg.pca_lowrank(a @ b, q=3)[1],
+           lambda a, b: np.linalg.svd(a @ b - (a @ b).mean(0), compute_uv=False)[:3], [F((6, 2)), F((2, 5))],
+           order=1, batch=False, **LOOSE),
     # ---- matrix functions ------------------------------------------------------------------------------------
     OpSpec("matrix_exp", gg.matrix_exp, _expm, [F((2, 3, 3), -1, 1)], rtol=1e-9, atol=1e-10, **LOOSE),
     OpSpec("matrix_exp[scaled]", gg.matrix_exp, _expm, [F((3, 3), -4, 4)], rtol=1e-8, atol=1e-8, order=1,

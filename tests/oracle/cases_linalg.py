@@ -158,6 +158,11 @@ C("ldl_solve", [F((5, 5), diff=False), F((2, 5, 3), diff=False)],
   lambda t, a, b: t.linalg.ldl_solve(*t.linalg.ldl_factor(_sym(a)), b),
   lambda g, a, b: g.linalg.ldl_solve(*g.linalg.ldl_factor(_sym(a)), b), rtol=1e-8, atol=1e-10)
 
+C("svd_lowrank[exact_rank]", [F((2, 7, 2)), F((2, 2, 5))], lambda t, a, b: t.svd_lowrank(a @ b, q=3)[1][..., :2],
+  lambda g, a, b: g.svd_lowrank(a @ b, q=3)[1][..., :2], rtol=1e-8, atol=1e-10)
+C("pca_lowrank[exact_rank]", [F((7, 2)), F((2, 5))], lambda t, a, b: t.pca_lowrank(a @ b, q=3)[1],
+  lambda g, a, b: g.pca_lowrank(a @ b, q=3)[1], rtol=1e-8, atol=1e-10)
+
 # ---- matrix functions -----------------------------------------------------------------------------------
 C("matrix_exp", [F(S3, -1, 1)], lambda t, a: t.linalg.matrix_exp(a), lambda g, a: g.linalg.matrix_exp(a))
 C("matrix_exp[scaled]", [F((3, 3), -3, 3)], lambda t, a: t.matrix_exp(a), lambda g, a: a.matrix_exp(),
