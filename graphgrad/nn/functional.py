@@ -22,6 +22,7 @@ from graphgrad.ops.activations_more import (cosine_similarity, gumbel_softmax, h
                                             prelu, softshrink, tanhshrink)
 from graphgrad.ops.activations_more import rrelu as _rrelu
 from graphgrad.ops.attention import scaled_dot_product_attention
+from graphgrad.ops.ctc import ctc_loss
 from graphgrad.ops.embedding_bag import embedding_bag
 from graphgrad.ops.losses_more import (cosine_embedding_loss, gaussian_nll_loss, margin_ranking_loss,
                                        multilabel_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss,
@@ -61,7 +62,7 @@ __all__ = [
     "threshold", "rrelu", "hardshrink", "softshrink", "tanhshrink", "prelu", "gumbel_softmax", "relu_", "elu_",
     "selu_", "celu_", "hardtanh_", "leaky_relu_", "threshold_", "rrelu_",
     # distances
-    "cosine_similarity", "pairwise_distance", "pdist", "rms_norm", "embedding_bag",
+    "cosine_similarity", "pairwise_distance", "pdist", "rms_norm", "embedding_bag", "ctc_loss",
     # linear, convolution, pooling
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "interpolate",

@@ -100,6 +100,24 @@ class GaussianNLLLoss(_Loss):
         return L.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 
+
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss. Shapes: log_probs (T, N, C), targets (N, S) or
+    concatenated, input_lengths (N,), target_lengths (N,) -> () (or (N,) with 'none')."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths) -> Tensor:
+        from graphgrad.ops.ctc import ctc_loss
+
+        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                        self.zero_infinity)
+
+
 __all__ = ["MarginRankingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
            "TripletMarginLoss", "TripletMarginWithDistanceLoss", "MultiLabelMarginLoss", "PoissonNLLLoss",
-           "GaussianNLLLoss"]
+           "GaussianNLLLoss", "CTCLoss"]

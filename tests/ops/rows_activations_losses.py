@@ -188,3 +188,38 @@ ROWS += [
            order=1 if mode == "max" else 2)
     for mode in ("sum", "mean", "max")
 ]
+
+
+# ---- CTC (ops/ctc.py): through log_softmax, where its gradient is the exact one ----------------------
+_CTC_TARGETS = np.array([[1, 1, 2], [3, 0, 0], [2, 4, 1]])
+_CTC_INPUT_LENGTHS, _CTC_TARGET_LENGTHS = [6, 4, 5], [3, 1, 3]
+
+
+def _ctc_ref(x):
+    """-log p by summing the probability of every alignment (brute force over T=6, C=5 is too many:
+    the forward recursion in plain Python, one sample at a time)."""
+    lp = x - np.log(np.exp(x).sum(-1, keepdims=True))
+    out = []
+    for n in range(x.shape[1]):
+        labels = list(_CTC_TARGETS[n, :_CTC_TARGET_LENGTHS[n]])
+        ext = [0]
+        for label in labels:
+            ext += [label, 0]
+        alpha = {0: lp[0, n, 0], 1: lp[0, n, ext[1]]} if len(ext) > 1 else {0: lp[0, n, 0]}
+        for t in range(1, _CTC_INPUT_LENGTHS[n]):
+            new = {}
+            for s in range(len(ext)):
+                terms = [alpha[k] for k in (s, s - 1) if k in alpha]
+                if s >= 2 and ext[s] != 0 and ext[s] != ext[s - 2] and s - 2 in alpha:
+                    terms.append(alpha[s - 2])
+                if terms:
+                    new[s] = np.logaddexp.reduce(terms) + lp[t, n, ext[s]]
+            alpha = new
+        ends = [alpha[k] for k in (len(ext) - 1, len(ext) - 2) if k in alpha]
+        out.append(-np.logaddexp.reduce(ends) / max(_CTC_TARGET_LENGTHS[n], 1))
+    return np.mean(out)
+
+
+ROWS.append(OpSpec("ctc_loss", lambda x: gg.ctc_loss(gg.log_softmax(x, -1), gg.tensor(_CTC_TARGETS),
+                                                     _CTC_INPUT_LENGTHS, _CTC_TARGET_LENGTHS),
+                   _ctc_ref, [F((6, 3, 5))], order=1, batch=False, infer=False))

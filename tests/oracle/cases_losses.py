@@ -68,3 +68,9 @@ C("embedding_bag[max]", [F((10, 3)), A((1, 2, 4, 5, 4, 3, 2, 9)), A((0, 4, 4, 6)
 C("embedding_bag[sum_2d_weights]", [F((10, 3)), A(((1, 2), (4, 4))), F((2, 2))],
   lambda t, w, i, p: nnf(t).embedding_bag(i, w, mode="sum", per_sample_weights=p),
   lambda g, w, i, p: g.embedding_bag(i, w, mode="sum", per_sample_weights=p))
+C("ctc_loss", [F((12, 3, 6)), A(((1, 1, 2, 0), (3, 0, 0, 0), (2, 4, 1, 5)))],
+  lambda t, x, y: nnf(t).ctc_loss(nnf(t).log_softmax(x, -1), y, t.tensor([12, 9, 11]), t.tensor([3, 1, 4])),
+  lambda g, x, y: g.ctc_loss(g.log_softmax(x, -1), y, g.tensor([12, 9, 11]), g.tensor([3, 1, 4])))
+C("ctc_loss[none_concatenated]", [F((10, 2, 4)), A((1, 2, 3, 3))],
+  lambda t, x, y: nnf(t).ctc_loss(nnf(t).log_softmax(x, -1), y, t.tensor([10, 7]), t.tensor([2, 2]), reduction="none"),
+  lambda g, x, y: g.ctc_loss(g.log_softmax(x, -1), y, g.tensor([10, 7]), g.tensor([2, 2]), reduction="none"))
