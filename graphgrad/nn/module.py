@@ -359,21 +359,21 @@ class Module:
             module = child
         return module
 
-    def get_parameter(self, target: str) -> Parameter:
-        """The parameter at dotted path ``target``."""
+    def _get_registered(self, registry: str, kind: str, target: str):
         path, _, name = target.rpartition(".")
         module = self.get_submodule(path)
-        if name not in module._parameters:
-            raise AttributeError(f"{type(module).__name__} has no parameter {name!r} (looking up {target!r})")
-        return module._parameters[name]
+        table = getattr(module, registry)
+        if name not in table:
+            raise AttributeError(f"{type(module).__name__} has no {kind} {name!r} (looking up {target!r})")
+        return table[name]
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target``."""
+        return self._get_registered("_parameters", "parameter", target)
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at dotted path ``target``."""
-        path, _, name = target.rpartition(".")
-        module = self.get_submodule(path)
-        if name not in module._buffers:
-            raise AttributeError(f"{type(module).__name__} has no buffer {name!r} (looking up {target!r})")
-        return module._buffers[name]
+        return self._get_registered("_buffers", "buffer", target)
 
     def get_extra_state(self) -> Any:
         raise RuntimeError("get_extra_state: this module saves no extra state")

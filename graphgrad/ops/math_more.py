@@ -438,24 +438,21 @@ def _correction(unbiased: Any, correction: Any) -> int:
     return 1 if unbiased is None else int(unbiased)
 
 
-def std_mean(x, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> tuple:
-    """``(std, mean)`` over ``dim`` with PyTorch's default Bessel correction (``correction=1``).
-    Shapes: (...) -> reduced, twice."""
-    x = _tensor(x)
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    ddof = _correction(unbiased, correction)
-    return reduce.std(x, dim, keepdim, ddof), reduce.mean(x, dim, keepdims=keepdim)
+def _with_mean(name: str, spread):
+    def function(x, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> tuple:
+        x = _tensor(x)
+        if isinstance(dim, bool):  # the old positional form (x, unbiased)
+            dim, unbiased = None, dim
+        return spread(x, dim, keepdim, _correction(unbiased, correction)), reduce.mean(x, dim, keepdims=keepdim)
+
+    function.__name__ = name
+    function.__doc__ = (f"``({spread.__name__}, mean)`` over ``dim`` with PyTorch's default Bessel correction "
+                        "(``correction=1``). Shapes: (...) -> reduced, twice.")
+    return function
 
 
-def var_mean(x, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> tuple:
-    """``(var, mean)`` over ``dim`` with PyTorch's default Bessel correction (``correction=1``).
-    Shapes: (...) -> reduced, twice."""
-    x = _tensor(x)
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    ddof = _correction(unbiased, correction)
-    return reduce.var(x, dim, keepdim, ddof), reduce.mean(x, dim, keepdims=keepdim)
+std_mean = _with_mean("std_mean", reduce.std)
+var_mean = _with_mean("var_mean", reduce.var)
 
 
 def diff(x, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None, *, axis: Optional[int] = None) -> Tensor:

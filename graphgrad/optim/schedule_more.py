@@ -248,7 +248,22 @@ class CyclicLR(LRScheduler):
         return state
 
 
-class SequentialLR(LRScheduler):
+class _Combinator(LRScheduler):
+    """A scheduler made of others: its state holds theirs."""
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        for s, saved in zip(self._schedulers, state.pop("_schedulers")):
+            s.load_state_dict(saved)
+        self.__dict__.update(state)
+
+
+class SequentialLR(_Combinator):
     """Run ``schedulers`` one after the other, switching at each of ``milestones`` (step numbers);
     each starts from its own step 0 when its turn comes.
 
@@ -289,19 +304,9 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state = dict(state_dict)
-        for s, saved in zip(self._schedulers, state.pop("_schedulers")):
-            s.load_state_dict(saved)
-        self.__dict__.update(state)
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Combinator):
     """Step every one of ``schedulers`` at each ``step()`` (their effects compose, e.g. a warm-up
     factor on top of a decay)."""
 
@@ -323,13 +328,3 @@ class ChainedScheduler(LRScheduler):
         self.last_epoch += 1
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
-    def state_dict(self) -> dict:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state = dict(state_dict)
-        for s, saved in zip(self._schedulers, state.pop("_schedulers")):
-            s.load_state_dict(saved)
-        self.__dict__.update(state)
