@@ -122,3 +122,47 @@ def test_small_torch_functions_and_module_aliases():
     assert list(torch.nn.DataParallel(torch.nn.Linear(2, 2)).state_dict()) == ["module.weight", "module.bias"]
     assert torch.nn.SyncBatchNorm(3)(torch.ones(2, 3, 4, 4)).shape == (2, 3, 4, 4)
     assert torch.nn.NLLLoss2d is torch.nn.NLLLoss and torch.nn.RNNBase is not None
+
+
+def test_mixed_precision_backends_and_runtime_switches_run_as_written(tmp_path):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = torch.nn.Linear(2, 2)(torch.ones(1, 2))
+    assert y.dtype == torch.float32
+    with torch.amp.autocast(device_type="cuda", dtype=torch.float16, enabled=False):
+        pass
+    scaler = torch.cuda.amp.GradScaler(enabled=False)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = model.weight.numpy().copy()
+    scaler.scale(model(torch.ones(3, 2)).sum()).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert not np.allclose(before, model.weight.numpy())
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = True
+    assert torch.backends.cudnn.benchmark and not torch.backends.mps.is_available()
+    torch.set_float32_matmul_precision("high")
+    assert torch.get_float32_matmul_precision() == "high"
+    torch.use_deterministic_algorithms(True)
+    assert torch.are_deterministic_algorithms_enabled()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    assert torch.get_num_threads() == 1
+    torch.set_num_threads(threads)
+    assert torch.finfo(torch.float32).eps == np.finfo(np.float32).eps and torch.iinfo(torch.int64).max == 2 ** 63 - 1
+    assert torch.einsum("ij,jk->ik", [torch.ones(2, 3), torch.ones(3, 2)]).tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    picks = torch.multinomial(torch.tensor([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]]), 2)
+    assert picks.shape == (2, 2) and all(len(set(row)) == 2 for row in picks.tolist())
+    assert torch.cuda.is_bf16_supported() is False and "bfloat16" in str(torch.bfloat16)
+
+
+def test_save_and_load_a_whole_module(tmp_path):
+    path = str(tmp_path / "model.pt")
+    model = torch.nn.Linear(2, 3)
+    torch.save(model, path)
+    with pytest.raises(RuntimeError, match="weights_only=False"):
+        torch.load(path)
+    again = torch.load(path, weights_only=False)
+    assert np.array_equal(again.weight.numpy(), model.weight.numpy())
+    torch.save(model.state_dict(), path)
+    assert list(torch.load(path, weights_only=True)) == ["weight", "bias"]

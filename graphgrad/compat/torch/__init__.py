@@ -25,6 +25,21 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 inference_mode = no_grad
+
+
+def _bfloat16():
+    """``torch.bfloat16``: ml_dtypes' bfloat16 when installed (graphgrad's ops do not compute in it:
+    convert to float32 first), else a name that raises when used as a dtype."""
+    try:
+        import ml_dtypes
+        from graphgrad.backend import np
+
+        return np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        return "bfloat16"
+
+
+bfloat16 = _bfloat16()
 atan2 = _gg.arctan2
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
@@ -120,13 +135,48 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     return _gg.stack(list(tensors), axis=dim)
 
 
+_PICKLE_MAGIC = b"GGPICKLE"
+
+
 def save(obj: Any, f, **kwargs) -> None:
-    """``torch.save``: graphgrad's atomic checkpoint format (safetensors or npz)."""
-    _gg.save(obj, f)
+    """``torch.save``: graphgrad's atomic checkpoint format (safetensors or npz) for tensors and nested
+    dicts/lists of them; any other object (a whole module) is pickled, also atomically."""
+    try:
+        _gg.save(obj, f)
+    except TypeError:
+        import os
+        import pickle
+        import tempfile
+
+        path = os.fspath(f)
+        folder = os.path.dirname(os.path.abspath(path))
+        handle, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(_PICKLE_MAGIC)
+                pickle.dump(obj, out)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
 
 
-def load(f, map_location=None, weights_only: bool = True, **kwargs) -> Any:
-    """``torch.load``: a file written by :func:`save` (``map_location``/``weights_only`` accepted)."""
+def load(f, map_location=None, weights_only: Any = None, **kwargs) -> Any:
+    """``torch.load``: a file written by :func:`save`. A pickled object loads only with
+    ``weights_only=False`` (PyTorch's default is True since 2.6: unpickling runs code)."""
+    import os
+
+    with open(os.fspath(f), "rb") as handle:
+        if handle.read(len(_PICKLE_MAGIC)) == _PICKLE_MAGIC:
+            if weights_only is None or weights_only:
+                raise RuntimeError(f"torch.load: {os.fspath(f)} holds a pickled object, which runs code when "
+                                   "loaded; pass weights_only=False if you trust the file")
+            import pickle
+
+            return pickle.load(handle)
     return _gg.load(f)
 
 
@@ -279,12 +329,84 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     return _gg.tensor(rng.poisson(input.numpy()).astype(input.dtype))
 
 
+_MATMUL_PRECISION = ["highest"]
+_DETERMINISTIC = [False]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Kept and read back; graphgrad's float32 matmuls are always full float32."""
+    if precision not in ("highest", "high", "medium"):
+        raise ValueError(f"set_float32_matmul_precision: expected 'highest', 'high' or 'medium', got {precision!r}")
+    _MATMUL_PRECISION[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _MATMUL_PRECISION[0]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Kept and read back: graphgrad's CPU ops are deterministic already."""
+    _DETERMINISTIC[0] = builtins.bool(mode)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _DETERMINISTIC[0]
+
+
+def set_num_threads(n: int) -> None:
+    """The number of threads graphgrad's kernels use."""
+    _gg.backend.parallel.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    return _gg.backend.parallel.num_threads()
+
+
+def finfo(dtype=None):
+    """The limits of a float dtype (``eps``, ``max``, ``min``, ``tiny``, ``bits``; NumPy's finfo)."""
+    from graphgrad.backend import np
+
+    return np.finfo(dtype or _gg.get_default_dtype())
+
+
+def iinfo(dtype):
+    """The limits of an integer dtype (``max``, ``min``, ``bits``; NumPy's iinfo)."""
+    from graphgrad.backend import np
+
+    return np.iinfo(dtype)
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """``torch.einsum(eq, a, b)`` or ``torch.einsum(eq, [a, b])``."""
+    if builtins.len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    return _gg.einsum(equation, *operands)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+    """Class indices drawn from each row of ``input`` (non-negative weights). Without ``replacement``
+    a class is drawn at most once per row."""
+    if replacement or num_samples == 1:
+        return _gg.multinomial(input, num_samples, generator=generator)
+    from graphgrad.backend import np
+
+    rng = (generator or _gg.default_generator).rng
+    probs = input.numpy().astype(np.float64)
+    rows = probs.reshape(-1, probs.shape[-1])
+    if num_samples > rows.shape[-1]:
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement from "
+                         f"{rows.shape[-1]} categories")
+    picks = [rng.choice(rows.shape[-1], num_samples, replace=False, p=row / row.sum()) for row in rows]
+    return _gg.tensor(np.asarray(picks).reshape(probs.shape[:-1] + (num_samples,)))
+
+
 def broadcast_shapes(*shapes) -> tuple:
     return _gg.broadcast_shapes(*shapes)
 
 
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
-from graphgrad.compat.torch import autograd, cuda, nn, optim, special, utils  # noqa: E402,F401
+from graphgrad.compat.torch import amp, autograd, backends, cuda, nn, optim, special, utils  # noqa: E402,F401
+autocast = amp.autocast
 
 
 def __getattr__(name: str) -> Any:
@@ -298,7 +420,7 @@ def __getattr__(name: str) -> Any:
 
 def install() -> None:
     """Make ``import torch`` (and its submodules) resolve to this namespace in this process."""
-    from graphgrad.compat.torch import autograd, cuda, nn, optim, special, utils
+    from graphgrad.compat.torch import amp, autograd, backends, cuda, nn, optim, special, utils
     from graphgrad.compat.torch.nn import functional, init
     from graphgrad.compat.torch.nn import utils as nn_utils
     from graphgrad.compat.torch.optim import lr_scheduler
@@ -308,6 +430,7 @@ def install() -> None:
     for name, module in {"torch": me, "torch.nn": nn, "torch.nn.functional": functional, "torch.nn.init": init,
                          "torch.nn.utils": nn_utils, "torch.nn.utils.rnn": nn_utils.rnn, "torch.optim": optim, "torch.optim.lr_scheduler": lr_scheduler,
                          "torch.utils": utils, "torch.utils.data": data, "torch.autograd": autograd,
-                         "torch.cuda": cuda, "torch.special": special, "torch.linalg": _gg.linalg}.items():
+                         "torch.cuda": cuda, "torch.special": special, "torch.amp": amp, "torch.backends": backends,
+                         "torch.cuda.amp": amp, "torch.linalg": _gg.linalg}.items():
         sys.modules[name] = module
 

@@ -1,5 +1,6 @@
 """``torch.cuda``: whether a GPU (CuPy with a CUDA device) is usable; graphgrad's ``gg.cuda``."""
 from graphgrad import cuda as _cuda
+from graphgrad.compat.torch import amp  # noqa: F401  (torch.cuda.amp: autocast, GradScaler)
 
 is_available = _cuda.is_available
 device_count = _cuda.device_count
@@ -8,3 +9,8 @@ synchronize = _cuda.synchronize
 manual_seed = _cuda.manual_seed
 manual_seed_all = _cuda.manual_seed_all
 empty_cache = _cuda.empty_cache
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether a GPU computes in bfloat16: never without a GPU."""
+    return is_available()
