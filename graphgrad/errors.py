@@ -32,3 +32,16 @@ class FeedError(GraphgradError, ValueError):
 
 class NonFiniteError(GraphgradError, FloatingPointError):
     """An op produced NaN or inf while anomaly detection was on."""
+
+
+class ArgumentError(GraphgradError, TypeError, ValueError):
+    """A function got an argument of the wrong type or value (a float size, a zero step, an empty
+    range); the message names the function and the argument. Caught as TypeError or ValueError."""
+
+
+class IndexRangeError(GraphgradError, IndexError):
+    """An index tensor holds a value outside the dimension it indexes (embedding rows, one_hot classes)."""
+
+
+class DivisionByZeroError(GraphgradError, ZeroDivisionError):
+    """Integer division or remainder by zero (float division gives inf or NaN instead)."""

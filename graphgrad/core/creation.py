@@ -8,14 +8,27 @@ from graphgrad.backend import np
 from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import as_dtype
-from graphgrad.errors import ShapeError
+from graphgrad.errors import ArgumentError, ShapeError
 
 
-def _shape(size) -> tuple:
+def _int(fn: str, what: str, value, minimum: Optional[int] = 0) -> int:
+    """``value`` as an int, or an ArgumentError naming ``fn`` and the argument (a float, a string, a bool
+    or a value below ``minimum`` is refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind in "iu" and value.data is not None:
+            value = int(value.item())
+        else:
+            raise ArgumentError(f"{fn}: {what} must be an integer, got {value!r} ({type(value).__name__})")
+    if minimum is not None and value < minimum:
+        raise ArgumentError(f"{fn}: {what} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def _shape(size, fn: str = "tensor factory") -> tuple:
     # zeros(2, 3) and zeros((2, 3)) both mean shape (2, 3)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    return tuple(int(s) for s in size)
+    return tuple(_int(fn, f"size[{i}]", s) for i, s in enumerate(size))
 
 
 def _float(dtype) -> np.dtype:
@@ -56,22 +69,22 @@ def from_numpy(array) -> Tensor:
 
 def zeros(*size, dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
     """Zeros of the given shape (default float32). ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    return _make(np.zeros(_shape(size), _float(dtype)), requires_grad, device)
+    return _make(np.zeros(_shape(size, "zeros"), _float(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
     """Ones of the given shape (default float32)."""
-    return _make(np.ones(_shape(size), _float(dtype)), requires_grad, device)
+    return _make(np.ones(_shape(size, "ones"), _float(dtype)), requires_grad, device)
 
 
 def empty(*size, dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
     """An uninitialized tensor of the given shape."""
-    return _make(np.empty(_shape(size), _float(dtype)), requires_grad, device)
+    return _make(np.empty(_shape(size, "empty"), _float(dtype)), requires_grad, device)
 
 
 def full(size, fill_value, dtype=None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it when not given)."""
-    size = (size,) if isinstance(size, int) else tuple(size)
+    size = _shape((size,) if not isinstance(size, (tuple, list)) else (tuple(size),), "full")
     if dtype is None:
         dtype = Tensor(fill_value).dtype
     return _make(np.full(size, fill_value, as_dtype(dtype)), requires_grad, device)
@@ -82,6 +95,14 @@ def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False,
     """Evenly spaced values in ``[start, stop)``; int64 for integer arguments, else float32."""
     if stop is None:
         start, stop = 0, start
+    for what, value in (("start", start), ("end", stop), ("step", step)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ArgumentError(f"arange: {what} must be a number, got {value!r} ({type(value).__name__})")
+    if step == 0:
+        raise ArgumentError("arange: step must be nonzero")
+    if (stop - start) * step < 0:
+        raise ArgumentError(f"arange: the range [{start}, {stop}) cannot be walked with step {step} (its sign "
+                            "points away from the end)")
     if dtype is None:
         integral = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
         dtype = config.default_int if integral else config.default_float
@@ -91,27 +112,30 @@ def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False,
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, requires_grad: bool = False,
              device: Optional[str] = None) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` (default float32)."""
+    num = _int("linspace", "steps", num)
     return _make(np.linspace(start, stop, num, endpoint=endpoint).astype(_float(dtype)), requires_grad, device)
 
 
 def eye(n: int, m: Optional[int] = None, k: int = 0, dtype=None, requires_grad: bool = False,
         device: Optional[str] = None) -> Tensor:
     """The ``(n, m)`` identity matrix (ones on diagonal ``k``)."""
-    return _make(np.eye(n, m, k, dtype=_float(dtype)), requires_grad, device)
+    n = _int("eye", "n", n)
+    m = None if m is None else _int("eye", "m", m)
+    return _make(np.eye(n, m, _int("eye", "k", k, None), dtype=_float(dtype)), requires_grad, device)
 
 
 def rand(*size, generator: Optional[Generator] = None, dtype=None, requires_grad: bool = False,
          device: Optional[str] = None) -> Tensor:
     """Uniform samples in ``[0, 1)`` of the given shape."""
     dtype = _float(dtype)
-    return _make(rng_of(generator).random(_shape(size)).astype(dtype), requires_grad, device)
+    return _make(rng_of(generator).random(_shape(size, "rand")).astype(dtype), requires_grad, device)
 
 
 def randn(*size, generator: Optional[Generator] = None, dtype=None, requires_grad: bool = False,
           device: Optional[str] = None) -> Tensor:
     """Standard normal samples of the given shape."""
     dtype = _float(dtype)
-    return _make(rng_of(generator).standard_normal(_shape(size)).astype(dtype), requires_grad, device)
+    return _make(rng_of(generator).standard_normal(_shape(size, "randn")).astype(dtype), requires_grad, device)
 
 
 def randint(low: int, high: Optional[int] = None, size: Sequence[int] = (), generator: Optional[Generator] = None,
@@ -119,8 +143,13 @@ def randint(low: int, high: Optional[int] = None, size: Sequence[int] = (), gene
     """Integers uniform in ``[low, high)`` (``randint(high, size=...)`` means ``low=0``); int64."""
     if high is None:
         low, high = 0, low
+    elif isinstance(high, (tuple, list)) and size == ():  # randint(high, size), PyTorch's two-argument form
+        low, high, size = 0, low, high
+    low, high = _int("randint", "low", low, None), _int("randint", "high", high, None)
+    if low >= high:
+        raise ArgumentError(f"randint: low ({low}) must be less than high ({high}): the range [low, high) is empty")
     dtype = config.default_int if dtype is None else as_dtype(dtype)
-    size = (size,) if isinstance(size, int) else tuple(size)
+    size = _shape((size,) if not isinstance(size, (tuple, list)) else (tuple(size),), "randint")
     return _make(rng_of(generator).integers(low, high, size).astype(dtype), False, device)
 
 
@@ -128,7 +157,7 @@ def randperm(n: int, generator: Optional[Generator] = None, dtype=None, requires
              device: Optional[str] = None) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 by default) drawn from ``generator``. Shape (n,)."""
     dtype = config.default_int if dtype is None else as_dtype(dtype)
-    return _make(rng_of(generator).permutation(int(n)).astype(dtype), requires_grad, device)
+    return _make(rng_of(generator).permutation(_int("randperm", "n", n)).astype(dtype), requires_grad, device)
 
 
 def numel(x: Any) -> int:

@@ -1,6 +1,8 @@
 """TensorSpec: what is known of a tensor before it has a value (shape with ``None`` dims, dtype)."""
 from __future__ import annotations
 
+import numbers
+
 from typing import Iterable, Optional, Sequence
 
 from graphgrad.backend import np
@@ -78,9 +80,13 @@ def broadcast_shapes(op_name: str, *shapes: Sequence[Optional[int]]) -> tuple:
 def normalize_axis(op_name: str, axis: int, ndim: int) -> int:
     """``axis`` in ``[-ndim, ndim)`` made non-negative; ``ShapeError`` otherwise. A 0-d tensor takes
     axis 0 or -1 (as PyTorch: its dims wrap as a one-element vector's), both read as 0."""
+    if axis.__class__ is not int and (isinstance(axis, bool) or not isinstance(axis, numbers.Integral)):
+        from graphgrad.errors import ArgumentError
+
+        raise ArgumentError(f"{op_name}: axis must be an integer, got {axis!r} ({type(axis).__name__})")
     if not -max(ndim, 1) <= axis < max(ndim, 1):
         raise ShapeError(f"{op_name}: axis {axis} is out of range for a tensor of rank {ndim}")
-    return axis % max(ndim, 1)
+    return int(axis) % max(ndim, 1)
 
 
 def normalize_axes(op_name: str, axis, ndim: int) -> tuple:

@@ -31,13 +31,22 @@ def to_array(data: Any, dtype=None, device: Optional[str] = None):
         if not hasattr(array, "ndim") or isinstance(array, np.generic):
             array = np.asarray(array)
     else:
-        array = np.asarray(_unwrap_nested(data))
+        try:
+            array = np.asarray(_unwrap_nested(data))
+        except ValueError as exc:  # ragged nesting: [[1, 2], [3]]
+            from graphgrad.errors import ArgumentError
+
+            raise ArgumentError(f"cannot make a tensor from {type(data).__name__} data whose nested sequences "
+                                f"differ in length (every row must have the same shape): {exc}") from None
         if dtype is None and array.dtype.kind == "f":
             array = array.astype(config.default_float)
         elif dtype is None and array.dtype.kind in "iu" and array.dtype != config.default_int:
             array = array.astype(config.default_int)
         elif array.dtype.kind not in "biuf":
-            raise TypeError(f"cannot make a tensor from {type(data).__name__} of dtype {array.dtype}")
+            from graphgrad.errors import ArgumentError
+
+            raise ArgumentError(f"cannot make a tensor from {type(data).__name__} of dtype {array.dtype}: "
+                                "expected numbers, bools or nested lists of them")
     if dtype is not None:
         from graphgrad.dtypes import as_dtype
 

@@ -251,6 +251,12 @@ def placeholder(dtype, shape=None, name: Optional[str] = None) -> Tensor:
     """
     if shape is not None:
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        for i, d in enumerate(shape):
+            if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 0):
+                from graphgrad.errors import ArgumentError
+
+                raise ArgumentError(f"placeholder: shape[{i}] must be a non-negative integer or None (unknown), "
+                                    f"got {d!r}")
     graph = get_default_graph()
     node = graph.add_node(Placeholder(shape, dtype), (), TensorSpec(shape, dtype), name=name or "Placeholder",
                           requires_grad=as_dtype(dtype).kind in "fc")

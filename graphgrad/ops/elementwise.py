@@ -113,6 +113,18 @@ def _true_divide_dtype(a_dtype, b_dtype):
     return floats[0] if len(floats) == 1 else np.promote_types(*floats)
 
 
+def _check_integer_divisor(name: str, a, b) -> None:
+    """Integer division by zero raises, as in PyTorch and Python (NumPy would give 0 and a warning)."""
+    kind_a = getattr(a, "dtype", None)
+    kind_b = getattr(b, "dtype", None)
+    a_int = isinstance(a, int) or (kind_a is not None and kind_a.kind in "biu")
+    b_int = isinstance(b, int) or (kind_b is not None and kind_b.kind in "biu")
+    if a_int and b_int and not (b if isinstance(b, int) else b.all()):
+        from graphgrad.errors import DivisionByZeroError
+
+        raise DivisionByZeroError(f"{name}: integer division by zero")
+
+
 def _narrowed(out, a, b, compute):
     """``out`` (NumPy's result of ``compute(a, b)``), recomputed under PyTorch's promotion where NumPy
     widened to float64 with no float64 operand (an integer tensor with a Python float or a float32
@@ -155,6 +167,7 @@ class FloorDivide(Binary):
     saves_output = False
 
     def forward(self, xp, a, b):
+        _check_integer_divisor("floor_divide", a, b)
         return _narrowed(a // b, a, b, _operator.floordiv)
 
     def backward(self, inputs, out, g):
@@ -168,6 +181,7 @@ class Remainder(Binary):
     saves_output = False
 
     def forward(self, xp, a, b):
+        _check_integer_divisor("remainder", a, b)
         return _narrowed(a % b, a, b, _operator.mod)
 
     def backward(self, inputs, out, g):

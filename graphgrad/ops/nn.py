@@ -9,6 +9,7 @@ Argument names follow ``torch.nn.functional`` except ``axis`` (NumPy's name) for
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Optional, Sequence
 
 from graphgrad.backend import kernel
@@ -18,7 +19,7 @@ from graphgrad.core.spec import TensorSpec, normalize_axis
 from graphgrad.core.tensor import Tensor
 from graphgrad.core.autograd import is_grad_enabled, no_grad
 from graphgrad.dtypes import float_result
-from graphgrad.errors import DTypeError, GradError, ShapeError
+from graphgrad.errors import ArgumentError, DTypeError, GradError, IndexRangeError, ShapeError
 from graphgrad.ops.elementwise import equal, where
 from graphgrad.ops.reduce import sum as _sum
 from graphgrad.ops.array import reshape_like
@@ -46,6 +47,8 @@ class _Normalizer(Op):
     props = ("axis",)
 
     def __init__(self, axis: int = -1):
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+            raise ArgumentError(f"{self.name}: axis (dim) must be an integer, got {axis!r} ({type(axis).__name__})")
         self.axis = int(axis)
 
     def infer(self, x):
@@ -469,6 +472,10 @@ class Embedding(Op):
         return TensorSpec(tuple(idx.shape) + (weight.shape[1],), weight.dtype)
 
     def forward(self, xp, idx, weight):
+        if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+            bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
+            raise IndexRangeError(f"embedding: index {bad} is out of range for a table of {weight.shape[0]} rows "
+                                  f"(valid: 0 .. {weight.shape[0] - 1})")
         return weight[idx]
 
     def backward(self, inputs, out, g):

@@ -9,6 +9,7 @@ reduced axes with size 1. Primitives (hand-written gradients): ``Sum``, ``Mean``
 from __future__ import annotations
 
 import builtins
+import numbers
 import math
 from typing import Optional, Sequence, Union
 
@@ -17,7 +18,7 @@ from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec, normalize_axes, normalize_axis
 from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import float_result
-from graphgrad.errors import DTypeError, ShapeError
+from graphgrad.errors import ArgumentError, DTypeError, ShapeError
 from graphgrad.ops.elementwise import equal, greater, maximum, where
 from graphgrad.ops.unary import abs as _abs
 from graphgrad.ops.unary import exp, isfinite, log, sqrt
@@ -72,6 +73,10 @@ class _Reduction(Op):
 
     def __init__(self, axis: Axis = None, keepdims: bool = False):
         self.axis = tuple(axis) if isinstance(axis, list) else axis
+        if axis is not None and axis.__class__ is not int:
+            for a in (self.axis if isinstance(self.axis, tuple) else (self.axis,)):
+                if isinstance(a, bool) or not isinstance(a, numbers.Integral):
+                    raise ArgumentError(f"{self.name}: axis must be an integer or a tuple of them, got {axis!r}")
         self.keepdims = bool(keepdims)
 
     def axes(self, ndim: int) -> tuple:

@@ -426,6 +426,12 @@ class OneHot(Op):
         return TensorSpec(tuple(x.shape) + (self.num_classes,), self.dtype)
 
     def forward(self, xp, x):
+        if x.size and (x.min() < 0 or x.max() >= self.num_classes):
+            from graphgrad.errors import IndexRangeError
+
+            bad = int(x.min()) if x.min() < 0 else int(x.max())
+            raise IndexRangeError(f"one_hot: class {bad} is out of range for num_classes={self.num_classes} "
+                                  f"(valid: 0 .. {self.num_classes - 1})")
         return (x[..., None] == xp.arange(self.num_classes)).astype(self.dtype)
 
 

@@ -407,7 +407,8 @@ def one_hot(node, indices, depth, values):
     depth = _int(node.const(1))
     indices = G.astype(indices, "int64")  # ONNX allows float indices (truncated)
     indices = G.where(indices < 0, indices + depth, indices)
-    hot = G.one_hot(indices, depth, dtype="bool")  # out-of-range indices give all-off rows
+    # out-of-range indices give all-off rows in ONNX (gg.one_hot refuses them, as PyTorch does)
+    hot = G.equal(G.expand_dims(indices, -1), const_tensor(np.arange(depth, dtype=np.int64)))
     out = G.where(hot, values[1], values[0])
     axis = _axis(node, node.attr("axis", -1), out.ndim)
     return out if axis == out.ndim - 1 else G.moveaxis(out, -1, axis)

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 from graphgrad.core.creation import empty
 from graphgrad.core.random import Generator
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import ShapeError
+from graphgrad.errors import ArgumentError, ShapeError
 from graphgrad.nn import init
 from graphgrad.nn.functional import bilinear, linear
 from graphgrad.nn.module import Module
@@ -60,6 +60,10 @@ class Linear(Module):
     def __init__(self, in_features: Optional[int], out_features: int, bias: bool = True, dtype=None,
                  device: Optional[str] = None, generator: Optional[Generator] = None) -> None:
         super().__init__()
+        for what, value in (("in_features", in_features), ("out_features", out_features)):
+            if (value is not None or what == "out_features") and (isinstance(value, bool) or not isinstance(value, int)
+                                                                   or value < 0):
+                raise ArgumentError(f"Linear: {what} must be a non-negative integer, got {value!r}")
         self.in_features = in_features
         self.out_features = int(out_features)
         self._use_bias = bool(bias)
