@@ -42,6 +42,7 @@ import os
 import traceback
 import types
 import warnings
+from collections import OrderedDict
 from typing import Any, Callable, Optional, Sequence
 
 from graphgrad import backend
@@ -57,6 +58,8 @@ from graphgrad.graph.variables import Assign, ReadVariable, compatible, group, p
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: retraces of one function beyond which a warning suggests ``input_signature``
 RETRACE_WARNING = 8
+#: Traces a gg.function keeps by default; the least recently used is dropped beyond (``max_traces=``).
+MAX_TRACES = 64
 
 
 # ---- the tracing context ----------------------------------------------------------------------------
@@ -323,16 +326,20 @@ class Function:
         signatures: the cache keys traced so far, in order.
     """
 
-    def __init__(self, fn: Callable, input_signature: Optional[Sequence] = None, optimize: int = 2) -> None:
+    def __init__(self, fn: Callable, input_signature: Optional[Sequence] = None, optimize: int = 2,
+                 max_traces: int = MAX_TRACES) -> None:
         if not callable(fn):
             raise TypeError(f"gg.function needs a callable, got {type(fn).__name__}")
         functools.update_wrapper(self, fn)
         self.python_function = fn
         self.input_signature = None if input_signature is None else tuple(input_signature)
         self.optimize = int(optimize)
+        if int(max_traces) < 1:
+            raise ValueError(f"gg.function: max_traces must be at least 1, got {max_traces}")
+        self.max_traces = int(max_traces)
         self.trace_count = 0
         self.signatures: list = []
-        self._cache: dict = {}
+        self._cache: OrderedDict = OrderedDict()  # least recently used first
 
     def __get__(self, instance, owner=None):
         """As a method decorator: bound to the instance (which then counts in the signature)."""
@@ -358,10 +365,17 @@ class Function:
         key, leaves, specs = self._key(args, kwargs)
         concrete = self._cache.get(key)
         if concrete is None:
-            concrete = self._cache[key] = self._trace(args, kwargs, specs, leaves, key)
+            concrete = self._remember(key, self._trace(args, kwargs, specs, leaves, key))
         return concrete
 
     get_concrete_function = concrete
+
+    def _remember(self, key, concrete: ConcreteFunction) -> ConcreteFunction:
+        """Cache a new trace, dropping the least recently used one beyond ``max_traces``."""
+        self._cache[key] = concrete
+        if len(self._cache) > self.max_traces:
+            self._cache.popitem(last=False)
+        return concrete
 
     def graph_for(self, *args, **kwargs) -> Graph:
         """The traced graph for these arguments' signature."""
@@ -379,7 +393,9 @@ class Function:
         concrete = self._cache.get(key)
         if concrete is None:
             with profile_span(f"trace {getattr(self, '__name__', 'function')}", "function"):
-                concrete = self._cache[key] = self._trace(args, kwargs, specs, leaves, key)
+                concrete = self._remember(key, self._trace(args, kwargs, specs, leaves, key))
+        elif len(self._cache) > 1:
+            self._cache.move_to_end(key)
         if PROFILER.active:  # gg.profile(): the call is one event, the Session run of its plan inside it
             name = f"gg.function {getattr(self, '__name__', '')}"
             return PROFILER.profile.call(name, "function", concrete, leaves)
@@ -417,6 +433,8 @@ class Function:
             _TRACERS.pop()
         self.trace_count += 1
         self.signatures.append(key)
+        if len(self.signatures) > 4 * self.max_traces:  # keep the history bounded too
+            del self.signatures[: len(self.signatures) - 4 * self.max_traces]
         if self.trace_count == RETRACE_WARNING:
             warnings.warn(f"gg.function {self.__qualname__!r} was traced {self.trace_count} times (once per new "
                           "input signature: shapes, dtypes, Python argument values); pass input_signature= with "
@@ -450,7 +468,7 @@ class Function:
 
 
 def function(fn: Optional[Callable] = None, *, input_signature: Optional[Sequence] = None,
-             optimize: int = 2) -> Any:
+             optimize: int = 2, max_traces: int = MAX_TRACES) -> Any:
     """Compile ``fn`` by tracing it into a graph: ``@gg.function``, ``@gg.function(optimize=1)`` or
     ``gg.function(fn)``.
 
@@ -460,6 +478,9 @@ def function(fn: Optional[Callable] = None, *, input_signature: Optional[Sequenc
         input_signature: optional, one ``gg.TensorSpec`` (or ``None``: from the value) per positional
             argument; ``None`` dims accept any size without retracing (e.g. the batch dimension).
         optimize: the compiler level of the plan (0, 1 or 2, as ``Session(optimize=...)``).
+        max_traces: how many traces (input signatures) to keep; beyond it the least recently used is
+            dropped (and traced again if its signature comes back). A warning says when a function
+            is traced often (each new shape, dtype or Python argument value traces anew).
 
     Returns:
         a :class:`Function`: call it like ``fn``; it returns graphgrad Tensors in the same structure.
@@ -475,8 +496,8 @@ def function(fn: Optional[Callable] = None, *, input_signature: Optional[Sequenc
         ...     return model(x).argmax(axis=1)
     """
     if fn is None:
-        return lambda f: Function(f, input_signature=input_signature, optimize=optimize)
-    return Function(fn, input_signature=input_signature, optimize=optimize)
+        return lambda f: Function(f, input_signature=input_signature, optimize=optimize, max_traces=max_traces)
+    return Function(fn, input_signature=input_signature, optimize=optimize, max_traces=max_traces)
 
 
 __all__ = ["function", "Function", "ConcreteFunction", "TraceGraph", "Tracer", "current_trace"]
