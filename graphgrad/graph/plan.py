@@ -25,7 +25,7 @@ from __future__ import annotations
 import heapq
 import math
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from graphgrad.backend import np
 from graphgrad.graph.variables import Assign, Const, Placeholder, ReadVariable
@@ -405,21 +405,69 @@ __all__ = ["plan_buffers", "memory_estimate", "plan_memory", "reads_first", "sch
 
 
 # ---- straight-line execution ----------------------------------------------------------------------
+#: Steps per generated function: CPython's compiler needs memory superlinear in a function's size, so
+#: a plan of 100,000 steps is compiled as several functions run one after the other.
+STEPS_PER_FUNCTION = 2000
+
+
 def straight_line(steps: list, n_slots: int, keep: Iterable[int]) -> Callable:
-    """One generated Python function that runs every step in order, with slots as local variables.
+    """Generated Python code that runs every step in order, with slots as local variables.
 
     The interpreter loop in ``Session._execute`` costs a few microseconds per step (list indexing,
-    argument lists, bookkeeping); for graphs of small arrays that is most of the time. The function
-    made here does only the calls: ``run(values, xp)`` reads the inputs from ``values``, runs the
-    steps, drops dead values as the plan says, and writes back the slots in ``keep``. ``_step``
-    records the running step, so an error can still name its node.
+    argument lists, bookkeeping); for graphs of small arrays that is most of the time. The code made
+    here does only the calls: ``run(values, xp)`` reads the inputs from ``values``, runs the steps,
+    drops dead values as the plan says, and writes back the slots in ``keep``. ``state[0]`` records
+    the running step, so an error can still name its node. A long plan is split into functions of
+    ``STEPS_PER_FUNCTION`` steps that hand their live values to each other through ``values``.
     """
     keep = sorted(set(keep))
-    read = sorted(({i for _, _, args, _, _ in steps for i in args} | set(keep)) - {s[0] for s in steps})
     namespace = {"_nd": np.ndarray}
-    lines = ["def run(values, xp, state):"]
+    if len(steps) <= STEPS_PER_FUNCTION:
+        source = _function_source("run", steps, 0, namespace, sorted(_reads(steps, keep)), keep, ())
+        exec(compile(source, "<graphgrad plan>", "exec"), namespace)
+        run = namespace["run"]
+        run.source = source
+        return run
+    chunks = [steps[i:i + STEPS_PER_FUNCTION] for i in range(0, len(steps), STEPS_PER_FUNCTION)]
+    needed_after, later = [], set(keep)
+    for chunk in reversed(chunks):  # the slots each chunk's successors read (or the caller keeps)
+        needed_after.append(set(later))
+        for _, _, args, _, _ in chunk:
+            later.update(args)
+    needed_after.reverse()
+    parts, sources = [], []
+    for k, chunk in enumerate(chunks):
+        loaded = sorted({i for _, _, args, _, _ in chunk for i in args})
+        touched = set(loaded) | {s[0] for s in chunk}
+        write = sorted(touched & needed_after[k])
+        drop = sorted(set(loaded) - needed_after[k] - set(keep))  # read here for the last time
+        name = f"run{k}"
+        source = _function_source(name, chunk, k * STEPS_PER_FUNCTION, namespace, loaded, write, drop)
+        exec(compile(source, f"<graphgrad plan, part {k}>", "exec"), namespace)
+        parts.append(namespace[name])
+        sources.append(source)
+
+    def run(values, xp, state):
+        for part in parts:
+            part(values, xp, state)
+
+    run.source = "\n".join(sources)
+    return run
+
+
+def _reads(steps: list, keep: Sequence[int]) -> set:
+    """The slots a function over ``steps`` must read from ``values``: read (or kept) but not made here."""
+    return ({i for _, _, args, _, _ in steps for i in args} | set(keep)) - {s[0] for s in steps}
+
+
+def _function_source(name: str, steps: list, first: int, namespace: dict, read: Sequence[int],
+                     write: Sequence[int], drop: Sequence[int]) -> str:
+    """The source of ``name(values, xp, state)``: load ``read`` from ``values``, run ``steps`` (numbered
+    from ``first``), store ``write`` back and clear ``drop`` in ``values``."""
+    lines = [f"def {name}(values, xp, state):"]
     lines += [f"    s{i} = values[{i}]" for i in read]
-    for index, (slot, forward, args, node, frees) in enumerate(steps):
+    for offset, (slot, forward, args, node, frees) in enumerate(steps):
+        index = first + offset
         lines.append(f"    state[0] = {index}")
         # reading a variable and an assign that takes its value's array are plain attribute accesses
         if type(node.op) is ReadVariable and forward == node.op.forward:
@@ -435,11 +483,8 @@ def straight_line(steps: list, n_slots: int, keep: Iterable[int]) -> Callable:
         lines.append(f"    s{slot} = {call}")
         if not getattr(node.op, "multiple_outputs", False):  # a tuple of outputs stays a tuple
             lines.append(f"    if s{slot} is not None and s{slot}.__class__ is not _nd: s{slot} = xp.asarray(s{slot})")
-        lines.extend(f"    s{dead} = None" for dead in frees if dead not in keep)
-    lines += [f"    values[{i}] = s{i}" for i in keep]
+        lines.extend(f"    s{dead} = None" for dead in frees if dead not in write)
+    lines += [f"    values[{i}] = s{i}" for i in write]
+    lines += [f"    values[{i}] = None" for i in drop]
     lines.append("    return None")
-    source = "\n".join(lines) + "\n"
-    exec(compile(source, "<graphgrad plan>", "exec"), namespace)
-    run = namespace["run"]
-    run.source = source
-    return run
+    return "\n".join(lines) + "\n"

@@ -41,6 +41,9 @@ from graphgrad.ops.losses import SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, S
 
 #: Most values a group may hand out besides its root (the kernel returns them as a tuple).
 MAX_EXTRA_OUTPUTS = 4
+#: Ops per fused kernel at most: a longer elementwise chain becomes several kernels (the generated
+#: source of one kernel per 100,000-op chain would take the compiler seconds and hundreds of MB).
+MAX_GROUP_MEMBERS = 512
 #: Scalars meeting arrays of at most this many elements are stored as full arrays (array-array
 #: ufunc calls are about twice as fast as array-scalar ones on tiny arrays).
 SMALL = 4096
@@ -203,7 +206,7 @@ def _grow(root, index, users, eligible, assigned, fetched, allow_extra: bool):
                 heapq.heappush(heap, (-index[x._node], id(x._node), x._node))
 
     push(root)
-    while heap:
+    while heap and len(members) < MAX_GROUP_MEMBERS:
         _, _, p = heapq.heappop(heap)
         if p in assigned or p.out is None or p.out.shape != shape:
             continue
