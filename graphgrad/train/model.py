@@ -150,6 +150,16 @@ def _unpack(batch: Any) -> tuple:
     return batch, None
 
 
+def _epoch_rng(seed: Optional[int], epoch: int):
+    """The random source of one epoch's shuffle: a function of ``(seed, epoch)``, or graphgrad's default
+    generator (saved in checkpoints) when there is no seed."""
+    if seed is None:
+        from graphgrad.core.random import rng_of
+
+        return rng_of(None)
+    return np.random.default_rng([int(seed), int(epoch)])
+
+
 class _Data:
     """Batches of ``(x, y)`` from arrays (optionally shuffled each epoch, or in the order of
     ``sampler``: this rank's share, see :meth:`sharded`) or from a loader."""
@@ -451,7 +461,11 @@ class Model(Module):
             validation_data: ``(x_val, y_val)`` or a loader; evaluated at the end of each epoch
                 (``val_loss``, ``val_<metric>`` in the logs).
             shuffle: reshuffle array data every epoch (a loader shuffles itself).
-            seed: seed of the shuffling (reproducible runs).
+            seed: seed of the shuffling: epoch ``e``'s order depends on ``(seed, e)`` alone, so a run
+                resumed with ``initial_epoch`` shuffles as the uninterrupted one. Without a seed the
+                order is drawn from graphgrad's default generator (``gg.manual_seed``), whose state
+                ``gg.save_checkpoint`` saves and ``gg.load_checkpoint`` restores: resuming from a
+                checkpoint written at an epoch's end is bit-exact too.
 
         Returns:
             The :class:`History` (``history.history["loss"]``...).
@@ -493,7 +507,6 @@ class Model(Module):
             if any(_watches_batches(cb) for cb in callbacks if not cb.main_process_only):
                 batch_world = world  # the same on every rank: combine the batch logs and stop flags too
             object.__setattr__(self, "_data_parallel", data_parallel.average_gradients(self))
-        rng = np.random.default_rng(seed)
         float_dtype = self._float_dtype()
         history = History()
         callback_list = CallbackList(callbacks + [history], model=self)
@@ -506,7 +519,7 @@ class Model(Module):
             loss_mean, metrics = _metrics.Mean(), self._make_metrics()
             callback_list.on_epoch_begin(epoch, {})
             progress = _Progress(verbose, epoch, epochs, len(data))
-            for index, (xb, yb) in enumerate(data.batches(shuffle, rng, epoch)):
+            for index, (xb, yb) in enumerate(data.batches(shuffle, _epoch_rng(seed, epoch), epoch)):
                 xb, yb = self._tensor(xb, float_dtype), self._tensor(yb, float_dtype)
                 if yb is None:
                     raise ValueError("fit: the batches have no targets; pass y or a loader of (x, y) batches")
