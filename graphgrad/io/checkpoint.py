@@ -359,6 +359,28 @@ def _set_rng_state(state: dict, generators: Sequence, path: str) -> None:
         _pyrandom.setstate(state["python"])
 
 
+def _snapshot(model, optimizer, scheduler, generators: list) -> dict:
+    """Copies of everything :func:`load_checkpoint` replaces (model arrays, optimizer and scheduler
+    state, random states), for :func:`_restore`."""
+    import copy
+
+    return {"model": {k: v.numpy().copy() for k, v in model.state_dict().items()},
+            "optimizer": None if optimizer is None else copy.deepcopy(optimizer.state_dict()),
+            "scheduler": None if scheduler is None else copy.deepcopy(scheduler.state_dict()),
+            "rng": _rng_state(generators)}
+
+
+def _restore(before: dict, model, optimizer, scheduler, generators: list) -> None:
+    current = model.state_dict()
+    for name, value in before["model"].items():
+        current[name].data[...] = value
+    if optimizer is not None:
+        optimizer.load_state_dict(before["optimizer"])
+    if scheduler is not None:
+        scheduler.load_state_dict(before["scheduler"])
+    _set_rng_state(before["rng"], generators, "(the state before loading)")
+
+
 def _other_rank() -> bool:
     """Whether this process is a rank other than 0 of several (which leave shared files to rank 0)."""
     world = sys.modules.get("graphgrad.distributed.world")  # never imported here: several ranks imply it
@@ -438,20 +460,33 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, generators: Seq
         raise ValueError(f"{path} is not a training checkpoint (no 'model' entry); use gg.load() for plain "
                          "state dicts")
     model = _unwrapped(model)
-    try:
-        model.load_state_dict(_without_wrapper_prefix(checkpoint["model"], model.state_dict()), strict=strict)
-    except Exception as exc:
-        try:
-            error = type(exc)(f"checkpoint {path}: {exc}")
-        except Exception:  # an exception type that takes other arguments: keep it as it is
-            raise exc
-        raise error from exc
     for name, target in (("optimizer", optimizer), ("scheduler", scheduler)):
-        if target is None:
-            continue
-        if checkpoint.get(name) is None:
+        if target is not None and checkpoint.get(name) is None:
             raise ValueError(f"checkpoint {path} has no {name} state, but a {name} was passed to load it into")
-        target.load_state_dict(checkpoint[name])
-    if restore_rng and checkpoint.get("rng") is not None:
-        _set_rng_state(checkpoint["rng"], list(generators), path)
+    rng = checkpoint.get("rng") if restore_rng else None
+    if rng is not None and len(rng.get("generators", [])) != len(generators):
+        raise ValueError(f"checkpoint {path} holds the state of {len(rng.get('generators', []))} generator(s) but "
+                         f"{len(generators)} were passed in generators=")
+    # all or nothing: what is replaced is copied first and put back if any part fails to load
+    before = _snapshot(model, optimizer, scheduler, list(generators))
+    try:
+        try:
+            model.load_state_dict(_without_wrapper_prefix(checkpoint["model"], model.state_dict()), strict=strict)
+        except Exception as exc:
+            try:
+                error = type(exc)(f"checkpoint {path}: {exc}")
+            except Exception:  # an exception type that takes other arguments: keep it as it is
+                raise exc
+            raise error from exc
+        for name, target in (("optimizer", optimizer), ("scheduler", scheduler)):
+            if target is not None:
+                target.load_state_dict(checkpoint[name])
+        if rng is not None:
+            try:
+                _set_rng_state(rng, list(generators), path)
+            except (ValueError, TypeError, KeyError) as exc:
+                raise ValueError(f"checkpoint {path}: its random-number state cannot be restored ({exc})") from exc
+    except BaseException:
+        _restore(before, model, optimizer, scheduler, list(generators))
+        raise
     return {"epoch": checkpoint.get("epoch"), "extra": checkpoint.get("extra")}
