@@ -7,9 +7,6 @@ from graphgrad.backend import np
 default_float = np.dtype("float32")
 #: dtype of tensors made from Python ints.
 default_int = np.dtype("int64")
-#: When True, every op checks its output (and autograd every gradient) for NaN/inf and raises
-#: ``NonFiniteError`` naming the op. Set with ``gg.detect_anomaly()``.
-detect_anomaly = False
 
 
 def set_default_dtype(dtype) -> None:

@@ -11,6 +11,7 @@ summed back to it (``sum_to``).
 from __future__ import annotations
 
 import contextlib
+import threading
 import heapq
 import itertools
 import weakref
@@ -49,16 +50,63 @@ class Node:
         return f"<Node {self.op!r}>"
 
 
-class _GradMode:
+class ThreadLocalStack(threading.local):
+    """A stack of which each thread sees its own (the default-graph stack, the trace stack): one
+    thread building a graph or tracing a function leaves the others eager."""
+
+    def __init__(self) -> None:
+        self.items: list = []
+
+    def append(self, item) -> None:
+        self.items.append(item)
+
+    def pop(self):
+        return self.items.pop()
+
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+class _GradMode(threading.local):
+    """The per-thread modes (as PyTorch's grad mode): whether ops record the autograd graph, and
+    whether anomaly detection checks every result. Class attributes are each new thread's defaults."""
+
     enabled = True
+    anomaly = False
 
 
 GRAD_MODE = _GradMode()
 
 
+class _ModeSwitches:
+    """How many mode contexts (``no_grad``, ``enable_grad``, ``detect_anomaly``, ``graph.as_default``)
+    are open in any thread. While none is, every thread is in the default modes, and the eager hot
+    path reads this one plain attribute instead of the per-thread state."""
+
+    count = 0
+    _lock = threading.Lock()
+
+    def enter(self) -> None:
+        with self._lock:
+            self.count += 1
+
+    def exit(self) -> None:
+        with self._lock:
+            self.count -= 1
+
+
+MODE_SWITCHES = _ModeSwitches()
+
+
 def is_grad_enabled() -> bool:
-    """Whether ops currently record the autograd graph."""
-    return GRAD_MODE.enabled
+    """Whether ops currently record the autograd graph (in this thread)."""
+    return GRAD_MODE.enabled if MODE_SWITCHES.count else True
 
 
 class set_grad_enabled(contextlib.ContextDecorator):
@@ -71,10 +119,12 @@ class set_grad_enabled(contextlib.ContextDecorator):
     def __enter__(self):
         self.prev.append(GRAD_MODE.enabled)
         GRAD_MODE.enabled = self.mode
+        MODE_SWITCHES.enter()
         return self
 
     def __exit__(self, *exc) -> bool:
         GRAD_MODE.enabled = self.prev.pop()
+        MODE_SWITCHES.exit()
         return False
 
 
@@ -96,12 +146,14 @@ class detect_anomaly(contextlib.ContextDecorator):
     """Raise ``NonFiniteError`` naming the op as soon as a forward or backward op yields NaN/inf."""
 
     def __enter__(self):
-        self.prev = config.detect_anomaly
-        config.detect_anomaly = True
+        self.prev = GRAD_MODE.anomaly
+        GRAD_MODE.anomaly = True
+        MODE_SWITCHES.enter()
         return self
 
     def __exit__(self, *exc) -> bool:
-        config.detect_anomaly = self.prev
+        GRAD_MODE.anomaly = self.prev
+        MODE_SWITCHES.exit()
         return False
 
 
@@ -236,7 +288,7 @@ def _reverse(roots, root_grads, retain_graph, targets, captured, grads, heap, se
     """The loop of :func:`_walk`: pop nodes in decreasing creation order and apply their rules."""
     for root, g in zip(roots, root_grads):
         send(root, g)
-    anomaly = config.detect_anomaly
+    anomaly = bool(MODE_SWITCHES.count) and GRAD_MODE.anomaly
     profiling = PROFILER.active  # gg.profile(): each gradient rule is recorded
     while heap:
         node = heapq.heappop(heap)[1]

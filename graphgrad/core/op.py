@@ -24,11 +24,13 @@ when any input is symbolic (a graph placeholder), so one definition serves both 
 """
 from __future__ import annotations
 
+import threading
+
 from typing import Any, Callable, ClassVar
 
 from graphgrad import backend, config
 from graphgrad.backend import np
-from graphgrad.core.autograd import GRAD_MODE, Node, check_finite
+from graphgrad.core.autograd import GRAD_MODE, MODE_SWITCHES, Node, check_finite
 from graphgrad.core.profiler import PROFILER, user_site
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
@@ -109,7 +111,8 @@ class Op:
                 arrays.append(data)
             else:
                 arrays.append(x)
-        if GRAPH_BUILDER.active:
+        switched = MODE_SWITCHES.count  # some thread is in a non-default mode: read this thread's
+        if switched and GRAPH_BUILDER.active:
             return self._apply_symbolic(inputs)
         xp = np if first is None or first.__class__ is _ndarray else _namespace_of(first)
         try:
@@ -123,12 +126,12 @@ class Op:
             raise self._explain(inputs, exc) from exc
         if out.__class__ is not _ndarray:
             out = xp.asarray(out)
-        if config.detect_anomaly:
+        if switched and GRAD_MODE.anomaly:
             check_finite(f"{self.name} (forward)", out)
         t = _new_tensor(Tensor)
         t.data = out
         t.grad = t._spec = t._hooks = t.name = None
-        if requires and GRAD_MODE.enabled and out.dtype.kind in "fc":
+        if requires and (not switched or GRAD_MODE.enabled) and out.dtype.kind in "fc":
             t._node = Node(self, inputs, out if self.saves_output else None)
             t.requires_grad = True
         else:
@@ -165,10 +168,11 @@ class Op:
         return Tensor.symbolic(spec, Node(self, tuple(inputs), None), requires)
 
 
-class _GraphBuilder:
-    """Where symbolic op applications go. ``build(op, inputs)`` is set by ``graphgrad.graph``;
-    ``active`` is True inside ``with graph.as_default():``, where every op builds a node, even one
-    whose inputs all have values (they are captured as constants, Variables as variable reads)."""
+class _GraphBuilder(threading.local):
+    """Where symbolic op applications go. ``build(op, inputs)`` is set by ``graphgrad.graph`` (on the
+    class: every thread's); ``active`` is True inside ``with graph.as_default():`` in this thread, where
+    every op builds a node, even one whose inputs all have values (they are captured as constants,
+    Variables as variable reads). Per thread: one thread building a graph leaves the others eager."""
 
     build: Callable | None = None
     active: bool = False

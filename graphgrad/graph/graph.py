@@ -19,7 +19,7 @@ from typing import Any, Iterable, Optional
 from graphgrad import backend
 from graphgrad.backend import np
 from graphgrad.core import op as core_op
-from graphgrad.core.autograd import Node
+from graphgrad.core.autograd import MODE_SWITCHES, Node, ThreadLocalStack
 from graphgrad.core.op import Op, creation_site
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
@@ -88,9 +88,11 @@ class Graph:
         _STACK.append(self)
         previous = core_op.GRAPH_BUILDER.active
         core_op.GRAPH_BUILDER.active = True
+        MODE_SWITCHES.enter()
         try:
             yield self
         finally:
+            MODE_SWITCHES.exit()
             core_op.GRAPH_BUILDER.active = previous
             _STACK.pop()
 
@@ -283,7 +285,7 @@ def _node_of(value) -> GraphNode:
 
 # ---- the default graph ------------------------------------------------------------------------------
 _DEFAULT = [Graph()]
-_STACK: list = []
+_STACK = ThreadLocalStack()  # each thread's ``with g.as_default():`` graphs
 
 
 def topo_order(roots: Iterable[GraphNode], stop: Iterable[GraphNode] = ()) -> list:
@@ -381,4 +383,4 @@ def _unknown_rank_spec(op: Op, specs: list) -> TensorSpec:
     return TensorSpec(None, dtype)
 
 
-core_op.GRAPH_BUILDER.build = _build
+type(core_op.GRAPH_BUILDER).build = staticmethod(_build)  # on the class: seen by every thread

@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from graphgrad import backend, config
 from graphgrad.backend import np
-from graphgrad.core.autograd import check_finite
+from graphgrad.core.autograd import GRAD_MODE, MODE_SWITCHES, check_finite
 from graphgrad.core.profiler import PROFILER
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import FeedError, GraphError, GraphgradError
@@ -239,7 +239,7 @@ class Session:
             slot = plan.feed_slots.get(node)
             if slot is not None:  # feeds the fetches do not need are ignored, as in TensorFlow
                 values[slot] = value
-        if config.detect_anomaly:
+        if MODE_SWITCHES.count and GRAD_MODE.anomaly:
             return self._interpret(plan, values)
         xp = np
         for array in [v.data for v in plan.variables] + list(feeds.values()):

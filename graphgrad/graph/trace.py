@@ -47,6 +47,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from graphgrad import backend
 from graphgrad.backend import np
+from graphgrad.core.autograd import ThreadLocalStack
 from graphgrad.core.profiler import PROFILER, profile_span
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
@@ -76,7 +77,7 @@ class Tracer:
         self.callbacks.append(callback)
 
 
-_TRACERS: list = []
+_TRACERS = ThreadLocalStack()  # each thread's traces in progress
 
 
 def current_trace() -> Optional[Tracer]:
