@@ -27,6 +27,7 @@ may still depend on the inputs.
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any, Callable, Optional, Sequence
 
 import graphgrad.ops as G
@@ -198,8 +199,10 @@ class Interpreter:
     ``reads`` pairs graph tensors that read a variable with it, so that converters may still use the
     variable's current value as an import-time constant (a clip bound stored as an initializer)."""
 
-    def __init__(self, graph_proto, opsets: dict, reads: Sequence = ()):
+    def __init__(self, graph_proto, opsets: dict, reads: Sequence = (), max_unrolled_nodes: Optional[int] = None):
         load_converters()
+        # the control-flow budget, shared with subgraph interpreters: [node copies unrolled, limit]
+        self.unroll = [0, MAX_UNROLLED_NODES if max_unrolled_nodes is None else int(max_unrolled_nodes)]
         from graphgrad.io.onnx.fusion import fused_nodes
 
         self.graph = graph_proto
@@ -211,8 +214,19 @@ class Interpreter:
         """An interpreter of the same kind for a subgraph (If, Loop, Scan bodies), sharing the reads
         of variables, which stay usable as import-time constants."""
         sub = Interpreter(graph_proto, self.opsets)
-        sub.reads = self.reads
+        sub.reads, sub.unroll = self.reads, self.unroll
+        sub._is_subgraph = True
         return sub
+
+    def charge_unrolled(self, node, count: int) -> None:
+        """Count ``count`` more node copies unrolled from control flow (``node``: the If, Loop or Scan)
+        against the budget; an OnnxImportError naming the node when it is exceeded."""
+        self.unroll[0] += count
+        if self.unroll[0] > self.unroll[1]:
+            raise node.error(f"unrolling it needs more than {self.unroll[1]:,} node copies, the import budget "
+                             "(graphgrad unrolls control flow at import time); raise it with "
+                             "gg.onnx.load(..., max_unrolled_nodes=N) or "
+                             "graphgrad.io.onnx.importer.MAX_UNROLLED_NODES")
 
     def known_value(self, t: Tensor):
         """The value of ``t`` if it is known now (a concrete tensor, or a read of a variable)."""
@@ -227,6 +241,8 @@ class Interpreter:
         values: dict = {name: value if isinstance(value, Tensor) else const_tensor(value)
                         for name, value in initializers.items()}
         values.update(inputs)
+        if not getattr(self, "_is_subgraph", False):
+            self.unroll[0] = 0  # a new import (or conversion): the budget starts again
         # the values in scope so far, for control-flow converters (If, Loop, Scan) whose subgraphs
         # read outer-scope names (see ops_control.py)
         self.scope = values
@@ -272,6 +288,11 @@ class Interpreter:
         except GraphgradError as exc:
             raise OnnxImportError(f"ONNX {proto.op_type} node {node.name!r}: {exc}") from exc
         return outputs
+
+
+#: the most node copies that control flow (If, Loop, Scan bodies, nested ones included) may unroll to
+#: in one import, by default (``gg.onnx.load(..., max_unrolled_nodes=N)`` sets it per model)
+MAX_UNROLLED_NODES = 100_000
 
 
 def _is_bfloat16(value) -> bool:
@@ -379,14 +400,71 @@ def unflatten(structure, leaves) -> Any:
     return next(leaves)
 
 
-def as_model(path_or_proto):
-    """A ModelProto from a path, bytes or a ModelProto."""
+def as_model(path_or_proto, base_dir: Optional[str] = None):
+    """A ModelProto from a path, bytes or a ModelProto, with its external data loaded.
+
+    External-data tensors are read from ``base_dir``: by default the model file's folder for a path;
+    a model given as bytes or a ModelProto has no folder, so its external data is refused unless
+    ``base_dir`` is given (it is never looked up in the current directory). Every external file must
+    lie inside that folder: absolute locations, ``..`` and links leading out are refused. A file that
+    is not an ONNX model raises :class:`OnnxImportError` naming it."""
     onnx = onnx_module()
     if isinstance(path_or_proto, onnx.ModelProto):
-        return path_or_proto
-    if isinstance(path_or_proto, (bytes, bytearray)):
-        return onnx.load_from_string(bytes(path_or_proto))
-    return onnx.load(str(path_or_proto))
+        model, where = path_or_proto, "the ModelProto given"
+    elif isinstance(path_or_proto, (bytes, bytearray, memoryview)):
+        where = "the bytes given"
+        try:
+            model = onnx.load_from_string(bytes(path_or_proto))
+        except Exception as exc:  # protobuf's DecodeError, or onnx's own errors on a broken model
+            raise OnnxImportError(f"{where} are not an ONNX model ({type(exc).__name__}: {exc})") from None
+    else:
+        path = os.fspath(path_or_proto)
+        where = f"ONNX model {path!r}"
+        try:
+            model = onnx.load(path, load_external_data=False)
+        except OSError:
+            raise
+        except Exception as exc:
+            raise OnnxImportError(f"{path!r} is not a valid ONNX model file ({type(exc).__name__}: {exc})") from None
+        if base_dir is None:
+            base_dir = os.path.dirname(os.path.abspath(path))
+    return _load_external_data(model, base_dir, where)
+
+
+def _load_external_data(model, base_dir: Optional[str], where: str):
+    """``model`` with the external data of its tensors read from files confined to ``base_dir`` (a
+    copy when the caller's ModelProto would change)."""
+    from onnx import external_data_helper as helper
+
+    tensors = [t for t in helper._get_all_tensors(model) if helper.uses_external_data(t)]
+    if not tensors:
+        return model
+    if base_dir is None:
+        raise OnnxImportError(f"{where} stores tensor {tensors[0].name!r} as external data, but a model given "
+                              "as bytes or a ModelProto has no folder to read it from: pass base_dir=... (the "
+                              "folder of its data files) or load the model from its path")
+    root = os.path.realpath(base_dir)
+    for tensor in tensors:
+        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        parts = location.replace("\\", "/").split("/")
+        target = os.path.realpath(os.path.join(root, location))
+        if (not location or os.path.isabs(location) or location.startswith(("/", "\\")) or ".." in parts
+                or os.path.commonpath([root, target]) != root or target == root):
+            raise OnnxImportError(f"{where}: tensor {tensor.name!r} has external data at {location!r}, which is "
+                                  f"not a file inside the model's folder {base_dir!r} (absolute paths, '..' and "
+                                  "links leading out are refused)")
+        if not os.path.isfile(target):
+            raise OnnxImportError(f"{where}: the external data file {location!r} of tensor {tensor.name!r} "
+                                  f"is missing from {base_dir!r}")
+    if where == "the ModelProto given":
+        copy = type(model)()
+        copy.CopyFrom(model)
+        model = copy
+    try:
+        helper.load_external_data_for_model(model, root)
+    except Exception as exc:
+        raise OnnxImportError(f"{where}: cannot read its external data ({type(exc).__name__}: {exc})") from None
+    return model
 
 
 def graph_inputs(model) -> list:
@@ -439,7 +517,8 @@ class OnnxGraph:
         return [unflatten(fetch, results) for fetch in fetches]
 
 
-def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = None) -> OnnxGraph:
+def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = None,
+         max_unrolled_nodes: Optional[int] = None, base_dir: Optional[str] = None) -> OnnxGraph:
     """Import an ONNX model (a path, bytes or ``onnx.ModelProto``) as a graphgrad graph.
 
     Args:
@@ -449,13 +528,17 @@ def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = N
             shape computations be evaluated at import time). A sequence input needs a list of
             shapes, one per tensor (its length is fixed by the import); an optional input given
             ``None`` is imported empty.
+        max_unrolled_nodes: the most node copies that If/Loop/Scan may unroll to (default
+            ``MAX_UNROLLED_NODES``, 100,000); a model needing more raises OnnxImportError naming the node.
+        base_dir: the folder of the model's external-data files (default: the model file's folder; a
+            model given as bytes or a ModelProto has none, and its external data is refused without it).
 
     Returns an :class:`OnnxGraph`: ``.graph``, ``.inputs``/``.outputs`` by ONNX name, ``.run(feeds)``.
     """
     from graphgrad.graph.graph import Graph
     from graphgrad.graph.variables import Variable, constant, placeholder
 
-    model = as_model(path_or_proto)
+    model = as_model(path_or_proto, base_dir)
     graph = Graph()
     inputs, variables = {}, {}
     with graph.as_default():
@@ -474,7 +557,8 @@ def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = N
                 initializers[name] = array
     reads = [(initializers[name], var) for name, var in variables.items()]
     with graph.as_default():  # so that ops on constants alone that must run each time (random) are nodes
-        values = Interpreter(model.graph, opsets_of(model), reads).run(inputs, initializers)
+        values = Interpreter(model.graph, opsets_of(model), reads,
+                             max_unrolled_nodes).run(inputs, initializers)
 
     def graph_tensor(out, name):  # an import-time constant output becomes a constant node
         if isinstance(out, list):
@@ -493,13 +577,14 @@ def _safe_name(name: str) -> str:
 
 
 # ---- to_module: a Module -----------------------------------------------------------------------------------
-def to_module(path_or_proto, trainable: bool = True):
+def to_module(path_or_proto, trainable: bool = True, max_unrolled_nodes: Optional[int] = None,
+              base_dir: Optional[str] = None):
     """Import an ONNX model as a ``gg.nn.Module``: float initializers are Parameters (so
     ``model.parameters()`` fine-tunes it), and ``model(*inputs)`` runs the ONNX graph on graphgrad
     tensors, eagerly or inside ``gg.function``. Returns one tensor for a one-output model, else a tuple."""
     from graphgrad.io.onnx.module import OnnxModule
 
-    return OnnxModule(as_model(path_or_proto), trainable=trainable)
+    return OnnxModule(as_model(path_or_proto, base_dir), trainable=trainable, max_unrolled_nodes=max_unrolled_nodes)
 
 
 __all__ = ["CONVERTERS", "converter", "op_key", "load_converters", "OnnxNode", "OnnxImportError", "Interpreter",

@@ -47,7 +47,7 @@ class OnnxModule(Module):
             on every call of a model that must be interpreted per call).
     """
 
-    def __init__(self, model, trainable: bool = True):
+    def __init__(self, model, trainable: bool = True, max_unrolled_nodes=None):
         super().__init__()
         self.model = model
         self.input_names = [i.name for i in graph_inputs(model)]
@@ -62,7 +62,7 @@ class OnnxModule(Module):
                 self._param_names[name] = key
             else:
                 self._constants[name] = array
-        self._interpreter = Interpreter(model.graph, opsets_of(model))
+        self._interpreter = Interpreter(model.graph, opsets_of(model), max_unrolled_nodes=max_unrolled_nodes)
         self._programs: dict = {}
         self.conversions = 0
 
@@ -130,6 +130,7 @@ class OnnxModule(Module):
                 initializers[name] = graph.read_variable(getattr(self, key))
                 reads.append((initializers[name], getattr(self, key)))
             interpreter = _RecordingInterpreter(self.model.graph, opsets_of(self.model), reads)
+            interpreter.unroll = [0, self._interpreter.unroll[1]]
             try:
                 values = interpreter.run(feeds, initializers)
             except Exception:  # noqa: BLE001 - needs the data itself (or fails): interpret on every call,
@@ -172,7 +173,8 @@ class _RecordingInterpreter(Interpreter):
 
     def subgraph_interpreter(self, graph_proto) -> "_RecordingInterpreter":
         sub = _RecordingInterpreter(graph_proto, self.opsets, ())
-        sub.reads, sub.constant_reads = self.reads, self.constant_reads
+        sub.reads, sub.constant_reads, sub.unroll = self.reads, self.constant_reads, self.unroll
+        sub._is_subgraph = True
         return sub
 
     def known_value(self, t: Tensor):

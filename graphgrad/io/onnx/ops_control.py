@@ -28,6 +28,7 @@ def run_subgraph(node, graph, inputs: dict) -> list:
     """Interpret the subgraph ``graph`` with ``inputs`` (name -> Tensor) on top of the enclosing
     scope; returns the subgraph's outputs (Tensors) in order."""
     outer = node._interpreter
+    outer.charge_unrolled(node, max(1, len(graph.node)))
     sub = outer.subgraph_interpreter(graph)
     values = dict(getattr(outer, "scope", None) or {})
     values.update({name: const_tensor(a) for name, a in initializer_arrays(graph).items()})
@@ -63,6 +64,18 @@ def _empty_stack(node, info, what: str) -> Tensor:
         raise node.error(f"{what} ran zero times, and the shape of its scan output {info.name!r} is not "
                          "declared in the body graph, so its empty result cannot be built")
     return Tensor(np.zeros((0,) + tuple(shape), dtype=dtype))
+
+
+def _check_budget(node, runs: int, body) -> None:
+    """Refuse at once a body that would run ``runs`` times beyond the unrolling budget (rather than
+    unrolling until the budget runs out, or hanging on 10**12 iterations)."""
+    used, limit = node._interpreter.unroll
+    need = max(0, runs) * max(1, len(body.node))
+    if used + need > limit:
+        raise node.error(f"unrolling it needs {runs:,} runs of its {len(body.node)}-node body, more than the "
+                         f"budget of {limit:,} node copies (graphgrad unrolls control flow at import time); "
+                         "raise it with gg.onnx.load(..., max_unrolled_nodes=N) or "
+                         "graphgrad.io.onnx.importer.MAX_UNROLLED_NODES")
 
 
 # ---- If ---------------------------------------------------------------------------------------------------
@@ -101,6 +114,8 @@ def _loop(node, trip_count=None, cond=None, *carried):
     n_scan = len(body.output) - 1 - n_carried
     if n_scan < 0:
         raise node.error(f"the body has {len(body.output)} outputs, expected at least {n_carried + 1}")
+    if m is not None and node.const(1) is None:  # a fixed trip count: refuse a huge one before unrolling
+        _check_budget(node, m, body)
     names = [i.name for i in body.input]
     state = list(carried)
     scans = [[] for _ in range(n_scan)]
@@ -166,6 +181,7 @@ def _scan(node, *args):
     if not lengths:
         raise node.error("Scan needs at least one scan input")
     length = lengths.pop()
+    _check_budget(node, length, body)
     names = [i.name for i in body.input]
     scans = [[] for _ in range(n_scan_out)]
     for t in range(length):
@@ -213,6 +229,7 @@ def _scan8(node, sequence_lens, *args):
     batch, length = (scan_inputs[0].shape[0], scan_inputs[0].shape[1])
     if batch is None or length is None:
         raise node.error(f"the batch and scan axes of shape {scan_inputs[0].shape} must have static sizes")
+    _check_budget(node, int(batch) * int(length), body)
     lens = node.const(0)
     lens = [length] * batch if lens is None else [int(n) for n in np.asarray(lens).reshape(-1)]
     directions = node.attr("directions") or [0] * n_scan_in
