@@ -283,13 +283,18 @@ class ModelCheckpoint(Callback):
         save_best_only: save only when ``monitor`` improves (else every ``save_freq`` epochs).
         mode: ``"min"``, ``"max"`` or ``"auto"``.
         save_freq: with ``save_best_only=False``, save every this many epochs.
+        save_weights_only: ``True`` (the default) writes the ``state_dict`` (``gg.load`` reads it);
+            ``False`` writes a training checkpoint (``gg.save_checkpoint``: weights, optimizer state,
+            epoch and random states), from which ``gg.load_checkpoint`` and ``fit(initial_epoch=...)``
+            resume exactly.
 
     ``last_saved`` is the path of the latest file written, ``best`` the best value seen.
     """
 
     def __init__(self, filepath: str, monitor: str = "val_loss", verbose: int = 0, save_best_only: bool = True,
-                 mode: str = "auto", save_freq: int = 1) -> None:
+                 mode: str = "auto", save_freq: int = 1, save_weights_only: bool = True) -> None:
         super().__init__()
+        self.save_weights_only = bool(save_weights_only)
         self.filepath, self.monitor, self.verbose = str(filepath), monitor, verbose
         self.save_best_only, self.save_freq = save_best_only, int(save_freq)
         self.mode = _mode(monitor, mode, "ModelCheckpoint")
@@ -303,14 +308,17 @@ class ModelCheckpoint(Callback):
             raise KeyError(f"ModelCheckpoint: file path {self.filepath!r} uses {exc.args[0]!r}, which is not in the "
                            f"logs {sorted(logs)}") from None
 
-    def _save(self, path: str) -> None:
-        from graphgrad.io.checkpoint import save  # io is a sibling layer, loaded on first use
+    def _save(self, path: str, epoch: int) -> None:
+        from graphgrad.io.checkpoint import save, save_checkpoint  # io is a sibling layer, loaded on first use
 
         from graphgrad.distributed.training import written_by_rank_zero
 
         def write() -> None:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            save(self.model.state_dict(), path)
+            if self.save_weights_only:
+                save(self.model.state_dict(), path)
+            else:
+                save_checkpoint(path, self.model, getattr(self.model, "optimizer", None), epoch=epoch + 1)
 
         written_by_rank_zero(write, repr(path))
         self.last_saved = path
@@ -319,7 +327,7 @@ class ModelCheckpoint(Callback):
         logs = dict(logs or {})
         if not self.save_best_only:
             if (epoch + 1) % self.save_freq == 0:
-                self._save(self._path(epoch, logs))
+                self._save(self._path(epoch, logs), epoch)
             return
         value = _monitored(logs, self.monitor, "ModelCheckpoint")
         if value is None or not _better(self.mode, value, self.best, 0.0):
@@ -327,7 +335,7 @@ class ModelCheckpoint(Callback):
         if self.verbose:
             _print(f"Epoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} to {value:.5f}, saving model")
         self.best = value
-        self._save(self._path(epoch, logs))
+        self._save(self._path(epoch, logs), epoch)
 
 
 # ---- learning rate --------------------------------------------------------------------------------------------------

@@ -37,3 +37,22 @@ def test_resume_from_a_checkpoint_equals_the_uninterrupted_run(tmp_path, seed):
     resumed.fit(x, y, batch_size=8, epochs=4, verbose=0, seed=seed, initial_epoch=2)
     for a, b in zip(whole.parameters(), resumed.parameters()):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_model_checkpoint_with_training_state_resumes_exactly(tmp_path):
+    x, y = _data()
+    whole = _model()
+    gg.manual_seed(5)
+    whole.fit(x, y, batch_size=8, epochs=4, verbose=0)
+
+    first = _model()
+    gg.manual_seed(5)
+    path = str(tmp_path / "epoch{epoch}.ckpt")
+    saver = gg.train.callbacks.ModelCheckpoint(path, save_best_only=False, save_weights_only=False)
+    first.fit(x, y, batch_size=8, epochs=2, verbose=0, callbacks=[saver])
+    resumed = _model()
+    info = gg.load_checkpoint(saver.last_saved, resumed, resumed.optimizer)
+    assert info["epoch"] == 2
+    resumed.fit(x, y, batch_size=8, epochs=4, verbose=0, initial_epoch=info["epoch"])
+    for a, b in zip(whole.parameters(), resumed.parameters()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
