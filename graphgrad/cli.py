@@ -1,10 +1,15 @@
 """Command line: ``python -m graphgrad demo`` (and ``graphgrad demo`` once installed): the spiral MLP
 with the Keras-like API (progress bars, decision-boundary PNG), the same model as a static graph, and
 a small CNN on the bundled digits. ``python -m graphgrad bench`` runs the benchmark suite
-(``graphgrad.bench.suite``)."""
+(``graphgrad.bench.suite``); ``python -m graphgrad onnx info|run MODEL`` describes or runs an ONNX model.
+
+Errors (a graphgrad error, a missing or corrupt file, an ONNX input of the wrong name or shape) are
+printed as one line, ``graphgrad: error: ...``, on stderr with exit status 1; ``--debug`` (before the
+command) shows the traceback instead. Bad arguments exit with status 2 (argparse's usage message)."""
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Optional, Sequence
 
@@ -100,6 +105,7 @@ def demo_graph(steps: int = 1000, hidden: int = 100, lr: float = 1.0, seed: int 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="graphgrad", description="graphgrad command line")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
     p_demo = sub.add_parser("demo", help="train the spiral MLP (eager and graph) and a digits CNN")
     p_demo.add_argument("--seed", type=int, default=0)
@@ -117,6 +123,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        help="an input (repeat for several; a .npz file gives named arrays)")
     p_run.add_argument("--output", "-o", default=None, help="write the outputs to this .npz file")
     args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("graphgrad: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line for the user; the traceback with --debug
+        if args.debug:
+            raise
+        print(f"graphgrad: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error as one line: graphgrad's own errors by their message, others with their type."""
+    from graphgrad.errors import GraphgradError
+
+    text = " ".join(str(exc).split())
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.strerror}: {exc.filename}"
+    if not isinstance(exc, (GraphgradError, OSError)) or not text:
+        text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        text += " (run with --debug for the traceback)"
+    return text
+
+
+def _dispatch(args) -> int:
     if args.command == "bench":
         return bench_suite.run_from_args(args)
     if args.command == "onnx":

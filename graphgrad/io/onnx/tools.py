@@ -6,8 +6,8 @@ import math
 from typing import Optional, Sequence
 
 from graphgrad.backend import np
-from graphgrad.io.onnx.importer import (CONVERTERS, as_model, graph_inputs, initializer_arrays, load_converters,
-                                        np_dtype, op_key, opsets_of, value_info_spec, value_kind)
+from graphgrad.io.onnx.importer import (CONVERTERS, OnnxImportError, as_model, graph_inputs, initializer_arrays,
+                                        load_converters, np_dtype, op_key, opsets_of, value_info_spec, value_kind)
 
 
 def _shape_text(shape) -> str:
@@ -97,11 +97,51 @@ def run(path_or_proto, feeds: dict, output: Optional[str] = None) -> dict:
     from graphgrad.io.onnx.backend import GraphgradRep
 
     model = as_model(path_or_proto)
+    feeds = check_inputs(model, feeds)
     values = GraphgradRep(model).run(feeds)  # the node tests' runner: static input shapes, shape inputs known
     results = dict(zip([o.name for o in model.graph.output], values))
     if output:
         np.savez(output, **results)
     return results
+
+
+def check_inputs(model, feeds: dict, warn=None) -> dict:
+    """Check ``feeds`` against the model's declared inputs before running: every input is given, each
+    tensor has the declared rank and static dims, and a dtype of the declared kind (float64 for float32
+    is cast here; an integer for a float, or the reverse, is refused). Given inputs the model does not take
+    are reported through ``warn`` (default: a line on stderr) and left out. Returns the feeds to run."""
+    import sys
+
+    declared = graph_inputs(model)
+    names = [i.name for i in declared]
+    unused = [name for name in feeds if name not in names]
+    if unused:
+        message = (f"warning: the model does not use the given input(s) {unused} (its inputs are {names}); "
+                   "they are ignored")
+        (warn or (lambda text: print(text, file=sys.stderr)))(message)
+    missing = [name for name in names if name not in feeds]
+    if missing:
+        raise OnnxImportError(f"missing input(s) {missing}: the model's inputs are {names}")
+    checked = {}
+    for info in declared:
+        value = feeds[info.name]
+        if value_kind(info.type) != "tensor" or not isinstance(value, np.ndarray):
+            checked[info.name] = value
+            continue
+        try:
+            shape, dtype = value_info_spec(info)
+        except OnnxImportError:
+            shape, dtype = None, None
+        if shape is not None and (len(shape) != value.ndim or any(
+                d is not None and d != n for d, n in zip(shape, value.shape))):
+            raise OnnxImportError(f"input {info.name!r} has shape {_shape_text(value.shape)}, but the model "
+                                  f"expects {_shape_text(shape)}")
+        if dtype is not None and value.dtype != dtype:
+            if value.dtype.kind != np.dtype(dtype).kind:
+                raise OnnxImportError(f"input {info.name!r} is {value.dtype}, but the model expects {dtype}")
+            value = value.astype(dtype)
+        checked[info.name] = value
+    return checked
 
 
 def format_run(results: dict) -> str:
