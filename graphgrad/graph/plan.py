@@ -435,7 +435,7 @@ def straight_line(steps: list, n_slots: int, keep: Iterable[int]) -> Callable:
         for _, _, args, _, _ in chunk:
             later.update(args)
     needed_after.reverse()
-    parts, sources = [], []
+    parts = []
     for k, chunk in enumerate(chunks):
         loaded = sorted({i for _, _, args, _, _ in chunk for i in args})
         touched = set(loaded) | {s[0] for s in chunk}
@@ -445,13 +445,12 @@ def straight_line(steps: list, n_slots: int, keep: Iterable[int]) -> Callable:
         source = _function_source(name, chunk, k * STEPS_PER_FUNCTION, namespace, loaded, write, drop)
         exec(compile(source, f"<graphgrad plan, part {k}>", "exec"), namespace)
         parts.append(namespace[name])
-        sources.append(source)
 
     def run(values, xp, state):
         for part in parts:
             part(values, xp, state)
 
-    run.source = "\n".join(sources)
+    run.source = f"<{len(parts)} generated functions of up to {STEPS_PER_FUNCTION} steps (sources not kept)>"
     return run
 
 
