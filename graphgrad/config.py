@@ -21,3 +21,7 @@ def set_default_dtype(dtype) -> None:
 def get_default_dtype():
     """The current default float dtype."""
     return default_float
+
+# Largest file (bytes) that gg.load_graph / Saver.restore read as a graph's weights file; larger files
+# are refused with an error before reading. Raise it to load bigger graphs: graphgrad.config.max_load_bytes = ...
+max_load_bytes = 4 << 30

@@ -329,11 +329,68 @@ def save_graph(graph: Graph, path: str) -> str:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     weights = buffer.getvalue()
-    document["weights"] = {"file": os.path.basename(weights_path), "format": "npz",
-                           "sha256": hashlib.sha256(weights).hexdigest()}
-    atomic_write(weights_path, weights)
+    digest = hashlib.sha256(weights).hexdigest()
+    # All or nothing: at every instant the JSON file names a weights file holding exactly its arrays.
+    # 1. the new arrays go to a staging file next to the old pair (the old pair is untouched);
+    # 2. the JSON is swapped to name the staging file; 3. the staging file is renamed to <base>.npz
+    #    (a JSON naming a missing staging file falls back to <base>.npz, whose SHA-256 must match);
+    # 4. the JSON is swapped to name <base>.npz. A crash at any step leaves the old or the new save.
+    staged_path = weights_path[:-4] + f".{digest[:16]}.npz"
+    atomic_write(staged_path, weights)
+    document["weights"] = {"file": os.path.basename(staged_path), "format": "npz", "sha256": digest}
     atomic_write(json_path, dumps_document(document).encode("utf-8"))
+    os.replace(staged_path, weights_path)
+    _fsync_dir(weights_path)
+    document["weights"] = {"file": os.path.basename(weights_path), "format": "npz", "sha256": digest}
+    atomic_write(json_path, dumps_document(document).encode("utf-8"))
+    _remove_stale(json_path, weights_path)
     return json_path
+
+
+_STALE_SECONDS = 60.0
+
+
+def _remove_stale(json_path: str, weights_path: str) -> None:
+    """Delete what killed saves of this same target left behind: its staging weights files
+    (``<base>.<16 hex>.npz``, which the JSON no longer names) and its temporary files
+    (``.<name>.<random>.tmp``) older than a minute."""
+    import re
+    import time
+    folder = os.path.dirname(os.path.abspath(json_path))
+    base = os.path.basename(weights_path)[:-4]
+    staged = re.compile(re.escape(base) + r"\.[0-9a-f]{16}\.npz\Z")
+    temp = re.compile(r"\.(?:" + "|".join(re.escape(os.path.basename(p)) for p in (json_path, weights_path))
+                      + "|" + re.escape(base) + r"\.[0-9a-f]{16}\.npz)\.[A-Za-z0-9_]+\.tmp\Z")
+    now = time.time()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        full = os.path.join(folder, name)
+        is_staged = staged.match(name) is not None
+        is_temp = temp.match(name) is not None
+        if not (is_staged or is_temp):
+            continue
+        try:
+            if is_temp and now - os.lstat(full).st_mtime < _STALE_SECONDS:
+                continue  # maybe another save in progress
+            os.unlink(full)
+        except OSError:
+            pass
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def dumps_document(document: dict) -> str:
@@ -365,19 +422,56 @@ def read_document(path: str) -> tuple:
     version = document.get("format_version")
     if version != FORMAT_VERSION:
         raise GraphError(f"{json_path!r} has format version {version}; this graphgrad reads version {FORMAT_VERSION}")
-    info = document.get("weights") or {}
-    weights_path = os.path.join(os.path.dirname(json_path), info.get("file", os.path.basename(weights_path)))
+    data, weights_path = _read_weights(json_path, weights_path, document.get("weights"))
     try:
-        with open(weights_path, "rb") as f:
-            data = f.read()
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except Exception as exc:
+        raise GraphError(f"the weights file {weights_path!r} of {json_path!r} is not a valid .npz archive: {exc}") from None
+    return document, arrays
+
+
+def _read_weights(json_path: str, default_path: str, info) -> tuple:
+    """``(bytes, path)`` of the weights file a graph's JSON names: confined to the JSON file's folder
+    (no absolute path, no ``..``, a regular file), at most ``graphgrad.config.max_load_bytes`` bytes, and
+    its SHA-256 must equal the one the JSON records."""
+    if not isinstance(info, dict) or not isinstance(info.get("file"), str) or not isinstance(info.get("sha256"), str):
+        raise GraphError(f"{json_path!r} does not name its weights file with a SHA-256 "
+                         "(\"weights\": {\"file\": ..., \"sha256\": ...} is required)")
+    name = info["file"]
+    if (not name or os.path.isabs(name) or "/" in name or "\\" in name or name in (".", "..")
+            or os.path.basename(name) != name):
+        raise GraphError(f"{json_path!r} names the weights file {name!r}, which is not a file in its own folder: "
+                         "refused (weights must sit next to the JSON file)")
+    folder = os.path.dirname(json_path)
+    weights_path = os.path.join(folder, name)
+    if not os.path.exists(weights_path) and os.path.exists(default_path):
+        weights_path = default_path  # a save was interrupted after renaming its staged weights: checked below
+    try:
+        st = os.stat(weights_path)
     except FileNotFoundError:
         raise GraphError(f"the weights file {weights_path!r} of {json_path!r} is missing") from None
-    if info.get("sha256") and hashlib.sha256(data).hexdigest() != info["sha256"]:
+    import stat as _stat
+    if not _stat.S_ISREG(st.st_mode):
+        raise GraphError(f"the weights file {weights_path!r} of {json_path!r} is not a regular file: refused")
+    limit = _max_load_bytes()
+    if st.st_size > limit:
+        raise GraphError(f"the weights file {weights_path!r} is {st.st_size} bytes, over the load limit of {limit} "
+                         "bytes (raise graphgrad.config.max_load_bytes to load it)")
+    with open(weights_path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise GraphError(f"the weights file {weights_path!r} is over the load limit of {limit} bytes "
+                         "(raise graphgrad.config.max_load_bytes to load it)")
+    if hashlib.sha256(data).hexdigest() != info["sha256"]:
         raise GraphError(f"the weights file {weights_path!r} does not belong to {json_path!r} (SHA-256 differs): "
                          "they come from different saves")
-    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
-    return document, arrays
+    return data, weights_path
+
+
+def _max_load_bytes() -> int:
+    from graphgrad import config
+    return int(getattr(config, "max_load_bytes", 4 << 30))
 
 
 def read_saved_variables(path: str) -> dict:
