@@ -415,8 +415,8 @@ def read_document(path: str) -> tuple:
             document = json.loads(f.read().decode("utf-8"))
     except FileNotFoundError:
         raise GraphError(f"no saved graph at {json_path!r}") from None
-    except ValueError as exc:
-        raise GraphError(f"{json_path!r} is not a valid graph file: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise GraphError(f"{json_path!r} is not a valid graph file: {type(exc).__name__}: {exc}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         raise GraphError(f"{json_path!r} is not a graphgrad graph file (no \"format\": \"{FORMAT_NAME}\")")
     version = document.get("format_version")
@@ -493,6 +493,16 @@ def load_graph(path: str) -> tuple:
         >>> gg.Session(g).run(named["y"], {named["x"]: batch})
     """
     document, arrays = read_document(path)
+    try:
+        return _build_graph(document, arrays)
+    except GraphError:
+        raise
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError, RecursionError) as exc:
+        raise GraphError(f"load_graph: {graph_paths(path)[0]!r} has a malformed structure "
+                         f"({type(exc).__name__}: {exc})") from None
+
+
+def _build_graph(document: dict, arrays: dict) -> tuple:
     classes = _op_classes()
     graph = Graph()
     variables: dict = {}

@@ -127,3 +127,32 @@ def test_stale_temp_files_of_the_target_are_removed_on_the_next_save(tmp_path):
             os.utime(tmp_path / name, (old, old))
     gg.save_graph(_graph([3.0, 4.0]), path)
     assert sorted(os.listdir(tmp_path)) == sorted(["model.json", "model.npz", fresh] + foreign)
+
+
+def test_fuzzed_graph_files_give_graphgrad_errors(tmp_path):
+    """Random truncations and byte flips of a saved graph's JSON: a GraphError (or ValueError
+    subclass), never a raw KeyError/TypeError/RecursionError."""
+    path = str(tmp_path / "model")
+    gg.save_graph(_graph([1.0, 2.0]), path)
+    good = open(path + ".json", "rb").read()
+    rng = np.random.default_rng(14)
+    for case in range(50):
+        data = bytearray(good)
+        if case % 2:
+            data = data[: int(rng.integers(0, len(data)))]
+        else:
+            for _ in range(int(rng.integers(1, 4))):
+                data[int(rng.integers(0, len(data)))] = int(rng.integers(0, 256))
+        open(path + ".json", "wb").write(bytes(data))
+        try:
+            gg.load_graph(path)
+        except (gg.GraphError, ValueError):
+            pass
+    open(path + ".json", "wb").write(b"[" * 100000 + b"]" * 100000)
+    with pytest.raises(gg.GraphError):
+        gg.load_graph(path)
+    doc = json.loads(good)
+    doc["nodes"] = [{"name": ["x"]}]
+    open(path + ".json", "w").write(json.dumps(doc))
+    with pytest.raises(gg.GraphError, match="model.json"):
+        gg.load_graph(path)
