@@ -22,6 +22,10 @@ def get_default_dtype():
     """The current default float dtype."""
     return default_float
 
-# Largest file (bytes) that gg.load_graph / Saver.restore read as a graph's weights file; larger files
-# are refused with an error before reading. Raise it to load bigger graphs: graphgrad.config.max_load_bytes = ...
+# The most bytes any loader reads or allocates for one file: a graph's weights file (gg.load_graph,
+# Saver.restore), the arrays an .npz/.npy/.safetensors file declares (gg.load, gg.load_checkpoint, the
+# weights inside a graph's .npz, `onnx run` inputs), an ONNX model file, the data an IDX header declares
+# (read_idx, load_mnist). Sizes are checked against the file's declarations before allocating, so a zip
+# or gzip bomb is refused with graphgrad.errors.LoadLimitError (GraphError for graph loads). Read at each
+# load; raise it to load bigger files: graphgrad.config.max_load_bytes = 16 << 30
 max_load_bytes = 4 << 30

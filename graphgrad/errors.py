@@ -45,3 +45,15 @@ class IndexRangeError(GraphgradError, IndexError):
 
 class DivisionByZeroError(GraphgradError, ZeroDivisionError):
     """Integer division or remainder by zero (float division gives inf or NaN instead)."""
+
+
+class FileLoadError(GraphgradError, ValueError):
+    """A file cannot be loaded: truncated, corrupt, of another format (a PyTorch pickle, a foreign
+    zip), or with a structure graphgrad does not read. The message names the file and what is wrong.
+    Caught as ValueError too."""
+
+
+class LoadLimitError(FileLoadError):
+    """A file declares more data than ``graphgrad.config.max_load_bytes`` allows (a zip bomb, a
+    header declaring a huge shape); refused before anything that large is allocated. Raise the limit
+    to load a genuinely large file: ``graphgrad.config.max_load_bytes = 16 << 30``."""

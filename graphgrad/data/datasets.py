@@ -16,9 +16,12 @@ import os
 import pickle
 import struct
 import tarfile
+import zlib
 from typing import Optional, Union
 
 from graphgrad.backend import np
+from graphgrad.errors import FileLoadError
+from graphgrad.graph import files
 from graphgrad.core.creation import full, linspace, randn
 from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.tensor import Tensor
@@ -181,25 +184,51 @@ def read_idx(path: PathLike):
     """Read an IDX file (the MNIST format), gzip-compressed or raw, into a NumPy array.
 
     The header is two zero bytes, a type code (0x08 = uint8 ...), the number of dimensions and each
-    dimension as a big-endian int32; the data follows in C order.
+    dimension as a big-endian int32; the data follows in C order. The header is read and checked
+    first: data it declares beyond ``graphgrad.config.max_load_bytes`` is refused before anything is
+    decompressed (:class:`~graphgrad.errors.LoadLimitError`), and exactly the declared bytes are read
+    after it. A broken file raises :class:`~graphgrad.errors.FileLoadError` (a ValueError) naming it.
     """
     path = os.fspath(path)
-    with _open_maybe_gzip(path) as f:
-        content = f.read()
-    if len(content) < 4 or content[0] != 0 or content[1] != 0 or content[2] not in _IDX_DTYPES:
-        raise ValueError(f"{path} is not an IDX file: bad magic number {content[:4]!r}")
-    ndim = content[3]
-    header = 4 + 4 * ndim
-    if len(content) < header:
-        raise ValueError(f"{path}: IDX header truncated")
-    shape = struct.unpack(f">{ndim}i", content[4:header])
-    dtype = np.dtype(_IDX_DTYPES[content[2]])
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if len(content) - header != expected:
-        raise ValueError(f"{path}: IDX header says shape {shape} ({expected} bytes of data) but the file "
-                         f"has {len(content) - header} bytes after the header")
-    array = np.frombuffer(content, dtype=dtype, offset=header).reshape(shape)
-    return array.astype(dtype.newbyteorder("="))
+    try:
+        with _open_maybe_gzip(path) as f:
+            return _read_idx_stream(f, path, isinstance(f, gzip.GzipFile))
+    except (FileLoadError, OSError) as exc:
+        if isinstance(exc, (FileLoadError, FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        # gzip's BadGzipFile and other read errors of a corrupt stream
+        raise FileLoadError(f"{path} is a corrupt IDX file ({type(exc).__name__}: {exc})") from None
+    except (EOFError, zlib.error) as exc:
+        raise FileLoadError(f"{path} is a truncated or corrupt gzip IDX file ({type(exc).__name__}: {exc})") from None
+
+
+def _read_idx_stream(f, path: str, compressed: bool):
+    magic = f.read(4)
+    if len(magic) < 4 or magic[0] != 0 or magic[1] != 0 or magic[2] not in _IDX_DTYPES:
+        raise FileLoadError(f"{path} is not an IDX file: bad magic number {magic!r}")
+    ndim = magic[3]
+    dims = f.read(4 * ndim)
+    if len(dims) < 4 * ndim:
+        raise FileLoadError(f"{path}: IDX header truncated ({ndim} dimensions declared)")
+    shape = struct.unpack(f">{ndim}i", dims)
+    if any(d < 0 for d in shape):
+        raise FileLoadError(f"{path}: IDX header declares the negative shape {shape}")
+    dtype = np.dtype(_IDX_DTYPES[magic[2]])
+    expected = dtype.itemsize
+    for d in shape:
+        expected *= d
+    files.check_load_size(expected, path, f"its IDX header (shape {shape}, {dtype})")
+    if not compressed:  # a raw file's size is known: check the declaration before allocating
+        present = os.fstat(f.fileno()).st_size - 4 - 4 * ndim
+        if present != expected:
+            raise FileLoadError(f"{path}: IDX header says shape {shape} ({expected} bytes of data) but the file "
+                                f"has {present} bytes after the header")
+    # a gzip stream's length is unknown until read: the buffer grows with the data actually there
+    raw = files.read_exactly(f, expected, path, f"the IDX data (shape {shape}, {dtype})", grow=compressed)
+    if f.read(1):
+        raise FileLoadError(f"{path}: IDX header says shape {shape} ({expected} bytes of data) but the file "
+                            "has more bytes after them")
+    return raw.view(dtype).reshape(shape).astype(dtype.newbyteorder("="))
 
 
 _MNIST = {

@@ -36,6 +36,7 @@ from graphgrad.core.random import Generator
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GraphError
+from graphgrad.graph import files
 from graphgrad.graph.graph import Graph, GraphNode, _unknown_rank_spec
 from graphgrad.graph.variables import Variable, _VariableOp
 
@@ -66,9 +67,12 @@ def atomic_write(path: str, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno is not None:  # disk full, file size limit, I/O error...
+            raise type(exc)(exc.errno, f"could not save {path!r}: {exc.strerror or exc}; the previous file "
+                                       "(if any) is unchanged") from exc
         raise
 
 
@@ -423,11 +427,9 @@ def read_document(path: str) -> tuple:
     if version != FORMAT_VERSION:
         raise GraphError(f"{json_path!r} has format version {version}; this graphgrad reads version {FORMAT_VERSION}")
     data, weights_path = _read_weights(json_path, weights_path, document.get("weights"))
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except Exception as exc:
-        raise GraphError(f"the weights file {weights_path!r} of {json_path!r} is not a valid .npz archive: {exc}") from None
+    # bounded: the sizes the archive declares are checked before any array is allocated (zip bombs)
+    arrays = files.read_npz(io.BytesIO(data), f"the weights file {weights_path!r} of {json_path!r}",
+                            error=GraphError, limit_error=GraphError)
     return document, arrays
 
 
@@ -459,7 +461,7 @@ def _read_weights(json_path: str, default_path: str, info) -> tuple:
         raise GraphError(f"the weights file {weights_path!r} is {st.st_size} bytes, over the load limit of {limit} "
                          "bytes (raise graphgrad.config.max_load_bytes to load it)")
     with open(weights_path, "rb") as f:
-        data = f.read(limit + 1)
+        data = f.read(min(limit, st.st_size) + 1)  # read(n) allocates n bytes up front: never the whole limit
     if len(data) > limit:
         raise GraphError(f"the weights file {weights_path!r} is over the load limit of {limit} bytes "
                          "(raise graphgrad.config.max_load_bytes to load it)")
@@ -470,8 +472,7 @@ def _read_weights(json_path: str, default_path: str, info) -> tuple:
 
 
 def _max_load_bytes() -> int:
-    from graphgrad import config
-    return int(getattr(config, "max_load_bytes", 4 << 30))
+    return files.max_load_bytes()
 
 
 def read_saved_variables(path: str) -> dict:

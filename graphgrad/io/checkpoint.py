@@ -51,7 +51,19 @@ Bytes go to a temporary file in the destination's directory (``.<name>.<random>.
 flushed and fsync'ed and then renamed over the destination with ``os.replace`` (atomic on POSIX and
 Windows); the directory is fsync'ed afterwards where the OS allows it. A save that fails or is
 interrupted before the rename leaves the previous file untouched; a failure that Python sees also
-removes the temporary file (a process killed outright may leave one behind; it is never read).
+removes the temporary file. A process killed outright may leave one behind (it is never read); the
+next successful save of the same target deletes such leftovers once they are a minute old (younger
+ones may belong to a save still running in another process). A write that fails (disk full, a file
+size limit) raises an OSError naming the destination and saying that the previous file is unchanged.
+
+Loading
+-------
+Loading is bounded and checked: before any array is allocated, the sizes an npz archive (or a
+safetensors file) declares are checked against each other and against
+``graphgrad.config.max_load_bytes`` (4 GiB by default; raise it to load bigger files), so a zip bomb
+is refused with :class:`~graphgrad.errors.LoadLimitError`. A truncated, corrupt or foreign file (a
+PyTorch ``.pt`` pickle, any other zip, a malformed structure JSON) raises
+:class:`~graphgrad.errors.FileLoadError` (a ``ValueError``) naming the file and what is wrong.
 """
 from __future__ import annotations
 
@@ -67,6 +79,8 @@ from graphgrad import backend
 from graphgrad.backend import np
 from graphgrad.core import random as gg_random
 from graphgrad.core.tensor import Tensor
+from graphgrad.errors import FileLoadError, GraphgradError
+from graphgrad.graph import files as _files
 
 __all__ = ["save", "load", "save_checkpoint", "load_checkpoint", "FORMAT_VERSION"]
 
@@ -204,13 +218,43 @@ def _atomic_write(path: str, write: Callable[[Any], None]) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, _file_mode(path))  # mkstemp makes 0600 files; use what a plain open() would
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.errno is not None:  # disk full, file size limit, I/O error...
+            raise type(exc)(exc.errno, f"could not save {path!r}: {exc.strerror or exc}; the previous file "
+                                       "(if any) is unchanged") from exc
         raise
     _fsync_directory(directory)
+    _remove_stale_temps(directory, os.path.basename(path))
+
+
+_STALE_SECONDS = 60.0
+
+
+def _remove_stale_temps(directory: str, name: str) -> None:
+    """Delete the temporary files (``.<name>.<random>.tmp``) that killed saves of this same target left
+    behind, once they are a minute old (a younger one may be another process's save in progress)."""
+    import re
+    import time
+
+    pattern = re.compile(r"\." + re.escape(name) + r"\.[A-Za-z0-9_]+\.tmp\Z")
+    now = time.time()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for other in names:
+        if pattern.match(other) is None:
+            continue
+        full = os.path.join(directory, other)
+        try:
+            if now - os.lstat(full).st_mtime >= _STALE_SECONDS:
+                os.unlink(full)
+        except OSError:
+            pass
 
 
 def _fsync_directory(directory: str) -> None:
@@ -286,26 +330,36 @@ def load(path) -> Any:
         magic = f.read(4)
     if magic.startswith(b"PK"):
         arrays, structure = _read_npz(path)
+    elif magic[:1] == b"\x80":  # pickle protocol 2+: a legacy (non-zip) torch.save file
+        raise _files.pytorch_file_error(repr(path), path, zipped=False)
     else:
         arrays, structure = _read_safetensors(path)
-    if structure is None:
-        return {k: Tensor(v) for k, v in arrays.items()}
-    document = json.loads(structure)
-    version = document.get("graphgrad_format")
-    if version != FORMAT_VERSION:
-        raise ValueError(f"{path}: checkpoint format version {version!r} is not supported "
-                         f"(this graphgrad reads version {FORMAT_VERSION})")
-    return _decode(document["root"], arrays)
+    try:
+        if structure is None:
+            return {k: Tensor(v) for k, v in arrays.items()}
+        document = json.loads(structure)
+        version = document.get("graphgrad_format") if isinstance(document, dict) else None
+        if version != FORMAT_VERSION:
+            raise FileLoadError(f"{path}: checkpoint format version {version!r} is not supported "
+                                f"(this graphgrad reads version {FORMAT_VERSION})")
+        return _decode(document["root"], arrays)
+    except FileLoadError:
+        raise
+    except (GraphgradError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        raise FileLoadError(f"{path}: its graphgrad structure (the JSON describing the saved object) is "
+                            f"malformed ({type(exc).__name__}: {exc})") from None
 
 
 def _read_npz(path: str):
-    arrays, structure = {}, None
-    with np.load(path, allow_pickle=False) as npz:
-        for key in npz.files:
-            if key == _NPZ_META:
-                structure = npz[key].tobytes().decode("utf-8")
-            else:
-                arrays[key] = npz[key]
+    arrays = _files.read_npz(path, repr(path))
+    meta = arrays.pop(_NPZ_META, None)
+    structure = None
+    if meta is not None:
+        try:
+            structure = meta.tobytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FileLoadError(f"{path}: its structure member {_NPZ_META + '.npy'!r} is not UTF-8 text "
+                                f"({exc})") from None
     return arrays, structure
 
 
@@ -315,12 +369,16 @@ def _read_safetensors(path: str):
         raise ImportError(f"{path} is not an npz file; reading it as safetensors needs the safetensors "
                           f"package: {_INSTALL_HINT}")
     _, safe_open = lib
+    # safetensors checks that the offsets in the header lie inside the file, so the file size bounds
+    # what get_tensor allocates
+    _files.check_load_size(os.path.getsize(path), repr(path), "the file")
     try:
         with safe_open(path, framework="numpy") as f:
             metadata = f.metadata() or {}
             arrays = {key: f.get_tensor(key) for key in f.keys()}
     except Exception as exc:
-        raise ValueError(f"{path} is neither an npz nor a readable safetensors file: {exc}") from exc
+        raise FileLoadError(f"{path} is neither an npz nor a readable safetensors file "
+                            f"({type(exc).__name__}: {exc})") from exc
     return arrays, metadata.get(_META_KEY)
 
 
@@ -457,13 +515,19 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, generators: Seq
     path = os.fspath(path)
     checkpoint = load(path)
     if not isinstance(checkpoint, dict) or "model" not in checkpoint:
-        raise ValueError(f"{path} is not a training checkpoint (no 'model' entry); use gg.load() for plain "
-                         "state dicts")
+        raise FileLoadError(f"{path} is not a training checkpoint (no 'model' entry); use gg.load() for plain "
+                            "state dicts")
+    for name, kind in (("model", dict), ("rng", dict), ("optimizer", dict), ("scheduler", dict)):
+        if checkpoint.get(name) is not None and not isinstance(checkpoint[name], kind):
+            raise FileLoadError(f"checkpoint {path}: its {name!r} entry is a {type(checkpoint[name]).__name__}, "
+                                f"not a {kind.__name__}: not a file save_checkpoint wrote")
     model = _unwrapped(model)
     for name, target in (("optimizer", optimizer), ("scheduler", scheduler)):
         if target is not None and checkpoint.get(name) is None:
             raise ValueError(f"checkpoint {path} has no {name} state, but a {name} was passed to load it into")
     rng = checkpoint.get("rng") if restore_rng else None
+    if rng is not None and not isinstance(rng.get("generators", []), list):
+        raise FileLoadError(f"checkpoint {path}: its random-number state is malformed ('generators' is not a list)")
     if rng is not None and len(rng.get("generators", [])) != len(generators):
         raise ValueError(f"checkpoint {path} holds the state of {len(rng.get('generators', []))} generator(s) but "
                          f"{len(generators)} were passed in generators=")

@@ -34,7 +34,8 @@ import graphgrad.ops as G
 from graphgrad.backend import np
 from graphgrad.core import op as core_op
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import GraphgradError
+from graphgrad.errors import GraphgradError, LoadLimitError
+from graphgrad.graph import files
 
 #: ONNX op type -> converter ``fn(node: OnnxNode, *inputs) -> value | tuple of values`` (a value: a Tensor, a
 #: list of Tensors for a sequence, or None for an omitted input or an empty optional)
@@ -43,6 +44,11 @@ CONVERTERS: dict = {}
 
 class OnnxImportError(GraphgradError, ValueError):
     """An ONNX model (or one of its nodes) that graphgrad cannot import, and why."""
+
+
+class OnnxLoadLimitError(OnnxImportError, LoadLimitError):
+    """An ONNX model file, or its external data, over ``graphgrad.config.max_load_bytes`` (refused before
+    reading; raise the limit to import it). Caught as OnnxImportError and as LoadLimitError."""
 
 
 def converter(*op_types: str, domain: str = "") -> Callable:
@@ -325,7 +331,14 @@ def opsets_of(model) -> dict:
 def initializer_arrays(graph_proto) -> dict:
     """{name: NumPy array} of a graph's initializers."""
     onnx = onnx_module()
-    return {init.name: onnx.numpy_helper.to_array(init) for init in graph_proto.initializer}
+    arrays = {}
+    for init in graph_proto.initializer:
+        try:
+            arrays[init.name] = onnx.numpy_helper.to_array(init)
+        except Exception as exc:  # data that does not fit its dims or type (a corrupt or mismatched file)
+            raise OnnxImportError(f"ONNX initializer {init.name!r} (dims {list(init.dims)}) cannot be read: "
+                                  f"{type(exc).__name__}: {exc}") from None
+    return arrays
 
 
 def value_info_spec(info) -> tuple:
@@ -420,6 +433,10 @@ def as_model(path_or_proto, base_dir: Optional[str] = None):
     else:
         path = os.fspath(path_or_proto)
         where = f"ONNX model {path!r}"
+        if os.path.isfile(path):  # protobuf parses the whole file in memory: bound it first
+            size = os.path.getsize(path)
+            if size > files.max_load_bytes():
+                files.check_load_size(size, path, "the ONNX model file", OnnxLoadLimitError)
         try:
             model = onnx.load(path, load_external_data=False)
         except OSError:
@@ -444,6 +461,7 @@ def _load_external_data(model, base_dir: Optional[str], where: str):
                               "as bytes or a ModelProto has no folder to read it from: pass base_dir=... (the "
                               "folder of its data files) or load the model from its path")
     root = os.path.realpath(base_dir)
+    total_external = 0
     for tensor in tensors:
         location = next((e.value for e in tensor.external_data if e.key == "location"), "")
         parts = location.replace("\\", "/").split("/")
@@ -456,6 +474,11 @@ def _load_external_data(model, base_dir: Optional[str], where: str):
         if not os.path.isfile(target):
             raise OnnxImportError(f"{where}: the external data file {location!r} of tensor {tensor.name!r} "
                                   f"is missing from {base_dir!r}")
+        length = next((e.value for e in tensor.external_data if e.key == "length"), "")
+        size = os.path.getsize(target)
+        total_external += min(int(length), size) if length.isdigit() else size
+    files.check_load_size(total_external, where, f"the external data of its {len(tensors)} tensor(s)",
+                          OnnxLoadLimitError)
     if where == "the ModelProto given":
         copy = type(model)()
         copy.CopyFrom(model)

@@ -6,6 +6,8 @@ import math
 from typing import Optional, Sequence
 
 from graphgrad.backend import np
+from graphgrad.errors import FileLoadError
+from graphgrad.graph import files
 from graphgrad.io.onnx.importer import (CONVERTERS, OnnxImportError, as_model, graph_inputs, initializer_arrays,
                                         load_converters, np_dtype, op_key, opsets_of, value_info_spec, value_kind)
 
@@ -78,16 +80,20 @@ def parse_inputs(specs: Sequence[str]) -> dict:
         name, sep, path = spec.partition("=")
         if not sep:
             name, path = "", spec
+        # bounded reads: declared array sizes are checked against the file and against
+        # graphgrad.config.max_load_bytes before allocating; nothing is unpickled
         if path.endswith(".npz"):
-            with np.load(path) as archive:
-                if name:
-                    feeds[name] = archive[name] if name in archive else archive[archive.files[0]]
-                else:
-                    feeds.update({k: archive[k] for k in archive.files})
+            archive = files.read_npz(path, f"--input {path!r}")
+            if not archive:
+                raise FileLoadError(f"--input {path!r} holds no arrays")
+            if name:
+                feeds[name] = archive[name] if name in archive else next(iter(archive.values()))
+            else:
+                feeds.update(archive)
         else:
             if not name:
                 raise ValueError(f"--input {spec!r}: write NAME=FILE.npy (or a .npz file of named arrays)")
-            feeds[name] = np.load(path)
+            feeds[name] = files.read_npy(path, f"--input {path!r}")
     return feeds
 
 

@@ -134,3 +134,26 @@ def test_a_corrupt_onnx_file_raises_onnx_import_error_naming_it(tmp_path, kind):
         gg.onnx.load(str(bad))
     with pytest.raises(OnnxImportError, match="not an ONNX model"):
         gg.onnx.load(bad.read_bytes())
+
+
+def test_model_file_and_external_data_over_the_load_limit_are_refused(tmp_path, monkeypatch):
+    from graphgrad import config
+    from graphgrad.errors import LoadLimitError
+
+    path, _ = _external_model(tmp_path, "w.bin")
+    (path.parent / "w.bin").write_bytes(np.full(3, 7.0, np.float32).tobytes())
+    size = path.stat().st_size
+    monkeypatch.setattr(config, "max_load_bytes", size - 1)  # the model file itself is over the limit
+    with pytest.raises(LoadLimitError, match=r"m\.onnx.*max_load_bytes") as info:
+        gg.onnx.load(str(path))
+    assert isinstance(info.value, OnnxImportError)
+    (path.parent / "w.bin").write_bytes(np.full(3, 7.0, np.float32).tobytes() + bytes(size))
+    monkeypatch.setattr(config, "max_load_bytes", size)  # the model file fits, its external data does not
+    with pytest.raises(OnnxImportError, match="external data.*max_load_bytes") as info:
+        gg.onnx.load(str(path))
+    assert isinstance(info.value, LoadLimitError)
+    monkeypatch.setattr(config, "max_load_bytes", 1 << 20)  # loads, but the data does not fit W's dims
+    with pytest.raises(OnnxImportError, match="initializer 'W'"):
+        gg.onnx.load(str(path))
+    (path.parent / "w.bin").write_bytes(np.full(3, 7.0, np.float32).tobytes())
+    assert gg.onnx.load(str(path)).run({"x": np.zeros(3, np.float32)})[0].tolist() == [7, 7, 7]
