@@ -327,10 +327,12 @@ def load(path) -> Any:
     """
     path = os.fspath(path)
     with open(path, "rb") as f:
-        magic = f.read(4)
+        magic = f.read(9)
     if magic.startswith(b"PK"):
         arrays, structure = _read_npz(path)
-    elif magic[:1] == b"\x80":  # pickle protocol 2+: a legacy (non-zip) torch.save file
+    elif len(magic) >= 2 and magic[0] == 0x80 and 2 <= magic[1] <= 5 and magic[8:9] != b"{":
+        # pickle protocol 2-5 (a legacy, non-zip torch.save file); a safetensors file has its JSON
+        # header at byte 8 (its first 8 bytes, the header length, may start with 0x80 too)
         raise _files.pytorch_file_error(repr(path), path, zipped=False)
     else:
         arrays, structure = _read_safetensors(path)
