@@ -50,6 +50,144 @@ class Node:
         return f"<Node {self.op!r}>"
 
 
+# ---- in-place writes after a value was saved for backward (PyTorch's version counters) -------------------
+class _InplaceWrites:
+    """When memory was last written in place, on the clock of node creation (``Node.seq``).
+
+    Instead of a counter on every tensor (a cost on every op), a write stamps the array's memory
+    (the root of its views, so a ``detach()`` or a slice shares the stamp, as PyTorch's views share a
+    version counter) or the tensor it rebinds (``x.data = new``). A node's saved values changed
+    since it was made iff a stamp is newer than the node; ``last`` lets backward skip the check
+    entirely when nothing was written since the oldest node it visits (every ordinary training step).
+    """
+
+    def __init__(self) -> None:
+        self.stamps: dict = {}  # id(root array or tensor) -> (weak reference or the object, stamp, how)
+        self.last = -1
+
+    def note(self, target, how: Optional[str]) -> None:
+        key_object = target if isinstance(target, Tensor) else _memory_root(target)
+        key = id(key_object)
+        stamp = next(_SEQUENCE)
+        entry = self.stamps.get(key)
+        if entry is not None and _deref(entry[0]) is key_object:
+            self.stamps[key] = (entry[0], stamp, how)
+        else:
+            try:
+                ref = weakref.ref(key_object, lambda _, key=key, stamps=self.stamps: stamps.pop(key, None))
+            except TypeError:  # (a root that takes no weak reference: kept alive, rare)
+                ref = key_object
+            self.stamps[key] = (ref, stamp, how)
+        self.last = stamp
+
+    def stamp_of(self, obj) -> tuple:
+        entry = self.stamps.get(id(obj))
+        if entry is None or _deref(entry[0]) is not obj:
+            return -1, None
+        return entry[1], entry[2]
+
+
+def _deref(ref):
+    return ref() if isinstance(ref, weakref.ref) else ref
+
+
+def _memory_root(array):
+    """The array owning the memory ``array`` views (NumPy and CuPy keep ``base`` pointing at it)."""
+    while True:
+        base = getattr(array, "base", None)
+        if base is None or not hasattr(base, "shape"):
+            return array
+        array = base
+
+
+INPLACE_WRITES = _InplaceWrites()
+
+
+def note_inplace_write(target, how: Optional[str] = None) -> None:
+    """Record that ``target`` changed in place: a backend array (every view of its memory counts as
+    written) or a Tensor whose ``.data`` was replaced. Backward then refuses nodes that saved it
+    before the write. ``how`` names the writer for the error (e.g. ``"the optimizer step"``).
+
+    Every graphgrad path that writes a tensor in place calls this: ``x[i] = v``, ``x.add_(...)``,
+    ``zero_``, optimizer steps, ``load_state_dict``, checkpoint loads."""
+    if target is not None:
+        INPLACE_WRITES.note(target, how)
+
+
+def _check_saved(node) -> None:
+    """Raise ``GradError`` when a value ``node`` saved for its backward was written in place after
+    the node was made (the gradient would silently use the new value)."""
+    op = node.op
+    saved = getattr(op, "saves_inputs", True)
+    inputs = node.inputs if saved is True else (node.inputs[saved] if saved else ())
+    offset = 0 if saved is True or not saved else (saved.start or 0)
+    for position, x in enumerate(inputs, offset):
+        if not isinstance(x, Tensor) or x.data is None:
+            continue
+        for obj in (x, _memory_root(x.data)):
+            stamp, how = INPLACE_WRITES.stamp_of(obj)
+            if stamp > node.seq:
+                raise _modified_error(node, f"input {position}", x, how)
+    out = node.out
+    if out is not None and out.__class__ is not Tensor:
+        stamp, how = INPLACE_WRITES.stamp_of(_memory_root(out))
+        if stamp > node.seq:
+            raise _modified_error(node, "output", None, how, out)
+
+
+def _modified_error(node, which: str, tensor, how, array=None) -> GradError:
+    array = tensor.data if tensor is not None else array
+    described = f"{tensor.name!r}, " if tensor is not None and tensor.name else ""
+    described += f"a {array.dtype} tensor of shape {tuple(array.shape)}"
+    by = f" by {how}" if how else ""
+    site = creation_note(node)
+    return GradError(
+        f"one of the values needed for gradient computation was modified by an in-place operation: the "
+        f"{which} of {node.op.name} ({described}) was written{by} after {node.op.name} saved it for "
+        f"backward{site}. Compute the gradient before changing it, or change a copy (x = x.clone()) instead")
+
+
+# ---- anomaly mode: where each node was made ------------------------------------------------------------
+#: node -> (file, line, function, source line) of the user's code that made it; filled only under
+#: ``detect_anomaly`` (a weak mapping: it never keeps a graph alive).
+CREATION_SITES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def record_creation_site(node) -> None:
+    """Remember the user's line that made ``node`` (called for every node under ``detect_anomaly``)."""
+    import linecache
+
+    site = user_frame()
+    if site is not None:
+        filename, line, function = site
+        CREATION_SITES[node] = (filename, line, function, linecache.getline(filename, line).strip())
+
+
+def user_frame() -> Optional[tuple]:
+    """(file, line, function) of the innermost frame outside the graphgrad library, or None."""
+    import sys
+
+    from graphgrad.core.profiler import _in_library
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not _in_library(frame.f_code.co_filename):
+            return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
+        frame = frame.f_back
+    return None
+
+
+def creation_note(node) -> str:
+    """`` (created at file:line in function: `source`)`` for a node made under ``detect_anomaly``,
+    else a hint to turn anomaly mode on."""
+    site = CREATION_SITES.get(node)
+    if site is None:
+        return " (run under gg.detect_anomaly() to see the line that made it)"
+    filename, line, function, source = site
+    code = f": `{source}`" if source else ""
+    return f" (created at {filename}:{line} in {function}{code})"
+
+
 class ThreadLocalStack(threading.local):
     """A stack of which each thread sees its own (the default-graph stack, the trace stack): one
     thread building a graph or tracing a function leaves the others eager."""
@@ -290,6 +428,7 @@ def _reverse(roots, root_grads, retain_graph, targets, captured, grads, heap, se
         send(root, g)
     anomaly = bool(MODE_SWITCHES.count) and GRAD_MODE.anomaly
     profiling = PROFILER.active  # gg.profile(): each gradient rule is recorded
+    last_write = INPLACE_WRITES.last
     while heap:
         node = heapq.heappop(heap)[1]
         g = grads.pop(node)
@@ -298,6 +437,8 @@ def _reverse(roots, root_grads, retain_graph, targets, captured, grads, heap, se
             raise GradError(
                 f"trying to backward through the graph a second time (through {op.name}): "
                 "its saved values were freed by the first backward(); pass retain_graph=True to it")
+        if node.seq < last_write:  # something was written in place after this node was made
+            _check_saved(node)
         if node._hooks:
             g = _run_hooks(node._hooks, g)
         if node.retained is not None and node.retained() is not None:
@@ -319,7 +460,7 @@ def _reverse(roots, root_grads, retain_graph, targets, captured, grads, heap, se
             try:
                 gxs = op.backward(inputs, out, g)
             except NonFiniteError as error:
-                raise NonFiniteError(f"in the backward of {op.name}: {error}") from None
+                raise NonFiniteError(f"in the backward of {op.name}{creation_note(node)}: {error}") from None
         elif profiling:
             gxs = PROFILER.profile.backward(node, inputs, out, g)
         else:
@@ -327,7 +468,7 @@ def _reverse(roots, root_grads, retain_graph, targets, captured, grads, heap, se
         for x, gx in zip(inputs, gxs):
             if gx is not None and isinstance(x, Tensor) and x.requires_grad:
                 if anomaly and gx.data is not None:
-                    check_finite(f"the gradient of {op.name} (backward)", gx.data)
+                    check_finite(f"the gradient of {op.name} (backward){creation_note(node)}", gx.data)
                 send(x, gx)
         if not retain_graph and (out is None or out.data is not None):
             # (the nodes of a static graph are never freed: the graph is reused)
@@ -479,4 +620,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: Optional[bool] = None
 
 
 __all__ = ["Node", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "detect_anomaly"]
+           "detect_anomaly", "note_inplace_write"]

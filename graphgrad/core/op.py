@@ -30,11 +30,11 @@ from typing import Any, Callable, ClassVar
 
 from graphgrad import backend, config
 from graphgrad.backend import np
-from graphgrad.core.autograd import GRAD_MODE, MODE_SWITCHES, Node, check_finite
+from graphgrad.core.autograd import GRAD_MODE, MODE_SWITCHES, Node, check_finite, record_creation_site, user_frame
 from graphgrad.core.profiler import PROFILER, user_site
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import GradError, GraphgradError, ShapeError
+from graphgrad.errors import GradError, GraphgradError, NonFiniteError, ShapeError
 
 _ndarray = np.ndarray
 _namespace_of = backend.namespace_of
@@ -48,6 +48,10 @@ class Op:
     #: Whether ``backward`` reads ``out``. When False autograd does not keep the output array alive
     #: for the backward pass and passes ``out=None`` (the memory contract of the op).
     saves_output: ClassVar[bool] = True
+    #: Which inputs ``backward`` reads the values of (True: all; False: none, it needs only their
+    #: shapes; a ``slice`` of the inputs). A saved input written in place after the op ran makes
+    #: backward raise instead of silently using the new values (PyTorch's version-counter check).
+    saves_inputs: ClassVar[Any] = True
     #: ONNX op type of a one-to-one mapping (e.g. ``"Relu"``), or ``None`` (see the module docstring).
     onnx: ClassVar[Any] = None
 
@@ -127,19 +131,30 @@ class Op:
         if out.__class__ is not _ndarray:
             out = xp.asarray(out)
         if switched and GRAD_MODE.anomaly:
-            check_finite(f"{self.name} (forward)", out)
+            self._check_anomaly(out)
         t = _new_tensor(Tensor)
         t.data = out
         t.grad = t._spec = t._hooks = t.name = None
         if requires and (not switched or GRAD_MODE.enabled) and out.dtype.kind in "fc":
             t._node = Node(self, inputs, out if self.saves_output else None)
             t.requires_grad = True
+            if switched and GRAD_MODE.anomaly:
+                record_creation_site(t._node)
         else:
             t._node = None
             t.requires_grad = False
         return t
 
     __call__ = apply
+
+    def _check_anomaly(self, out) -> None:
+        """Under ``detect_anomaly``: a NaN/inf result raises, naming the op and the user's line."""
+        try:
+            check_finite(f"{self.name} (forward)", out)
+        except NonFiniteError as error:
+            site = user_frame()
+            where = f" at {site[0]}:{site[1]} in {site[2]}" if site else ""
+            raise NonFiniteError(f"{error}{where}") from None
 
     def _explain(self, inputs, exc: Exception) -> Exception:
         """Turn a backend failure into an error naming the op, via the shape rule when it can."""

@@ -338,8 +338,11 @@ class Tensor:
 
     def zero_(self) -> "Tensor":
         """Fill with zeros in place (not recorded by autograd). Returns self."""
+        from graphgrad.core.autograd import note_inplace_write
+
         self._check_inplace()
         self.data[...] = 0
+        note_inplace_write(self.data, "zero_()")
         return self
 
     def _check_inplace(self) -> None:
@@ -363,6 +366,7 @@ class Tensor:
         if self.requires_grad and autograd.is_grad_enabled():
             self._check_inplace()
         self._value()[_index_arrays(key)] = value.data if isinstance(value, Tensor) else value
+        autograd.note_inplace_write(self.data, "an item assignment (x[...] = value)")
 
 
 def _index_arrays(key):

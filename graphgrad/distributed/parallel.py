@@ -136,12 +136,14 @@ class DistributedDataParallel(Module):
             return
         for name, p in self.module.named_parameters():
             p.data[...] = comm.broadcast(p.data, 0, name=f"parameter {name}")
+            autograd.note_inplace_write(p.data, "the broadcast of rank 0's parameters")
         self._broadcast_buffers()
 
     def _broadcast_buffers(self) -> None:
         for name, b in self.module.named_buffers():
             if b is not None and b.data is not None:
                 b.data[...] = comm.broadcast(b.data, 0, name=f"buffer {name}")
+                autograd.note_inplace_write(b.data, "the broadcast of rank 0's buffers")
 
     def _check_layout(self) -> None:
         """Every rank must have planned the same buckets (then the hot path can skip the handshake)."""

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from graphgrad import backend
 from graphgrad.backend import np
+from graphgrad.core.autograd import note_inplace_write
 from graphgrad.data.loader import BatchSampler, DataLoader, RandomSampler, SequentialSampler
 from graphgrad.distributed import comm
 from graphgrad.distributed.sampler import DistributedSampler, ShardSampler
@@ -248,3 +249,4 @@ def sync_buffers(model) -> None:
     for name, buffer in model.named_buffers():
         if buffer is not None and buffer.data is not None:
             buffer.data[...] = comm.broadcast(buffer.data, 0, name=f"buffer {name}")
+            note_inplace_write(buffer.data, "the broadcast of rank 0's buffers")

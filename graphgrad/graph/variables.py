@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from graphgrad.backend import np, to_numpy
+from graphgrad.core.autograd import note_inplace_write
 from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor, to_array
@@ -144,6 +145,7 @@ class Assign(_VariableOp):
         var = self.variable
         new = xp.broadcast_to(xp.asarray(value, dtype=var.dtype), var.shape).copy()
         var.data = new
+        note_inplace_write(var, f"assign to {var.base_name!r}")
         return new
 
 
@@ -233,6 +235,7 @@ class Variable(Tensor):
             raise ShapeError(f"load: value of shape {tuple(array.shape)} does not match variable "
                              f"{self.base_name!r} of shape {tuple(self.shape)}")
         self.data = array.astype(self.dtype, copy=True)
+        note_inplace_write(self, f"load() of {self.base_name!r}")
 
     def __repr__(self) -> str:
         return (f"<gg.Variable {self.base_name!r} shape={tuple(self.shape)} dtype={self.dtype}, "

@@ -17,7 +17,7 @@ from graphgrad.core.op import as_tensor_args
 from graphgrad.core.random import Generator
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
-from graphgrad.core.autograd import is_grad_enabled
+from graphgrad.core.autograd import is_grad_enabled, note_inplace_write
 from graphgrad.ops.activations_more import (cosine_similarity, gumbel_softmax, hardshrink, pairwise_distance, pdist,
                                             prelu, softshrink, tanhshrink)
 from graphgrad.ops.activations_more import rrelu as _rrelu
@@ -148,6 +148,7 @@ def _writes_back(fn):
         out = fn(input, *args, **kwargs)
         if isinstance(input, Tensor) and input.data is not None and not (input.requires_grad and is_grad_enabled()):
             input.data[...] = out.data
+            note_inplace_write(input.data, f"{fn.__name__}_()")
             return input
         return out
 

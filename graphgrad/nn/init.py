@@ -16,7 +16,7 @@ from typing import Optional
 
 from graphgrad import backend
 from graphgrad.backend import np
-from graphgrad.core.autograd import no_grad
+from graphgrad.core.autograd import no_grad, note_inplace_write
 from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
@@ -88,6 +88,7 @@ def _fill(tensor: Tensor, values) -> Tensor:
         data = tensor.data
         values = np.asarray(values, dtype=data.dtype) if data.dtype.kind != "b" else np.asarray(values)
         data[...] = backend.to_device(values, tensor.device) if tensor.device != "cpu" else values
+        note_inplace_write(data, "an initializer (gg.nn.init)")
     return tensor
 
 

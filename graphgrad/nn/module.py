@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
+from graphgrad.core.autograd import note_inplace_write
 from graphgrad.core.tensor import RemovableHandle, Tensor, dtype_and_device, to_array
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import ShapeError
@@ -311,6 +312,7 @@ class Module:
             if data is t.data:
                 continue
             t.data = data
+            note_inplace_write(t, "Module.to()")
             if t.grad is not None:
                 t.grad = None
         return self
@@ -432,6 +434,7 @@ class Module:
         for key, value in values.items():
             target = targets[key]
             target.data = value.astype(target.dtype, copy=True)
+            note_inplace_write(target, "load_state_dict()")
         return missing, unexpected
 
     # ---- display ---------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ def _known(shape) -> bool:
 
 class Identity(Op):
     """The input, unchanged (a named pass-through node in graphs)."""
+    saves_inputs = False  # backward needs only the inputs' shapes
     onnx = "Identity"
 
     saves_output = False
@@ -112,6 +113,7 @@ class RandomLike(Op):
 
 class BroadcastLike(Op):
     """``x`` broadcast to the (run-time) shape of ``like``."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     saves_output = False
 
@@ -130,6 +132,7 @@ class BroadcastLike(Op):
 
 class SumLike(Op):
     """``x`` summed down to the (run-time) shape of ``like``: the inverse of broadcasting."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     saves_output = False
 
@@ -151,6 +154,7 @@ class SumLike(Op):
 
 class ReshapeLike(Op):
     """``x`` reshaped to the (run-time) shape of ``like`` (same number of elements)."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     saves_output = False
 
@@ -190,6 +194,7 @@ class Flatten(Op):
     """Merge axes ``start_axis..end_axis`` (non-negative, inclusive) into one; the shape of the others
     is read when it runs, so it works on graph tensors with unknown dimensions (``flatten`` uses
     ``Reshape`` when the shape is fully known)."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     props = ("start_axis", "end_axis")
     saves_output = False

@@ -68,6 +68,7 @@ class Binary(Op):
 
 
 class Add(Binary):
+    saves_inputs = False  # backward needs only the inputs' shapes
     onnx = "Add"
     ufunc = "add"
     saves_output = False
@@ -80,6 +81,7 @@ class Add(Binary):
 
 
 class Sub(Binary):
+    saves_inputs = False  # backward needs only the inputs' shapes
     onnx = "Sub"
     ufunc = "subtract"
     saves_output = False
@@ -335,6 +337,7 @@ class Clip(Op):
 
 class Cast(Op):
     """Convert to ``dtype``; the gradient is cast back to the input's dtype."""
+    saves_inputs = False  # backward needs only the inputs' shapes
     onnx = "Cast"
 
     def onnx_attributes(self, opset):

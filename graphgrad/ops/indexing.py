@@ -174,6 +174,7 @@ def _build_key(xp, key: tuple, arrays) -> tuple:
 
 class GetItem(Op):
     """``x[key]`` (NumPy basic and advanced indexing). Gradient: ``IndexAdd`` of ``g`` into zeros."""
+    saves_inputs = slice(1, None)  # backward reads the index arrays, only the shape of x
 
     props = ("key",)
 

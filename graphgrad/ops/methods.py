@@ -7,7 +7,7 @@ list of method names.
 from __future__ import annotations
 
 from graphgrad import ops
-from graphgrad.core.autograd import is_grad_enabled
+from graphgrad.core.autograd import is_grad_enabled, note_inplace_write
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError
 from graphgrad.ops import elementwise as ew
@@ -61,6 +61,7 @@ def _inplace(op):
             a.assign(result)
             return a
         a._value()[...] = result.data
+        note_inplace_write(a.data, f"an in-place {op.name} (x op= y)")
         return a
 
     return method

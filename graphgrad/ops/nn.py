@@ -17,7 +17,7 @@ from graphgrad.core.op import Op, as_tensor_args, needs_grad
 from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.spec import TensorSpec, normalize_axis
 from graphgrad.core.tensor import Tensor
-from graphgrad.core.autograd import is_grad_enabled, no_grad
+from graphgrad.core.autograd import is_grad_enabled, no_grad, note_inplace_write
 from graphgrad.dtypes import float_result
 from graphgrad.errors import ArgumentError, DTypeError, GradError, IndexRangeError, ShapeError
 from graphgrad.ops.elementwise import equal, where
@@ -208,6 +208,7 @@ def _update_running(stat: Optional[Tensor], batch_value: Tensor, momentum: float
         value = batch_value.data.reshape(stat.shape).astype(stat.dtype, copy=False)
         stat.data *= (1.0 - momentum)
         stat.data += momentum * value
+        note_inplace_write(stat.data, "the running-statistics update of a normalization layer")
 
 
 def _assign_running(stat: Optional[Tensor], batch_value: Tensor, momentum: float) -> None:

@@ -97,6 +97,7 @@ class _Reduction(Op):
 
 class Sum(_Reduction):
     """Sum over ``axis``. Gradient: the upstream gradient broadcast back over the reduced axes."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     def out_dtype(self, dtype):
         return _accumulator_dtype(dtype)
@@ -113,6 +114,7 @@ class Sum(_Reduction):
 class Mean(_Reduction):
     """Arithmetic mean over ``axis`` (integers give the default float dtype). Gradient: ``g / n``
     broadcast back."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     def out_dtype(self, dtype):
         if dtype.kind not in "biufc":

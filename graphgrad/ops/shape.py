@@ -46,6 +46,7 @@ def _resolve_shape(op_name: str, shape: tuple, target: tuple) -> tuple:
 
 class Reshape(Op):
     """Same elements, new shape (one dimension may be -1)."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     props = ("shape",)
 
@@ -64,6 +65,7 @@ class Reshape(Op):
 
 class BroadcastTo(Op):
     """Repeat size-1 (and missing leading) axes up to ``shape``."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     props = ("shape",)
 
@@ -85,6 +87,7 @@ class BroadcastTo(Op):
 
 class Transpose(Op):
     """Permute the axes: output axis ``i`` is input axis ``axes[i]``."""
+    saves_inputs = False  # backward needs only the inputs' shapes
     onnx = "Transpose"
 
     def onnx_attributes(self, opset):
@@ -113,6 +116,7 @@ class Transpose(Op):
 
 class Squeeze(Op):
     """Remove the size-1 axes ``axes`` (non-negative, sorted)."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     props = ("axes",)
 
@@ -134,6 +138,7 @@ class Squeeze(Op):
 
 class ExpandDims(Op):
     """Insert size-1 axes so that they sit at positions ``axes`` (non-negative, sorted) of the output."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     props = ("axes",)
 
@@ -158,6 +163,7 @@ class ExpandDims(Op):
 
 class Concatenate(Op):
     """Join tensors along an existing ``axis``. Gradient: ``g`` sliced back into the pieces."""
+    saves_inputs = False  # backward needs only the inputs' shapes
     onnx = "Concat"
 
     def onnx_attributes(self, opset):
@@ -240,6 +246,7 @@ def _pad_pairs(op_name: str, pad_width, ndim: int, allow_negative: bool = False)
 
 class Pad(Op):
     """Constant padding: ``pad_width`` is one (before, after) pair per axis. Gradient: ``g`` cropped."""
+    saves_inputs = False  # backward needs only the inputs' shapes
 
     props = ("pad_width", "value")
 

@@ -12,7 +12,7 @@ from typing import Any, Sequence, Union
 
 from graphgrad import backend
 from graphgrad.core import creation
-from graphgrad.core.autograd import is_grad_enabled
+from graphgrad.core.autograd import is_grad_enabled, note_inplace_write
 from graphgrad.core.tensor import Tensor, ValuesIndices, dtype_and_device
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import GradError, GraphError
@@ -222,6 +222,7 @@ def _writable(x: Tensor, what: str):
         raise GradError(f"{what}: a tensor that requires grad cannot be modified in place while gradients are "
                         "recorded (a leaf Variable that requires grad is being used in an in-place operation); "
                         "wrap it in `with gg.no_grad():`")
+    note_inplace_write(x.data, f"{what}()")
     return x.data
 
 

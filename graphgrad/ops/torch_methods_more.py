@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from graphgrad import backend
 from graphgrad.core import creation
+from graphgrad.core.autograd import note_inplace_write
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops import elementwise as ew
@@ -231,6 +232,7 @@ def _reshaping_inplace(name: str) -> Callable:
     def method(x: Tensor, *args, **kwargs) -> Tensor:
         _writable(x, name + "_")
         x.data = getattr(Tensor, name)(x.detach(), *args, **kwargs).data
+        note_inplace_write(x, name + "_()")
         return x
 
     method.__name__ = name + "_"

@@ -41,6 +41,7 @@ class FloatUnary(Op):
 
 
 class Neg(Unary):
+    saves_inputs = False  # backward needs only the inputs' shapes
     onnx = "Neg"
     saves_output = False
     ufunc = "negative"

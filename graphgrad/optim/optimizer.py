@@ -29,7 +29,7 @@ import copy
 from typing import Any, Callable, Iterable, Optional
 
 from graphgrad.backend import namespace_of
-from graphgrad.core.autograd import enable_grad, no_grad
+from graphgrad.core.autograd import enable_grad, no_grad, note_inplace_write
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GraphError, ShapeError
 from graphgrad.graph.graph import building_graph, graph_of
@@ -170,6 +170,7 @@ class Optimizer:
                     g = p.grad = g.detach()
                 try:
                     g.data[...] = 0
+                    note_inplace_write(g.data, "zero_grad()")
                 except ValueError:  # a read-only array (a broadcast view)
                     g.data = namespace_of(g.data).zeros_like(g.data)
 
@@ -212,6 +213,7 @@ class Optimizer:
                             view["step"] = state["step"] = count + 1
                     new = self._update(p.detach(), grad, view, group)
                     p.data[...] = new.data
+                    note_inplace_write(p.data, f"{type(self).__name__}.step()")
                     for name, value in view.items():
                         old = state.get(name)
                         if name == "step":
@@ -249,6 +251,10 @@ class Optimizer:
         except GraphError:
             self.fused = False  # a rule that needs tensor values in Python: step op by op from now on
             return False
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    note_inplace_write(p, f"{type(self).__name__}.step()")
         return True
 
     def _traced_step(self, key: tuple, grads: list) -> None:
