@@ -148,7 +148,12 @@ def read_npz(source: Any, where: Optional[str] = None, error: type = FileLoadErr
             raise error(f"{where} is not a readable .npz file: truncated or not a zip archive "
                         f"({type(exc).__name__}: {exc})") from None
         with archive:
-            return _read_members(archive, source, where, error, limit_error, kinds)
+            try:
+                return _read_members(archive, source, where, error, limit_error, kinds)
+            except GraphgradError:
+                raise
+            except Exception as exc:  # a central directory zipfile accepted but cannot use (empty names...)
+                raise error(f"{where} is a corrupt .npz file ({type(exc).__name__}: {exc})") from None
     finally:
         if handle is not source:
             handle.close()

@@ -123,7 +123,8 @@ class OnnxNode:
     def __init__(self, proto, opset: int, inputs: list, interpreter: "Interpreter"):
         self.proto = proto
         self.op_type = proto.op_type
-        self.name = proto.name or f"{proto.op_type} (unnamed, output {proto.output[0]!r})"
+        self.name = proto.name or (f"{proto.op_type} (unnamed, output {proto.output[0]!r})" if proto.output
+                                   else f"{proto.op_type} (unnamed, no outputs)")
         self.domain = proto.domain
         self.opset = opset
         self.inputs = inputs
@@ -293,6 +294,11 @@ class Interpreter:
             raise
         except GraphgradError as exc:
             raise OnnxImportError(f"ONNX {proto.op_type} node {node.name!r}: {exc}") from exc
+        except MemoryError:
+            raise
+        except Exception as exc:  # a converter meeting a node it does not expect (a corrupt or unusual model)
+            raise OnnxImportError(f"ONNX {proto.op_type} node {node.name!r} cannot be imported "
+                                  f"({type(exc).__name__}: {exc})") from exc
         return outputs
 
 
@@ -558,10 +564,31 @@ def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = N
 
     Returns an :class:`OnnxGraph`: ``.graph``, ``.inputs``/``.outputs`` by ONNX name, ``.run(feeds)``.
     """
+    model = as_model(path_or_proto, base_dir)
+    with _import_errors(path_or_proto):
+        return _load(model, trainable, input_shapes, max_unrolled_nodes)
+
+
+@contextlib.contextmanager
+def _import_errors(path_or_proto):
+    """Any other exception while importing a parsed model (a corrupt or malformed model: names that are
+    not text, fields of the wrong kind) as an OnnxImportError naming the model."""
+    try:
+        yield
+    except (GraphgradError, MemoryError):
+        raise
+    except Exception as exc:
+        if isinstance(path_or_proto, (str, os.PathLike)):
+            where = f"ONNX model {os.fspath(path_or_proto)!r}"
+        else:
+            where = "the ONNX model given"
+        raise OnnxImportError(f"{where} cannot be imported: it is malformed ({type(exc).__name__}: {exc})") from exc
+
+
+def _load(model, trainable: bool, input_shapes: Optional[dict], max_unrolled_nodes: Optional[int]) -> OnnxGraph:
     from graphgrad.graph.graph import Graph
     from graphgrad.graph.variables import Variable, constant, placeholder
 
-    model = as_model(path_or_proto, base_dir)
     graph = Graph()
     inputs, variables = {}, {}
     with graph.as_default():
@@ -607,7 +634,9 @@ def to_module(path_or_proto, trainable: bool = True, max_unrolled_nodes: Optiona
     tensors, eagerly or inside ``gg.function``. Returns one tensor for a one-output model, else a tuple."""
     from graphgrad.io.onnx.module import OnnxModule
 
-    return OnnxModule(as_model(path_or_proto, base_dir), trainable=trainable, max_unrolled_nodes=max_unrolled_nodes)
+    model = as_model(path_or_proto, base_dir)
+    with _import_errors(path_or_proto):
+        return OnnxModule(model, trainable=trainable, max_unrolled_nodes=max_unrolled_nodes)
 
 
 __all__ = ["CONVERTERS", "converter", "op_key", "load_converters", "OnnxNode", "OnnxImportError", "Interpreter",
