@@ -310,17 +310,30 @@ class _ArrayUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
+class _UnreadablePickle(FileLoadError, pickle.UnpicklingError):
+    """A CIFAR batch that is refused (it asks for more than arrays and containers) or broken; caught as
+    FileLoadError, ValueError or pickle.UnpicklingError."""
+
+
 def _read_cifar_batch(f, where: str):
-    batch = _ArrayUnpickler(f, encoding="latin1").load()
+    try:
+        batch = _ArrayUnpickler(f, encoding="latin1").load()
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            UnicodeDecodeError, struct.error) as exc:
+        raise _UnreadablePickle(f"{where} is not a readable CIFAR-10 batch ({type(exc).__name__}: {exc})") from None
     if not isinstance(batch, dict):
-        raise ValueError(f"{where} is not a CIFAR-10 batch (expected a dict)")
+        raise FileLoadError(f"{where} is not a CIFAR-10 batch (expected a dict)")
     batch = {k.decode() if isinstance(k, bytes) else k: v for k, v in batch.items()}
     if "data" not in batch or "labels" not in batch:
-        raise ValueError(f"{where} is not a CIFAR-10 batch: it has keys {sorted(batch)}, expected 'data' and 'labels'")
-    data = np.asarray(batch["data"], dtype=np.uint8).reshape(-1, 3, 32, 32)
-    labels = np.asarray(batch["labels"], dtype=np.int64)
+        raise FileLoadError(f"{where} is not a CIFAR-10 batch: it has keys {sorted(map(repr, batch))}, expected "
+                            "'data' and 'labels'")
+    try:
+        data = np.asarray(batch["data"], dtype=np.uint8).reshape(-1, 3, 32, 32)
+        labels = np.asarray(batch["labels"], dtype=np.int64).reshape(-1)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise FileLoadError(f"{where}: its 'data' or 'labels' are not CIFAR-10 images and labels ({exc})") from None
     if len(data) != len(labels):
-        raise ValueError(f"{where}: {len(data)} images but {len(labels)} labels")
+        raise FileLoadError(f"{where}: {len(data)} images but {len(labels)} labels")
     return data, labels
 
 
@@ -346,16 +359,23 @@ def load_cifar10(root: PathLike, train: bool = True) -> tuple[Tensor, Tensor]:
         if all(os.path.isfile(os.path.join(folder, n)) for n in names):
             arrays = []
             for n in names:
-                with open(os.path.join(folder, n), "rb") as f:
-                    arrays.append(_read_cifar_batch(f, os.path.join(folder, n)))
+                # read whole (bounded by the load limit) and unpickled from memory: a length the pickle
+                # declares can then never make a read allocate more than the file holds
+                path = os.path.join(folder, n)
+                files.check_load_size(os.path.getsize(path), path, "the file")
+                with open(path, "rb") as f:
+                    arrays.append(_read_cifar_batch(io.BytesIO(f.read()), path))
             break
     tar_path = os.path.join(root, "cifar-10-python.tar.gz")
     if arrays is None and os.path.isfile(tar_path):
         with tarfile.open(tar_path, "r:gz") as tar:
             members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
             if all(n in members for n in names):
-                arrays = [_read_cifar_batch(io.BytesIO(tar.extractfile(members[n]).read()), f"{tar_path}:{n}")
-                          for n in names]
+                arrays = []
+                for n in names:  # a member's declared size is checked before it is decompressed
+                    files.check_load_size(members[n].size, f"{tar_path}:{n}", "the archive member")
+                    data = tar.extractfile(members[n]).read(members[n].size)
+                    arrays.append(_read_cifar_batch(io.BytesIO(data), f"{tar_path}:{n}"))
     if arrays is None:
         folder = os.path.abspath(root)
         raise FileNotFoundError(

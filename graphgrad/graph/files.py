@@ -15,8 +15,8 @@ from typing import Any, Optional
 from graphgrad.backend import np
 from graphgrad.errors import FileLoadError, GraphgradError, LoadLimitError
 
-__all__ = ["max_load_bytes", "check_load_size", "read_npz", "read_npy", "read_exactly", "pytorch_file_error",
-           "LIMIT_HINT"]
+__all__ = ["max_load_bytes", "check_load_size", "read_npz", "read_npy", "read_exactly", "read_bounded",
+           "pytorch_file_error", "LIMIT_HINT"]
 
 #: How to raise the limit, appended to every limit error.
 LIMIT_HINT = "raise graphgrad.config.max_load_bytes to load it (e.g. graphgrad.config.max_load_bytes = 16 << 30)"
@@ -77,6 +77,21 @@ def read_exactly(stream, nbytes: int, where: str, what: str, error: type = FileL
         view[pos:pos + len(chunk)] = chunk
         pos += len(chunk)
     return out
+
+
+def read_bounded(f, where: str, what: str = "the file", error: type = LoadLimitError) -> bytes:
+    """All of ``f`` (a file of any kind, a FIFO included), read in 1 MiB chunks; ``error`` as soon as
+    it holds more than the load limit."""
+    limit = max_load_bytes()
+    chunks, total = [], 0
+    while True:
+        chunk = f.read(min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise error(f"{where}: {what} is over the load limit of {limit} bytes; {LIMIT_HINT}")
 
 
 class _Counting:

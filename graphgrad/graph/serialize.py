@@ -416,7 +416,10 @@ def read_document(path: str) -> tuple:
     json_path, weights_path = graph_paths(path)
     try:
         with open(json_path, "rb") as f:
-            document = json.loads(f.read().decode("utf-8"))
+            size = os.fstat(f.fileno()).st_size
+            files.check_load_size(size, repr(json_path), "the graph file", GraphError)
+            text = files.read_bounded(f, repr(json_path), "the graph file", GraphError)  # FIFOs, devices too
+            document = json.loads(text.decode("utf-8"))
     except FileNotFoundError:
         raise GraphError(f"no saved graph at {json_path!r}") from None
     except (ValueError, RecursionError) as exc:

@@ -163,3 +163,18 @@ def test_a_safetensors_file_whose_header_length_looks_like_a_pickle_still_loads(
     path = tmp_path / "w.safetensors"
     path.write_bytes(data)
     assert gg.load(path)["w"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_truncated_cifar_batch_names_the_file(tmp_path):
+    import pickle
+
+    from graphgrad.data.datasets import load_cifar10
+
+    batch = pickle.dumps({"data": np.zeros((2, 3072), np.uint8), "labels": [0, 1]})
+    (tmp_path / "test_batch").write_bytes(batch[: len(batch) // 2])
+    with pytest.raises(FileLoadError, match="test_batch.*not a readable CIFAR-10 batch") as info:
+        load_cifar10(tmp_path, train=False)
+    assert isinstance(info.value, pickle.UnpicklingError)  # what older code caught
+    (tmp_path / "test_batch").write_bytes(pickle.dumps({"data": np.zeros(5, np.uint8), "labels": [0]}))
+    with pytest.raises(FileLoadError, match="test_batch"):
+        load_cifar10(tmp_path, train=False)

@@ -219,3 +219,59 @@ def test_idx_round_trip_still_works(tmp_path):
 def test_every_refusal_is_a_graphgrad_error():
     assert issubclass(LoadLimitError, FileLoadError) and issubclass(FileLoadError, GraphgradError)
     assert issubclass(FileLoadError, ValueError)
+
+
+def test_graph_json_is_bounded_even_when_it_is_not_a_regular_file(tmp_path, monkeypatch):
+    import os
+    import threading
+
+    g = gg.Graph()
+    with g.as_default():
+        w = gg.Variable(np.zeros(3, np.float32), name="w")
+        gg.identity(w, name="y")
+    path = str(tmp_path / "model")
+    gg.save_graph(g, path)
+    monkeypatch.setattr(config, "max_load_bytes", 100)
+    with pytest.raises(gg.GraphError, match=r"model\.json.*max_load_bytes"):
+        gg.load_graph(path)
+    # a FIFO reports size 0: reading it stops at the limit instead of draining it
+    os.unlink(path + ".json")
+    os.mkfifo(path + ".json")
+    stop = threading.Event()
+
+    def writer():
+        with open(path + ".json", "wb") as f:
+            try:  # 16 MiB at most, so that an unbounded reader fails the memory check instead of hanging
+                for _ in range(16 * MiB // 4096):
+                    if stop.is_set():
+                        break
+                    f.write(b" " * 4096)
+            except BrokenPipeError:
+                pass
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    error, peak, seconds = _peak_and_seconds(lambda: gg.load_graph(path))
+    stop.set()
+    assert isinstance(error, gg.GraphError) and "max_load_bytes" in str(error), error
+    assert peak < 2 * MiB and seconds < 2.0
+    thread.join(timeout=5)
+
+
+def test_cifar_archive_member_declaring_too_much_is_refused(tmp_path, monkeypatch):
+    import tarfile
+
+    from graphgrad.data.datasets import load_cifar10
+
+    path = tmp_path / "cifar-10-python.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("cifar-10-batches-py/test_batch")
+        info.size = 8 * MiB
+        tar.addfile(info, io.BytesIO(bytes(8 * MiB)))
+    monkeypatch.setattr(config, "max_load_bytes", 1 * MiB)
+    error, peak, _ = _peak_and_seconds(lambda: load_cifar10(tmp_path, train=False))
+    assert isinstance(error, LoadLimitError) and "test_batch" in str(error), error
+    assert peak < MiB
+    monkeypatch.setattr(config, "max_load_bytes", 16 * MiB)  # allowed now, but not a pickle
+    with pytest.raises(FileLoadError, match="test_batch.*not a readable CIFAR-10 batch"):
+        load_cifar10(tmp_path, train=False)
