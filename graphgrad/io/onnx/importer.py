@@ -512,7 +512,7 @@ class OnnxGraph:
             an optional input imported empty).
         outputs: {ONNX output name: graph tensor} (an import-time constant output is a constant node;
             a sequence output is a list of graph tensors, an empty optional None).
-        variables: {initializer name: gg.Variable} (float initializers, when ``trainable``).
+        variables: {initializer name: gg.Variable}: the initializers ``trainable`` chose (by default the weights).
     """
 
     def __init__(self, graph, inputs: dict, outputs: dict, variables: dict, model):
@@ -546,13 +546,16 @@ class OnnxGraph:
         return [unflatten(fetch, results) for fetch in fetches]
 
 
-def load(path_or_proto, trainable: bool = True, input_shapes: Optional[dict] = None,
+def load(path_or_proto, trainable: Any = "auto", input_shapes: Optional[dict] = None,
          max_unrolled_nodes: Optional[int] = None, base_dir: Optional[str] = None) -> OnnxGraph:
     """Import an ONNX model (a path, bytes or ``onnx.ModelProto``) as a graphgrad graph.
 
     Args:
-        trainable: float initializers become ``gg.Variable`` s (fine-tune with ``gg.gradients`` or an
-            optimizer's ``minimize``); otherwise constants.
+        trainable: which initializers become ``gg.Variable`` s (fine-tune with ``gg.gradients`` or an
+            optimizer's ``minimize``); the others are constants. ``"auto"`` (default): the weights only,
+            not the scales, exponents, mask fills, epsilons, running statistics or tables an exporter
+            stores as initializers too (see :mod:`graphgrad.io.onnx.trainable`); ``True``: every float
+            initializer; ``False``: none; or a collection of names, or a predicate ``fn(name, array)``.
         input_shapes: {input name: shape} to fix dims the model leaves symbolic (a static shape lets
             shape computations be evaluated at import time). A sequence input needs a list of
             shapes, one per tensor (its length is fixed by the import); an optional input given
@@ -585,9 +588,10 @@ def _import_errors(path_or_proto):
         raise OnnxImportError(f"{where} cannot be imported: it is malformed ({type(exc).__name__}: {exc})") from exc
 
 
-def _load(model, trainable: bool, input_shapes: Optional[dict], max_unrolled_nodes: Optional[int]) -> OnnxGraph:
+def _load(model, trainable: Any, input_shapes: Optional[dict], max_unrolled_nodes: Optional[int]) -> OnnxGraph:
     from graphgrad.graph.graph import Graph
     from graphgrad.graph.variables import Variable, constant, placeholder
+    from graphgrad.io.onnx.trainable import trainable_initializers
 
     graph = Graph()
     inputs, variables = {}, {}
@@ -599,8 +603,10 @@ def _load(model, trainable: bool, input_shapes: Optional[dict], max_unrolled_nod
             given = (input_shapes or {}).get(info.name, ...)
             inputs[info.name] = make_input(info.type, info.name, make_placeholder, given)
         initializers = {}
-        for name, array in initializer_arrays(model.graph).items():
-            if trainable and array.dtype.kind == "f":
+        arrays = initializer_arrays(model.graph)
+        trained = trainable_initializers(model, arrays, trainable)
+        for name, array in arrays.items():
+            if name in trained:
                 variables[name] = Variable(array, name=_safe_name(name))
                 initializers[name] = graph.read_variable(variables[name])
             else:
@@ -627,10 +633,11 @@ def _safe_name(name: str) -> str:
 
 
 # ---- to_module: a Module -----------------------------------------------------------------------------------
-def to_module(path_or_proto, trainable: bool = True, max_unrolled_nodes: Optional[int] = None,
+def to_module(path_or_proto, trainable: Any = "auto", max_unrolled_nodes: Optional[int] = None,
               base_dir: Optional[str] = None):
-    """Import an ONNX model as a ``gg.nn.Module``: float initializers are Parameters (so
-    ``model.parameters()`` fine-tunes it), and ``model(*inputs)`` runs the ONNX graph on graphgrad
+    """Import an ONNX model as a ``gg.nn.Module``: its weights are Parameters (so
+    ``model.parameters()`` fine-tunes it; ``trainable`` chooses which initializers, as for :func:`load`:
+    by default the weights, not the constants an exporter stores as initializers), and ``model(*inputs)`` runs the ONNX graph on graphgrad
     tensors, eagerly or inside ``gg.function``. Returns one tensor for a one-output model, else a tuple."""
     from graphgrad.io.onnx.module import OnnxModule
 

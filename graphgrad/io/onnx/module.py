@@ -24,6 +24,7 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.graph.graph import Graph, building_graph, topo_order
 from graphgrad.graph.session import Session
 from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, placeholder
+from graphgrad.io.onnx.trainable import Trainable, trainable_initializers
 from graphgrad.io.onnx.importer import (Interpreter, OnnxImportError, flatten, graph_inputs, initializer_arrays,
                                         make_input, opsets_of, structure_of)
 from graphgrad.nn.module import Module
@@ -36,18 +37,24 @@ MAX_SIGNATURES = 16
 class OnnxModule(Module):
     """Runs an ONNX graph with graphgrad ops on the tensors it is called with.
 
-    Float initializers are Parameters (``trainable=True``), registered under their ONNX names (made
-    attribute-safe), so ``model.parameters()``, ``state_dict()`` and optimizers work as for any
+    The initializers that are weights are Parameters, registered under their ONNX names (made
+    attribute-safe); the others (scales, exponents, mask fills, epsilons, running statistics, tables)
+    stay constants. ``trainable`` chooses: ``"auto"`` (the default: PyTorch's own record of its
+    parameters when the exporter wrote one, else the graph's structure, see
+    :mod:`graphgrad.io.onnx.trainable`), ``True`` (every float initializer), ``False``, a collection of
+    initializer names, or a predicate ``fn(name, array) -> bool``. So ``model.parameters()``, ``state_dict()`` and optimizers work as for any
     module. ``forward(*inputs)`` takes the model's inputs in order (arrays or tensors; a list of them
     for a sequence input, None for an empty optional) and returns one value for a one-output model,
     else a tuple (a sequence output is a list of tensors).
 
     Attributes:
+        trained_initializers: the ONNX names of the initializers that are Parameters, in model order.
+        constant_initializers: the ONNX names of the float initializers kept constant.
         conversions: how many times the ONNX graph was converted (once per new input signature, and
             on every call of a model that must be interpreted per call).
     """
 
-    def __init__(self, model, trainable: bool = True, max_unrolled_nodes=None):
+    def __init__(self, model, trainable: Trainable = "auto", max_unrolled_nodes=None):
         super().__init__()
         self.model = model
         self.input_names = [i.name for i in graph_inputs(model)]
@@ -55,8 +62,12 @@ class OnnxModule(Module):
         self.output_names = [o.name for o in model.graph.output]
         self._constants = {}
         self._param_names = {}
-        for name, array in initializer_arrays(model.graph).items():
-            if trainable and array.dtype.kind == "f":
+        arrays = initializer_arrays(model.graph)
+        trained = trainable_initializers(model, arrays, trainable)
+        self.trained_initializers = [name for name in arrays if name in trained]
+        self.constant_initializers = [name for name, a in arrays.items() if a.dtype.kind == "f" and name not in trained]
+        for name, array in arrays.items():
+            if name in trained:
                 key = _attribute_name(name, self._param_names.values())
                 setattr(self, key, Parameter(array))
                 self._param_names[name] = key
@@ -148,7 +159,16 @@ class OnnxModule(Module):
 
     def extra_repr(self) -> str:
         ops = sorted({n.op_type for n in self.model.graph.node})
-        return f"inputs={self.input_names}, outputs={self.output_names}, ops={ops}"
+        values = sum(int(getattr(self, key).size) for key in self._param_names.values())
+        return (f"inputs={self.input_names}, outputs={self.output_names}, ops={ops},\n"
+                f"trained={_name_summary(self.trained_initializers)} ({values:,} values), "
+                f"constant={_name_summary(self.constant_initializers)}")
+
+
+def _name_summary(names: list, shown: int = 8) -> str:
+    """``[a, b, ... (+N more)]``: a list of names short enough for a repr."""
+    head = ", ".join(names[:shown])
+    return f"[{head}{f', ... (+{len(names) - shown} more)' if len(names) > shown else ''}] ({len(names)})"
 
 
 def _checked_input(given):

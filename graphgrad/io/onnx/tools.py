@@ -8,6 +8,7 @@ from typing import Optional, Sequence
 from graphgrad.backend import np
 from graphgrad.errors import FileLoadError
 from graphgrad.graph import files
+from graphgrad.io.onnx.trainable import trainable_initializers
 from graphgrad.io.onnx.importer import (CONVERTERS, OnnxImportError, as_model, graph_inputs, initializer_arrays,
                                         load_converters, np_dtype, op_key, opsets_of, value_info_spec, value_kind)
 
@@ -25,12 +26,16 @@ def info(path_or_proto) -> dict:
     model = as_model(path_or_proto)
     inits = initializer_arrays(model.graph)
     ops = collections.Counter(op_key(n.domain, n.op_type) for n in model.graph.node)
+    trained = trainable_initializers(model, inits)
     return {
         "inputs": [(i.name, *_maybe_spec(i)) for i in graph_inputs(model)],
         "outputs": [(o.name, *_maybe_spec(o)) for o in model.graph.output],
         "ops": dict(sorted(ops.items())),
         "parameters": int(sum(math.prod(a.shape) for a in inits.values())),
         "initializers": len(inits),
+        "trained": [name for name in inits if name in trained],
+        "trained_values": int(sum(inits[name].size for name in trained)),
+        "constants": [name for name, a in inits.items() if a.dtype.kind == "f" and name not in trained],
         "opsets": opsets_of(model),
         "missing_ops": sorted(op for op in ops if op not in CONVERTERS),
         "producer": f"{model.producer_name} {model.producer_version}".strip(),
@@ -67,10 +72,21 @@ def format_info(report: dict) -> str:
     lines.append("outputs:")
     lines += [f"  {name} {_shape_text(shape)} {dtype or ''}".rstrip() for name, shape, dtype in report["outputs"]]
     lines.append(f"parameters: {report['parameters']:,} in {report['initializers']} initializers")
+    trained, constants = report["trained"], report["constants"]
+    lines.append(f"fine-tuning trains {len(trained)} of them ({report['trained_values']:,} values; "
+                 f"trainable=\"auto\"): " + _names(trained))
+    lines.append(f"float initializers kept constant ({len(constants)}): " + _names(constants))
     lines.append("ops: " + ", ".join(f"{op} x{n}" for op, n in report["ops"].items()))
     missing = report["missing_ops"]
     lines.append("ops graphgrad lacks: " + (", ".join(missing) if missing else "none (every op is supported)"))
     return "\n".join(lines)
+
+
+def _names(names: list, shown: int = 12) -> str:
+    if not names:
+        return "none"
+    more = f", ... (+{len(names) - shown} more)" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def parse_inputs(specs: Sequence[str]) -> dict:

@@ -62,7 +62,9 @@ def test_module_matches_onnxruntime_and_keeps_float32():
     assert out.dtype == gg.float32
     np.testing.assert_allclose(out.numpy(), _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
     names = dict(net.named_parameters())
-    assert len(names) == 8 and all(p.dtype == gg.float32 for p in names.values())
+    # the weights are Parameters; BatchNorm's running statistics stay constants (PyTorch's buffers)
+    assert len(names) == 6 and all(p.dtype == gg.float32 for p in names.values())
+    assert len(net.constant_initializers) == 2
 
 
 def test_load_runs_in_a_session_and_its_graph_differentiates():

@@ -142,11 +142,11 @@ def test_optimizer_updates_are_seen_by_the_next_call():
 
 
 def test_a_parameter_taken_as_a_constant_converts_again_when_it_changes():
-    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")  # a float: a Parameter
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")  # a Parameter when asked
     graph = helper.make_graph([helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest")], "g",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [scales])
-    net = to_module(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    net = to_module(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), trainable=True)
     x = gg.tensor(np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2))
     assert net(x).shape == (1, 1, 4, 4) and net(x).shape == (1, 1, 4, 4)
     assert net.conversions == 1

@@ -8,10 +8,15 @@ the dynamo exporter (opset 18) where each can export it, to ``<model>_<exporter>
 ``<model>_<exporter>.npz`` holds the input ``x``, PyTorch's output ``y``, an upstream gradient ``gy``
 and, for float inputs, PyTorch's gradient ``gx`` of ``sum(y * gy)`` with respect to ``x``; models
 exported with a dynamic batch also store a second input ``x2`` of another batch size and its ``y2``.
+The language models (``gpt2_dynamo``, ``llama_dynamo``: GPT-2's tanh GELU with ``Pow(x, 3.0)``, a
+-3.4e38 mask fill, LLaMA's RMSNorm, rotary tables from an ``inv_freq`` buffer, grouped-query attention)
+are exported with a dynamic batch and sequence length, with outputs at three shapes and PyTorch's
+losses over five Adam steps of fine-tuning.
 graphgrad is not imported: these files record what PyTorch exports and computes.
 """
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -104,6 +109,147 @@ class Upsampler(nn.Module):
         return F.interpolate(self.norm(self.up(x)), scale_factor=2, mode="bilinear", align_corners=False)
 
 
+# ---- language models fine-tuned after import (dynamo exporter, dynamic batch and sequence length) ----------
+class GPT2Block(nn.Module):
+    def __init__(self, d, h, T):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.c_attn, self.c_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.proj = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.h = h
+        self.register_buffer("bias", torch.tril(torch.ones(T, T, dtype=torch.bool)).view(1, 1, T, T))
+
+    def gelu(self, x):  # GPT-2's tanh approximation, as Hugging Face writes it
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.c_attn(self.ln1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.h, c // self.h).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / torch.full([], v.size(-1) ** 0.5, dtype=x.dtype)
+        mask = self.bias[:, :, :t, :t]
+        att = torch.where(mask, att, torch.tensor(torch.finfo(att.dtype).min, dtype=att.dtype))
+        y = (att.softmax(-1) @ v).transpose(1, 2).reshape(b, t, c)
+        x = x + self.c_proj(y)
+        return x + self.proj(self.gelu(self.fc(self.ln2(x))))
+
+class GPT2(nn.Module):
+    def __init__(self, vocab=32, d=16, h=4, T=16, layers=2):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(T, d)
+        self.blocks = nn.ModuleList(GPT2Block(d, h, T) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        x = self.wte(idx) + self.wpe(torch.arange(t, device=idx.device))
+        for block in self.blocks:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight, self.eps = nn.Parameter(torch.ones(d)), eps
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, h, kv):
+        super().__init__()
+        self.h, self.kv, self.hd = h, kv, d // h
+        self.q, self.k = nn.Linear(d, d, bias=False), nn.Linear(d, kv * self.hd, bias=False)
+        self.v, self.o = nn.Linear(d, kv * self.hd, bias=False), nn.Linear(d, d, bias=False)
+        self.gate, self.up, self.down = nn.Linear(d, 2 * d, bias=False), nn.Linear(d, 2 * d, bias=False), nn.Linear(2 * d, d, bias=False)
+        self.n1, self.n2 = RMSNorm(d), RMSNorm(d)
+
+    def forward(self, x, cos, sin):
+        b, t, _ = x.shape
+        hx = self.n1(x)
+        q = self.q(hx).view(b, t, self.h, self.hd).transpose(1, 2)
+        k = self.k(hx).view(b, t, self.kv, self.hd).transpose(1, 2)
+        v = self.v(hx).view(b, t, self.kv, self.hd).transpose(1, 2)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k = k.repeat_interleave(self.h // self.kv, dim=1)
+        v = v.repeat_interleave(self.h // self.kv, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.o(y.transpose(1, 2).reshape(b, t, -1))
+        hx = self.n2(x)
+        return x + self.down(F.silu(self.gate(hx)) * self.up(hx))
+
+class Llama(nn.Module):
+    def __init__(self, vocab=32, d=16, h=4, kv=2, layers=2, theta=10000.0):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(LlamaBlock(d, h, kv) for _ in range(layers))
+        self.norm, self.lm_head = RMSNorm(d), nn.Linear(d, vocab, bias=False)
+        hd = d // h
+        self.register_buffer("inv_freq", 1.0 / theta ** (torch.arange(0, hd, 2).float() / hd), persistent=False)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        pos = torch.arange(t, device=idx.device).float()
+        freqs = torch.outer(pos, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        x = self.embed(idx)
+        for block in self.blocks:
+            x = block(x, cos, sin)
+        return self.lm_head(self.norm(x))
+
+
+def _language_models():
+    return {"gpt2": GPT2(), "llama": Llama()}
+
+
+def _fine_tune_trajectory(model, x, targets, steps: int = 5, lr: float = 0.01) -> list:
+    """PyTorch's losses over ``steps`` Adam steps of next-token cross-entropy on one batch."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        logits = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def write_language_models() -> None:
+    """``gpt2_dynamo`` and ``llama_dynamo``: exported with a dynamic batch and sequence length. The
+    ``.npz`` holds outputs for three input shapes (``x``, ``x2``, ``x3``) and PyTorch's losses over
+    five Adam steps (``losses``, lr 0.01) on ``train_x``/``train_targets``."""
+    g = torch.Generator().manual_seed(2)
+    for name, model in _language_models().items():
+        with torch.no_grad():  # random weights everywhere (the exporter would merge equal initializers)
+            for p in model.parameters():
+                p.add_(torch.randn(p.shape, generator=g) * 0.1)
+        model.eval()
+        base = os.path.join(HERE, f"{name}_dynamo")
+        x = torch.randint(0, 32, (2, 8), generator=g)
+        shapes = {"idx": {0: torch.export.Dim("batch", max=64), 1: torch.export.Dim("seq", max=16)}}
+        with torch.no_grad():
+            torch.onnx.export(model, (x,), base + ".onnx", input_names=["x"], output_names=["y"], dynamo=True,
+                              opset_version=18, dynamic_shapes=shapes)
+        arrays = {"x": x.numpy()}
+        with torch.no_grad():
+            for key, shape in (("", (2, 8)), ("2", (3, 5)), ("3", (1, 13))):
+                xi = x if not key else torch.randint(0, 32, shape, generator=g)
+                arrays["x" + key], arrays["y" + key] = xi.numpy(), model(xi).numpy()
+        train_x = torch.randint(0, 32, (4, 12), generator=g)
+        train_targets = torch.roll(train_x, -1, dims=1)
+        arrays.update(train_x=train_x.numpy(), train_targets=train_targets.numpy(),
+                      losses=np.array(_fine_tune_trajectory(model, train_x, train_targets)))
+        np.savez(base + ".npz", **arrays)
+        print(f"wrote {os.path.basename(base)}.onnx/.npz: losses {np.round(arrays['losses'], 4)}")
+
+
 def _models():
     g = torch.Generator().manual_seed(0)
     return {
@@ -152,6 +298,7 @@ def main() -> None:
                 arrays.update(x2=x2.numpy(), y2=model(x2).detach().numpy())
             np.savez(base + ".npz", **arrays)
             print(f"wrote {os.path.basename(base)}.onnx/.npz")
+    write_language_models()
 
 
 if __name__ == "__main__":
