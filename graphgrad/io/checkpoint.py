@@ -67,6 +67,7 @@ PyTorch ``.pt`` pickle, any other zip, a malformed structure JSON) raises
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random as _pyrandom
@@ -408,8 +409,8 @@ def _as_numpy(tree: Any) -> Any:
 def _set_rng_state(state: dict, generators: Sequence, path: str) -> None:
     saved = state.get("generators", [])
     if len(saved) != len(generators):
-        raise ValueError(f"checkpoint {path} holds the state of {len(saved)} generator(s) but "
-                         f"{len(generators)} were passed in generators=")
+        raise FileLoadError(f"checkpoint {path} holds the state of {len(saved)} generator(s) but "
+                            f"{len(generators)} were passed in generators=")
     gg_random.default_generator.set_state(_as_numpy(state["graphgrad"]))
     for generator, generator_state in zip(generators, saved):
         generator.set_state(_as_numpy(generator_state))
@@ -503,6 +504,22 @@ def save_checkpoint(path, model, optimizer=None, scheduler=None, epoch: Optional
     save(checkpoint, path, format=format)
 
 
+@contextlib.contextmanager
+def _loading_part(path: str, part: str):
+    """Errors of ``load_state_dict`` with the checkpoint's path: a graphgrad error keeps its type (a
+    ShapeError stays a ShapeError), anything else (a malformed state) becomes a FileLoadError."""
+    try:
+        yield
+    except GraphgradError as exc:
+        try:
+            error = type(exc)(f"checkpoint {path}: {exc}")
+        except Exception:  # an exception type that takes other arguments: keep it as it is
+            raise exc from None
+        raise error from exc
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
+        raise FileLoadError(f"checkpoint {path}: its {part} state cannot be loaded ({type(exc).__name__}: {exc})") from exc
+
+
 def load_checkpoint(path, model, optimizer=None, scheduler=None, generators: Sequence = (),
                     strict: bool = True, restore_rng: bool = True) -> dict:
     """Restore a :func:`save_checkpoint` file into ``model`` (and ``optimizer``, ``scheduler``,
@@ -526,32 +543,30 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, generators: Seq
     model = _unwrapped(model)
     for name, target in (("optimizer", optimizer), ("scheduler", scheduler)):
         if target is not None and checkpoint.get(name) is None:
-            raise ValueError(f"checkpoint {path} has no {name} state, but a {name} was passed to load it into")
+            raise FileLoadError(f"checkpoint {path} has no {name} state, but a {name} was passed to load it into")
     rng = checkpoint.get("rng") if restore_rng else None
     if rng is not None and not isinstance(rng.get("generators", []), list):
         raise FileLoadError(f"checkpoint {path}: its random-number state is malformed ('generators' is not a list)")
     if rng is not None and len(rng.get("generators", [])) != len(generators):
-        raise ValueError(f"checkpoint {path} holds the state of {len(rng.get('generators', []))} generator(s) but "
-                         f"{len(generators)} were passed in generators=")
+        raise FileLoadError(f"checkpoint {path} holds the state of {len(rng.get('generators', []))} generator(s) but "
+                            f"{len(generators)} were passed in generators=")
     # all or nothing: what is replaced is copied first and put back if any part fails to load
     before = _snapshot(model, optimizer, scheduler, list(generators))
     try:
-        try:
+        with _loading_part(path, "model"):
             model.load_state_dict(_without_wrapper_prefix(checkpoint["model"], model.state_dict()), strict=strict)
-        except Exception as exc:
-            try:
-                error = type(exc)(f"checkpoint {path}: {exc}")
-            except Exception:  # an exception type that takes other arguments: keep it as it is
-                raise exc
-            raise error from exc
         for name, target in (("optimizer", optimizer), ("scheduler", scheduler)):
             if target is not None:
-                target.load_state_dict(checkpoint[name])
+                with _loading_part(path, name):
+                    target.load_state_dict(checkpoint[name])
         if rng is not None:
             try:
                 _set_rng_state(rng, list(generators), path)
-            except (ValueError, TypeError, KeyError) as exc:
-                raise ValueError(f"checkpoint {path}: its random-number state cannot be restored ({exc})") from exc
+            except FileLoadError:
+                raise
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
+                raise FileLoadError(f"checkpoint {path}: its random-number state cannot be restored "
+                                    f"({type(exc).__name__}: {exc})") from exc
     except BaseException:
         _restore(before, model, optimizer, scheduler, list(generators))
         raise

@@ -178,3 +178,19 @@ def test_truncated_cifar_batch_names_the_file(tmp_path):
     (tmp_path / "test_batch").write_bytes(pickle.dumps({"data": np.zeros(5, np.uint8), "labels": [0]}))
     with pytest.raises(FileLoadError, match="test_batch"):
         load_cifar10(tmp_path, train=False)
+
+
+def test_npz_files_numpy_writes_still_load_exactly(tmp_path):
+    """The bounded reader keeps every .npy layout NumPy writes: Fortran order, big-endian, 0-d, empty,
+    bool, complex, compressed or not."""
+    arrays = {"f": np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4)),
+              "be": np.arange(5, dtype=">i4"), "scalar": np.array(2.5, np.float32),
+              "empty": np.zeros((0, 3), np.int16), "mask": np.array([True, False]),
+              "z": np.array([1 + 2j], np.complex64)}
+    for save in (np.savez, np.savez_compressed):
+        save(tmp_path / "a.npz", **arrays)
+        loaded = gg.load(tmp_path / "a.npz")
+        assert sorted(loaded) == sorted(arrays)
+        for key, array in arrays.items():
+            got = loaded[key].numpy()
+            assert got.shape == array.shape and np.array_equal(got, array), key

@@ -43,16 +43,19 @@ FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=timedelta(seconds=5), datab
 
 @st.composite
 def mutations(draw, size: int):
-    """A list of edits of a ``size``-byte file: ("cut", at), ("flip", at, byte), ("insert", at, bytes),
+    """A list of edits of a ``size``-byte file: ("cut", at), ("flip", at, byte) (a random byte or a
+    JSON-significant character), ("insert", at, bytes),
     ("delete", at, n), ("int", at, value): a little-endian or big-endian size field overwritten."""
     edits = []
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, max(size - 1, 0)))
-        kind = draw(st.sampled_from(["cut", "flip", "flip", "insert", "delete", "int"]))
+        kind = draw(st.sampled_from(["cut", "flip", "flip", "char", "insert", "delete", "int"]))
         if kind == "cut":
             edits.append(("cut", at))
         elif kind == "flip":
             edits.append(("flip", at, draw(st.integers(0, 255))))
+        elif kind == "char":  # a JSON-significant character: reaches structure decoders, not just parsers
+            edits.append(("flip", at, draw(st.sampled_from(b'0123456789[]{}",:-.eflnrstu '))))
         elif kind == "insert":
             edits.append(("insert", at, draw(st.binary(min_size=1, max_size=16))))
         elif kind == "delete":
@@ -112,12 +115,39 @@ def folder():
         yield d
 
 
+class _Net(gg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = gg.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
 def _checkpoint_object():
     return {"model": {"fc.weight": gg.tensor(np.arange(12, dtype=np.float32).reshape(3, 4)),
-                      "fc.bias": gg.tensor(np.zeros(3, np.float64))},
+                      "fc.bias": gg.tensor(np.zeros(3, np.float32))},
             "optimizer": {"state": {0: {"step": np.int64(3), "exp_avg": np.ones(4, np.float32)}},
                           "param_groups": [{"lr": 0.1, "betas": (0.9, 0.999), "params": [0, 1]}]},
             "epoch": 7, "extra": {"name": "run", "flags": [True, None, 1.5]}}
+
+
+def _training_checkpoint(path) -> None:
+    """What save_checkpoint writes for a model, an Adam optimizer after one step, a scheduler and a generator."""
+    model = _Net()
+    optimizer = gg.optim.Adam(model.parameters(), lr=0.01)
+    model(gg.ones(2, 4)).sum().backward()
+    optimizer.step()
+    scheduler = gg.optim.StepLR(optimizer, step_size=2)
+    gg.save_checkpoint(path, model, optimizer, scheduler, epoch=7, extra={"name": "run", "flags": (True, None, 1.5)},
+                       generators=[gg.Generator(3)])
+
+
+def _load_training_checkpoint(path) -> None:
+    model = _Net()
+    optimizer = gg.optim.Adam(model.parameters(), lr=0.01)
+    scheduler = gg.optim.StepLR(optimizer, step_size=2)
+    gg.load_checkpoint(path, model, optimizer, scheduler, generators=[gg.Generator(0)])
 
 
 # ---- checkpoints -------------------------------------------------------------------------------------------
@@ -138,6 +168,37 @@ def test_fuzz_checkpoint_npz(folder, npz_file, data):
 
 
 @pytest.fixture(scope="module")
+def training_members(folder):
+    """{member name: bytes} of a valid training checkpoint .npz (its .npy arrays and structure JSON)."""
+    import zipfile
+
+    path = os.path.join(folder, "training.npz")
+    _training_checkpoint(path)
+    _load_training_checkpoint(path)  # the unmutated checkpoint loads
+    with zipfile.ZipFile(path) as zf:
+        return {name: zf.read(name) for name in zf.namelist()}
+
+
+@FUZZ
+@given(data=st.data(), deflated=st.booleans())
+def test_fuzz_training_checkpoint_members(folder, training_members, data, deflated):
+    """Mutations inside one member of a training checkpoint, the archive rebuilt with correct CRCs: they
+    reach the .npy header parser, the structure JSON decoder and load_checkpoint's restoring of the
+    model, optimizer, scheduler and random states (a CRC mismatch stops plain byte flips earlier)."""
+    import zipfile
+
+    names = sorted(training_members)
+    name = data.draw(st.sampled_from(names + ["__graphgrad__.npy"] * len(names)))  # the structure half the time
+    member = training_members[name]
+    path = os.path.join(folder, "members.npz")
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED if deflated else zipfile.ZIP_STORED) as zf:
+        for other, content in training_members.items():
+            zf.writestr(other, mutate(member, data.draw(mutations(len(member)))) if other == name else content)
+    loads_or_graphgrad_error(gg.load, path)
+    loads_or_graphgrad_error(_load_training_checkpoint, path)
+
+
+@pytest.fixture(scope="module")
 def safetensors_file(folder):
     pytest.importorskip("safetensors")
     path = os.path.join(folder, "good.safetensors")
@@ -152,6 +213,26 @@ def test_fuzz_checkpoint_safetensors(folder, safetensors_file, data):
     with open(path, "wb") as f:
         f.write(mutate(safetensors_file, data.draw(mutations(len(safetensors_file)))))
     loads_or_graphgrad_error(gg.load, path)
+
+
+@pytest.fixture(scope="module")
+def npy_file():
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.arange(24, dtype=">f8").reshape(2, 3, 4), allow_pickle=False)
+    return buffer.getvalue()
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_onnx_run_npy_inputs(folder, npy_file, data):
+    from graphgrad.io.onnx.tools import parse_inputs
+
+    path = os.path.join(folder, "fuzz.npy")
+    with open(path, "wb") as f:
+        f.write(mutate(npy_file, data.draw(mutations(len(npy_file)))))
+    loads_or_graphgrad_error(parse_inputs, [f"x={path}"])
 
 
 # ---- saved graphs ------------------------------------------------------------------------------------------
