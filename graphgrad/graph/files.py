@@ -94,34 +94,43 @@ def read_bounded(f, where: str, what: str = "the file", error: type = LoadLimitE
             raise error(f"{where}: {what} is over the load limit of {limit} bytes; {LIMIT_HINT}")
 
 
-class _Counting:
-    """A read-only stream wrapper counting the bytes read (the length of an ``.npy`` header)."""
-
-    def __init__(self, f) -> None:
-        self.f, self.count = f, 0
-
-    def read(self, n: int = -1) -> bytes:
-        data = self.f.read(n)
-        self.count += len(data)
-        return data
+_MAX_HEADER = 10000  # bytes: what np.load accepts by default (max_header_size)
 
 
 def _npy_header(stream, where: str, member: str, error: type, kinds: str) -> tuple:
-    """``(dtype, shape, fortran_order, nbytes, header_length)`` of the ``.npy`` stream, validated."""
+    """``(dtype, shape, fortran_order, nbytes, header_length)`` of the ``.npy`` stream, validated. The
+    header's declared length is checked before it is read (a file read(n) allocates n bytes at once)."""
+    import io
+    import struct
+
     fmt = np.lib.format
-    counting = _Counting(stream)
+    prefix = stream.read(8)
+    if len(prefix) < 8 or prefix[:6] != b"\x93NUMPY":
+        raise error(f"{where}: {member} is not a .npy array (no \\x93NUMPY magic: truncated or another format)")
+    version = (prefix[6], prefix[7])
+    if version not in ((1, 0), (2, 0), (3, 0)):
+        raise error(f"{where}: {member} has the unknown .npy format version {version}")
+    size_field = stream.read(2 if version == (1, 0) else 4)
+    if len(size_field) < (2 if version == (1, 0) else 4):
+        raise error(f"{where}: {member} is truncated inside its .npy header")
+    length = struct.unpack("<H" if version == (1, 0) else "<I", size_field)[0]
+    if length > _MAX_HEADER:
+        raise error(f"{where}: {member} declares a .npy header of {length} bytes (at most {_MAX_HEADER}): corrupt")
+    header = stream.read(length)
+    if len(header) < length:
+        raise error(f"{where}: {member} is truncated inside its .npy header")
+    whole = io.BytesIO(prefix + size_field + header)
     try:
-        version = fmt.read_magic(counting)
+        fmt.read_magic(whole)
         if version == (1, 0):
-            shape, fortran, dtype = fmt.read_array_header_1_0(counting)
-        elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = fmt.read_array_header_2_0(counting)
+            shape, fortran, dtype = fmt.read_array_header_1_0(whole)
         else:
-            raise ValueError(f"unknown .npy format version {version}")
+            shape, fortran, dtype = fmt.read_array_header_2_0(whole)
     except GraphgradError:
         raise
     except Exception as exc:
         raise error(f"{where}: {member} is not a valid .npy array ({type(exc).__name__}: {exc})") from None
+    header_length = len(prefix) + len(size_field) + length
     if dtype.kind not in kinds or dtype.hasobject or dtype.itemsize == 0:
         raise error(f"{where}: {member} holds an array of dtype {dtype}, which graphgrad does not load "
                     "(bool, integer, float and complex arrays only; object arrays would need unpickling)")
@@ -130,7 +139,7 @@ def _npy_header(stream, where: str, member: str, error: type, kinds: str) -> tup
     count = 1
     for d in shape:
         count *= int(d)
-    return dtype, tuple(int(d) for d in shape), bool(fortran), count * dtype.itemsize, counting.count
+    return dtype, tuple(int(d) for d in shape), bool(fortran), count * dtype.itemsize, header_length
 
 
 def _array_from(raw, dtype, shape: tuple, fortran: bool):

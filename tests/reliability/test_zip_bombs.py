@@ -275,3 +275,21 @@ def test_cifar_archive_member_declaring_too_much_is_refused(tmp_path, monkeypatc
     monkeypatch.setattr(config, "max_load_bytes", 16 * MiB)  # allowed now, but not a pickle
     with pytest.raises(FileLoadError, match="test_batch.*not a readable CIFAR-10 batch"):
         load_cifar10(tmp_path, train=False)
+
+
+def test_a_npy_header_length_field_is_checked_before_reading_the_header(tmp_path):
+    from graphgrad.io.onnx.tools import parse_inputs
+
+    path = tmp_path / "x.npy"
+    np.save(path, np.arange(3.0))
+    data = bytearray(path.read_bytes())
+    data[6] = 2  # format 2.0: the next 4 bytes, read as the header length, say about 660 MB
+    path.write_bytes(bytes(data))
+    error, peak, _ = _peak_and_seconds(lambda: parse_inputs([f"x={path}"]))
+    assert isinstance(error, FileLoadError) and "header of" in str(error) and "x.npy" in str(error), error
+    assert peak < MiB
+    npz = tmp_path / "x.npz"
+    with zipfile.ZipFile(npz, "w") as zf:
+        zf.writestr("x.npy", bytes(data))
+    with pytest.raises(FileLoadError, match=r"x\.npz.*header of"):
+        gg.load(npz)
