@@ -13,7 +13,7 @@ FAMILIES = ("elementwise", "unary", "composite", "reduce", "shape", "array", "in
             "linalg", "nn", "attention", "losses", "conv", "im2col", "pool", "recurrent", "pointwise", "math_more", "shape_more",
             "sorting", "sorting_more", "pool_nd", "resample", "dropout_more", "norm_spatial",
             "sampling", "pool_fractional", "linalg_more", "linalg_products", "linalg_lu",
-            "activations_more", "losses_more", "vision", "cells", "embedding_bag", "ctc")
+            "activations_more", "losses_more", "vision", "cells", "embedding_bag", "ctc", "shape_dynamic")
 
 #: Public op functions (what ``from graphgrad.ops import *`` and ``graphgrad`` export).
 __all__ = []

@@ -149,7 +149,7 @@ class OpSpec:
 
 ROW_MODULES = ("rows_elementwise", "rows_reduce", "rows_shape", "rows_array", "rows_linalg", "rows_nn", "rows_conv",
                "rows_recurrent", "rows_pointwise", "rows_indexing_more", "rows_math_more", "rows_shape_more",
-               "rows_sorting", "rows_spatial", "rows_linalg_more", "rows_activations_losses")
+               "rows_sorting", "rows_spatial", "rows_linalg_more", "rows_activations_losses", "rows_shape_dynamic")
 
 
 def all_rows() -> list:

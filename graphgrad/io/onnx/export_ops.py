@@ -656,3 +656,17 @@ def _attention(ctx, node):  # the weights (the last input) applied to v
         return out
     merged = ctx.add("Transpose", [out], perm=[0, 2, 1, 3])  # (N, h, L, d) -> (N, L, E)
     return ctx.add("Reshape", [merged, ctx.ints([0, 0, node.out.shape[2]])])
+
+
+# ---- run-time shapes (ops/shape_dynamic.py) ------------------------------------------------------------
+@exports(G.FullOfShape)
+def _full_of_shape(ctx, node):
+    value = ctx.onnx_tensor(np.asarray([node.op.value], dtype=node.op.dtype))
+    return ctx.add("ConstantOfShape", [ctx.value(node.inputs[0])], value=value)
+
+
+@exports(G.SliceDynamic)
+def _slice_dynamic(ctx, node):
+    x, starts, ends = node.inputs
+    return ctx.add("Slice", [ctx.value(x), ctx.value(starts), ctx.value(ends), ctx.ints(node.op.axes),
+                             ctx.ints(node.op.steps)])

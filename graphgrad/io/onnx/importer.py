@@ -164,6 +164,31 @@ class OnnxNode:
                              "depends on the model's input data")
         return value
 
+    def entries(self, index: int) -> Optional[list]:
+        """The elements of input ``index`` (a 0-d or 1-d integer tensor, e.g. a shape) that are known
+        when the model is imported, ``None`` for those known only at run time: all of a constant, the
+        static dimensions of a run-time ``Shape``. ``None`` when the input is absent or not such a
+        tensor of known length."""
+        if index >= len(self.inputs) or self.inputs[index] is None:
+            return None
+        t = self.inputs[index]
+        if not isinstance(t, Tensor) or t.dtype.kind not in "iu" or len(t.shape) > 1 or None in t.shape:
+            return None
+        value = self._interpreter.known_value(t)
+        if value is not None:
+            return [int(v) for v in np.asarray(value).reshape(-1)]
+        return list(self._interpreter.partial_of(t) or [None] * (t.shape[0] if t.shape else 1))
+
+    def shape_value(self, t: Tensor, entries: Sequence) -> Tensor:
+        """``t``, a run-time integer tensor whose elements ``entries`` are partly known now (``None``
+        for the others): the constant itself when every element is known, else ``t``, remembered with
+        its known elements for the shape arithmetic that follows (see :meth:`entries`)."""
+        entries = list(entries)
+        if all(e is not None for e in entries):
+            return const_tensor(np.asarray(entries, dtype=t.dtype).reshape(t.shape))
+        self._interpreter.record_partial(t, entries)
+        return t
+
     def error(self, message: str) -> OnnxImportError:
         return OnnxImportError(f"ONNX {self.op_type} node {self.name!r}: {message}")
 
@@ -216,12 +241,22 @@ class Interpreter:
         self.nodes = fused_nodes(graph_proto, opsets.get("", 1))  # patterns converted as one node
         self.opsets = opsets
         self.reads = {id(t): variable for t, variable in reads}
+        # id(run-time integer tensor) -> (the tensor, its elements known at import or None): the static
+        # parts of shapes computed at run time (a graph whose inputs have None dimensions)
+        self.partial: dict = {}
+
+    def record_partial(self, t: Tensor, entries: list) -> None:
+        self.partial[id(t)] = (t, list(entries))
+
+    def partial_of(self, t: Tensor) -> Optional[list]:
+        entry = self.partial.get(id(t))
+        return entry[1] if entry is not None and entry[0] is t else None
 
     def subgraph_interpreter(self, graph_proto) -> "Interpreter":
         """An interpreter of the same kind for a subgraph (If, Loop, Scan bodies), sharing the reads
         of variables, which stay usable as import-time constants."""
         sub = Interpreter(graph_proto, self.opsets)
-        sub.reads, sub.unroll = self.reads, self.unroll
+        sub.reads, sub.unroll, sub.partial = self.reads, self.unroll, self.partial
         sub._is_subgraph = True
         return sub
 
@@ -287,6 +322,8 @@ class Interpreter:
                 result = fn(node, *args)
                 outputs = list(result) if isinstance(result, tuple) else [result]  # a list is one sequence
                 outputs = [_as_value(out) for out in outputs]
+                if self.partial and not fold:
+                    outputs = _carry_partial(node, outputs)
                 if bfloat16 is not None:
                     outputs = [G.astype(out, bfloat16) if isinstance(out, Tensor) and out.dtype == np.float32
                                else out for out in outputs]
@@ -300,6 +337,33 @@ class Interpreter:
             raise OnnxImportError(f"ONNX {proto.op_type} node {node.name!r} cannot be imported "
                                   f"({type(exc).__name__}: {exc})") from exc
         return outputs
+
+
+#: ops whose integer output holds the elements of their first input (same order, same count)
+_KEEPS_ELEMENTS = frozenset({"Squeeze", "Unsqueeze", "Cast", "Identity", "Reshape", "Flatten", "CastLike"})
+_ARITHMETIC = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maximum, "Min": np.minimum}
+
+
+def _carry_partial(node: OnnxNode, outputs: list) -> list:
+    """Keep track of known elements through ops that only move them or do arithmetic on them (a
+    shape's static dims through Squeeze, Cast, Add...), so that later converters still see them."""
+    out = outputs[0] if len(outputs) == 1 else None
+    if not isinstance(out, Tensor) or out.data is not None or out.dtype.kind not in "iu" or len(out.shape) > 1 \
+            or None in out.shape or node._interpreter.partial_of(out) is not None:
+        return outputs
+    size = out.shape[0] if out.shape else 1
+    if node.op_type in _KEEPS_ELEMENTS:
+        entries = node.entries(0)
+        if entries is not None and len(entries) == size:
+            return [node.shape_value(out, entries)]
+    elif node.op_type in _ARITHMETIC and len(node.inputs) == 2:
+        a, b = node.entries(0), node.entries(1)
+        if a is not None and b is not None and (len(a) == size or len(a) == 1) and (len(b) == size or len(b) == 1):
+            a, b = a * size if len(a) == 1 else a, b * size if len(b) == 1 else b
+            combine = _ARITHMETIC[node.op_type]
+            entries = [None if x is None or y is None else int(combine(x, y)) for x, y in zip(a, b)]
+            return [node.shape_value(out, entries)]
+    return outputs
 
 
 #: the most node copies that control flow (If, Loop, Scan bodies, nested ones included) may unroll to

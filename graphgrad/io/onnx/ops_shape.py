@@ -2,7 +2,12 @@
 
 Arguments ONNX passes as tensors but that decide output shapes (``shape``, ``axes``, ``pads``,
 ``starts``, ``repeats``, ``k``...) are read with ``node.const(i)``: import-time constants (see the
-importer's docstring). Everything computed from the model's data is built with graphgrad ops, so
+importer's docstring). When a model's inputs have dimensions known only at run time (dynamic batch
+and sequence length), ``Shape`` becomes a run-time op (``ShapeOf``) and the shape arithmetic after it
+runs as graph ops: ``Reshape``, ``Expand``, ``ConstantOfShape``, ``Range`` and ``Slice`` take run-time
+shapes and bounds (``graphgrad/ops/shape_dynamic.py``). The elements known at import (the static
+dims) are carried along (``node.entries(i)``), so everything that can still be folded is, and the
+shapes downstream keep their static dimensions. Everything computed from the model's data is built with graphgrad ops, so
 the same converter runs eagerly, in a graph or in a trace, and stays differentiable.
 """
 from __future__ import annotations
@@ -86,27 +91,35 @@ def constant(node):
 def constant_of_shape(node, shape):
     value = node.attr("value")
     value = np.zeros(1, "float32") if value is None else np.asarray(value)
-    return const_tensor(np.full(_ints(node.const(0)), value.reshape(-1)[0], dtype=value.dtype))
+    known = _maybe_const(node, 0)
+    if known is None:  # a shape computed at run time
+        return G.FullOfShape(value.reshape(-1)[0], value.dtype, node.entries(0)).apply(shape)
+    return const_tensor(np.full(_ints(known), value.reshape(-1)[0], dtype=value.dtype))
 
 
 @converter("Shape")
 def shape(node, x):
     # Python slicing clamps start/end exactly as ONNX specifies (opset 15)
-    dims = tuple(x.shape)[slice(node.attr("start", 0), node.attr("end"))]
-    if None in dims:
-        raise node.error(f"the shape {x.shape} has dimensions known only at run time; give the model's "
-                         "inputs static shapes (load(..., input_shapes=...))")
+    start, end = node.attr("start", 0), node.attr("end")
+    dims = tuple(x.shape)[slice(start, end)]
+    if None in dims:  # read when the graph runs; the static dims stay known for the arithmetic after it
+        return node.shape_value(G.ShapeOf(start, end).apply(x), dims)
     return const_tensor(np.asarray(dims, dtype="int64"))
 
 
 @converter("Size")
 def size(node, x):
-    return const_tensor(np.asarray(math.prod(_known_shape(node, x, "Size")), dtype="int64"))
+    if None in x.shape:
+        return G.prod(G.ShapeOf().apply(x))
+    return const_tensor(np.asarray(math.prod(x.shape), dtype="int64"))
 
 
 @converter("Range")
 def range_(node, start, limit, delta):
-    first, last, step = (node.const(i) for i in range(3))
+    bounds = [_maybe_const(node, i) for i in range(3)]
+    if any(b is None for b in bounds):  # a bound computed at run time (a sequence length)
+        return G.ArangeOf().apply(start, limit, delta)
+    first, last, step = bounds
     dtype = np.asarray(first).dtype
     return const_tensor(np.arange(first.item(), last.item(), step.item()).astype(dtype))
 
@@ -121,6 +134,8 @@ def eye_like(node, x):
 # ---- reshaping ----------------------------------------------------------------------------------------------
 @converter("Reshape")
 def reshape(node, x, shape=None):
+    if node.opset >= 5 and _maybe_const(node, 1) is None:
+        return _reshape_at_run_time(node, x, shape)
     target = _ints(node.attr("shape") if node.opset < 5 else node.const(1))
     if not node.attr("allowzero", 0):  # 0 copies the input's dimension
         target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
@@ -129,6 +144,29 @@ def reshape(node, x, shape=None):
             raise node.error(f"cannot reshape {x.shape} to {target}: several dimensions known only at run time")
         target = [-1 if d is None else d for d in target]
     return G.reshape(x, tuple(target))
+
+
+def _reshape_at_run_time(node, x, shape):
+    """Reshape to a shape computed when the graph runs, keeping the dims known now in the output's shape."""
+    allowzero = bool(node.attr("allowzero", 0))
+    entries = node.entries(1)
+    if entries is None:
+        raise node.error(f"the target shape must be a 1-D integer tensor of known length, got {shape.shape}")
+    hint = []
+    for i, d in enumerate(entries):
+        if d == 0 and not allowzero:
+            d = x.shape[i] if i < x.ndim else None
+        hint.append(d)
+    if -1 in hint:
+        rest = [d for d in hint if d != -1]
+        size = None if None in x.shape else math.prod(x.shape)
+        inferred = None if size is None or None in rest or 0 in rest else size // math.prod(rest)
+        hint = [inferred if d == -1 else d for d in hint]
+    if None not in hint and None not in x.shape:
+        return G.reshape(x, tuple(hint))
+    if hint.count(None) == 1 and -1 not in entries:  # one unknown dim: a static reshape infers it
+        return G.reshape(x, tuple(-1 if d is None else d for d in hint))
+    return G.ReshapeTo(allowzero, hint).apply(x, shape)
 
 
 @converter("Flatten")
@@ -161,6 +199,16 @@ def unsqueeze(node, x, axes=None):
 
 @converter("Expand")
 def expand(node, x, shape):
+    if _maybe_const(node, 1) is None:  # a shape computed when the graph runs
+        entries = node.entries(1)
+        if entries is None:
+            raise node.error(f"the target shape must be a 1-D integer tensor of known length, got {shape.shape}")
+        rank = max(x.ndim, len(entries))
+        dims = [1] * (rank - x.ndim) + list(x.shape)
+        wanted = [1] * (rank - len(entries)) + entries
+        hint = [w if d == 1 else (d if w in (1, d) else None) if d is not None else (w if w not in (None, 1) else None)
+                for d, w in zip(dims, wanted)]
+        return G.ExpandTo(hint).apply(x, shape)
     target = tuple(_ints(node.const(1)))
     if None in x.shape:  # broadcasting against zeros keeps the run-time dimensions
         return x + const_tensor(np.zeros(target, dtype=x.dtype))
@@ -211,7 +259,12 @@ def space_to_depth(node, x):
 # ---- joining and splitting ----------------------------------------------------------------------------------
 @converter("Concat")
 def concat(node, *xs):
-    return G.concatenate([x for x in xs if x is not None], node.attr("axis", 0))
+    out = G.concatenate([x for x in xs if x is not None], node.attr("axis", 0))
+    if out.data is None and out.dtype.kind in "iu" and out.ndim == 1:  # a shape assembled from parts
+        parts = [node.entries(i) for i, x in enumerate(xs) if x is not None]
+        if all(p is not None for p in parts):
+            return node.shape_value(out, [e for p in parts for e in p])
+    return out
 
 
 @converter("Split")
@@ -237,6 +290,8 @@ def slice_(node, x, *rest):
     if node.opset < 10:
         starts, ends, axes, steps = node.attr("starts"), node.attr("ends"), node.attr("axes"), None
     else:
+        if _maybe_const(node, 1) is None or _maybe_const(node, 2) is None:
+            return _slice_at_run_time(node, x, *rest)
         starts, ends, axes, steps = node.const(1), node.const(2), node.const(3), node.const(4)
     starts, ends = _ints(starts), _ints(ends)
     axes = range(len(starts)) if axes is None else _ints(axes)
@@ -245,13 +300,41 @@ def slice_(node, x, *rest):
     for axis, start, end, step in zip(axes, starts, ends, steps):
         # Python's slices clamp out-of-range starts/ends (INT_MAX, INT_MIN) the way ONNX does
         key[_axis(node, axis, x.ndim)] = slice(start, end, step)
-    return x[tuple(key)]
+    out = x[tuple(key)]
+    if out.data is None and x.ndim == 1 and out.dtype.kind in "iu" and None not in out.shape:  # part of a shape
+        entries = node.entries(0)
+        if entries is not None:
+            return node.shape_value(out, entries[key[0]])
+    return out
+
+
+def _slice_at_run_time(node, x, starts, ends, *rest):
+    """Slice with starts or ends computed when the graph runs (``x[:, :seq_len]``); a slice of a
+    partly known shape keeps its known elements."""
+    axes, steps = node.const(3), node.const(4)
+    count = starts.shape[0] if starts.ndim else 1
+    axes = list(range(count)) if axes is None else [_axis(node, a, x.ndim) for a in _ints(axes)]
+    steps = [1] * count if steps is None else _ints(steps)
+    begin, stop = node.entries(1), node.entries(2)
+    hint = list(x.shape)
+    for i, (axis, step) in enumerate(zip(axes, steps)):
+        size = x.shape[axis]
+        b = None if begin is None else begin[i]
+        e = None if stop is None else stop[i]
+        hint[axis] = None if None in (size, b, e) else len(range(size)[slice(b, e, step)])
+    out = G.SliceDynamic(axes, steps, hint).apply(x, G.reshape(starts, (-1,)), G.reshape(ends, (-1,)))
+    return out
 
 
 # ---- gathering -----------------------------------------------------------------------------------------------
 @converter("Gather")
 def gather(node, x, indices):
-    return G.take(x, indices, axis=node.attr("axis", 0))
+    out = G.take(x, indices, axis=node.attr("axis", 0))
+    if out.data is None and out.dtype.kind in "iu" and x.ndim == 1 and out.ndim <= 1:  # picking dims of a shape
+        entries, picks = node.entries(0), _maybe_const(node, 1)
+        if entries is not None and picks is not None:
+            return node.shape_value(out, [entries[int(i)] for i in np.asarray(picks).reshape(-1)])
+    return out
 
 
 @converter("GatherElements")

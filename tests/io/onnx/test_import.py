@@ -121,12 +121,24 @@ def test_unsupported_op_names_the_op_and_node():
         load(helper.make_model(graph))
 
 
-def test_data_dependent_shape_input_is_a_clear_error():
+def test_a_shape_given_as_data_is_used_when_the_graph_runs():
     graph = helper.make_graph([helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape_by_data")], "g",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
                                helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    with pytest.raises(OnnxImportError, match="reshape_by_data.*must be known"):
+    imported = load(helper.make_model(graph))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for shape in ([3, 2], [1, -1], [0, 3]):  # 0 copies the input's dimension
+        (y,) = imported.run({"x": x, "s": np.array(shape)})
+        np.testing.assert_array_equal(y, x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate(shape)]))
+
+
+def test_a_bound_that_truly_depends_on_data_is_still_a_clear_error():
+    graph = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk_by_data")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                               helper.make_tensor_value_info("k", TensorProto.INT64, [1])],
+                              [helper.make_tensor_value_info("v", TensorProto.FLOAT, None)])
+    with pytest.raises(OnnxImportError, match="topk_by_data.*must be known"):
         load(helper.make_model(graph))
 
 
