@@ -250,6 +250,127 @@ def write_language_models() -> None:
         print(f"wrote {os.path.basename(base)}.onnx/.npz: losses {np.round(arrays['losses'], 4)}")
 
 
+# ---- a detection model: an SSD-lite-style network exported by PyTorch, with ONNX NMS appended -----------
+class SSDLite(nn.Module):
+    """A MobileNet-style backbone (conv, depthwise-separable blocks with ReLU6 and BatchNorm), SSD
+    heads over a 4x4 grid with 3 anchors per cell, box decoding against fixed anchors. Returns boxes
+    (B, N, 4) as corners and class scores (B, C, N), the layout ONNX NonMaxSuppression takes."""
+
+    def __init__(self, classes: int = 3, anchors_per_cell: int = 3):
+        super().__init__()
+
+        def separable(cin, cout, stride):
+            return nn.Sequential(nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False), nn.BatchNorm2d(cin),
+                                 nn.ReLU6(), nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU6())
+
+        self.backbone = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1, bias=False), nn.BatchNorm2d(8), nn.ReLU6(),
+                                      separable(8, 16, 2), separable(16, 16, 2))
+        self.classes, self.a = classes, anchors_per_cell
+        self.cls_head = nn.Conv2d(16, anchors_per_cell * classes, 3, padding=1)
+        self.box_head = nn.Conv2d(16, anchors_per_cell * 4, 3, padding=1)
+        grid = (torch.arange(4, dtype=torch.float32) + 0.5) / 4
+        cy, cx = torch.meshgrid(grid, grid, indexing="ij")
+        sizes = torch.tensor([0.2, 0.35, 0.5])
+        anchors = torch.stack([cx[..., None].expand(4, 4, 3), cy[..., None].expand(4, 4, 3),
+                               sizes.expand(4, 4, 3), sizes.expand(4, 4, 3)], -1)
+        self.register_buffer("anchors", anchors.reshape(-1, 4))  # (N, 4) as (cx, cy, w, h)
+
+    def forward(self, x):
+        features = self.backbone(x)
+        b = x.shape[0]
+        logits = self.cls_head(features).permute(0, 2, 3, 1).reshape(b, -1, self.classes)
+        deltas = self.box_head(features).permute(0, 2, 3, 1).reshape(b, -1, 4)
+        centers = self.anchors[:, :2] + 0.1 * deltas[..., :2] * self.anchors[:, 2:]
+        sizes = self.anchors[:, 2:] * torch.exp(0.2 * deltas[..., 2:])
+        boxes = torch.cat([centers - sizes / 2, centers + sizes / 2], -1)
+        return boxes, logits.softmax(-1).transpose(1, 2)
+
+
+def write_detection_model() -> None:
+    """``detection/ssdlite_nms.onnx``: :class:`SSDLite` exported by the dynamo exporter (dynamic
+    batch), with ONNX ``NonMaxSuppression`` (10 boxes per class, IoU 0.3, score 0.3) and ``GatherND``
+    appended to give the kept boxes, scores and indices. The ``.npz`` holds inputs of two batch sizes
+    and onnxruntime's outputs (cross-checked against a NumPy greedy NMS over PyTorch's boxes)."""
+    import onnx
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+
+    folder = os.path.join(HERE, "detection")
+    os.makedirs(folder, exist_ok=True)
+    g = torch.Generator().manual_seed(3)
+    model = SSDLite()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+    model.eval()
+    x = torch.randn(2, 3, 32, 32, generator=g)
+    x2 = torch.randn(3, 3, 32, 32, generator=g)
+    raw = os.path.join(folder, "ssdlite_raw.onnx")
+    with torch.no_grad():
+        torch.onnx.export(model, (x,), raw, input_names=["x"], output_names=["boxes", "scores"], dynamo=True,
+                          opset_version=18, dynamic_shapes={"x": {0: torch.export.Dim("batch", max=64)}},
+                          external_data=False)
+    detector = onnx.load(raw)
+    os.remove(raw)
+    graph = detector.graph
+    graph.initializer.extend([numpy_helper.from_array(np.array([10], np.int64), "nms_max_boxes"),
+                              numpy_helper.from_array(np.array([0.3], np.float32), "nms_iou"),
+                              numpy_helper.from_array(np.array([0.3], np.float32), "nms_score"),
+                              numpy_helper.from_array(np.array([0, 2], np.int64), "batch_and_box")])
+    graph.node.extend([
+        helper.make_node("NonMaxSuppression", ["boxes", "scores", "nms_max_boxes", "nms_iou", "nms_score"],
+                         ["selected"], name="nms"),
+        helper.make_node("Gather", ["selected", "batch_and_box"], ["box_index"], axis=1, name="pick_box_index"),
+        helper.make_node("GatherND", ["boxes", "box_index"], ["kept_boxes"], name="kept_boxes"),
+        helper.make_node("GatherND", ["scores", "selected"], ["kept_scores"], name="kept_scores"),
+    ])
+    del graph.output[:]
+    graph.output.extend([helper.make_tensor_value_info("selected", TensorProto.INT64, ["kept", 3]),
+                         helper.make_tensor_value_info("kept_boxes", TensorProto.FLOAT, ["kept", 4]),
+                         helper.make_tensor_value_info("kept_scores", TensorProto.FLOAT, ["kept"])])
+    onnx.checker.check_model(detector)
+    path = os.path.join(folder, "ssdlite_nms.onnx")
+    onnx.save(detector, path)
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    arrays = {}
+    for key, xi in (("", x), ("2", x2)):
+        with torch.no_grad():
+            boxes, scores = model(xi)
+        selected, kept_boxes, kept_scores = session.run(None, {"x": xi.numpy()})
+        assert selected.tolist() == _greedy_nms(boxes.numpy(), scores.numpy(), 10, 0.3, 0.3), "NMS disagrees"
+        arrays.update({"x" + key: xi.numpy(), "boxes" + key: boxes.numpy(), "scores" + key: scores.numpy(),
+                       "selected" + key: selected, "kept_boxes" + key: kept_boxes, "kept_scores" + key: kept_scores})
+    np.savez(os.path.join(folder, "ssdlite_nms.npz"), **arrays)
+    print(f"wrote detection/ssdlite_nms.onnx/.npz: kept {len(arrays['selected'])} and {len(arrays['selected2'])} boxes")
+
+
+def _greedy_nms(boxes, scores, max_boxes: int, iou_threshold: float, score_threshold: float) -> list:
+    """ONNX NonMaxSuppression by its definition, in plain NumPy (corner boxes)."""
+    def iou(a, b):
+        x1, y1 = np.maximum(a[0], b[0]), np.maximum(a[1], b[1])
+        x2, y2 = np.minimum(a[2], b[2]), np.minimum(a[3], b[3])
+        inter = max(0.0, x2 - x1) * max(0.0, y2 - y1)
+        union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+        return inter / union if union > 0 else 0.0
+
+    picked = []
+    for b in range(boxes.shape[0]):
+        for c in range(scores.shape[1]):
+            order = [i for i in np.argsort(-scores[b, c], kind="stable") if scores[b, c, i] > score_threshold]
+            kept = []
+            for i in order:
+                if len(kept) == max_boxes:
+                    break
+                if all(iou(boxes[b, i], boxes[b, j]) <= iou_threshold for j in kept):
+                    kept.append(i)
+            picked += [[b, c, int(i)] for i in kept]
+    return picked
+
+
 def _models():
     g = torch.Generator().manual_seed(0)
     return {
@@ -299,6 +420,7 @@ def main() -> None:
             np.savez(base + ".npz", **arrays)
             print(f"wrote {os.path.basename(base)}.onnx/.npz")
     write_language_models()
+    write_detection_model()
 
 
 if __name__ == "__main__":
