@@ -293,3 +293,21 @@ def test_a_npy_header_length_field_is_checked_before_reading_the_header(tmp_path
         zf.writestr("x.npy", bytes(data))
     with pytest.raises(FileLoadError, match=r"x\.npz.*header of"):
         gg.load(npz)
+
+
+def test_the_cli_reports_a_refused_input_in_one_line(bomb_64mib, tmp_path, monkeypatch, capsys):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    from graphgrad.cli import main
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.UINT8, ["n"])],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, ["n"])])
+    model = tmp_path / "relu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
+    monkeypatch.setattr(config, "max_load_bytes", 16 * MiB)
+    assert main(["onnx", "run", str(model), "-i", f"x={bomb_64mib}"]) == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and err[0].startswith("graphgrad: error: "), err
+    assert "bomb.npz" in err[0] and "max_load_bytes" in err[0]
