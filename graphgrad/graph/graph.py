@@ -374,7 +374,11 @@ def build_in(graph: Graph, op: Op, inputs: tuple, name: Optional[str] = None) ->
 
 def _unknown_rank_spec(op: Op, specs: list) -> TensorSpec:
     """The output spec when an input's rank is unknown (a placeholder made without a shape): the
-    shape is unknown too; the dtype is what the op gives for scalars of the input dtypes."""
+    shape is unknown too; the dtype is what the op gives for scalars of the input dtypes. An op that
+    knows better (a full reduction is 0-d whatever the rank) defines ``infer_unknown_rank(*specs)``."""
+    rule = getattr(op, "infer_unknown_rank", None)
+    if rule is not None:
+        return rule(*specs)
     scalars = [TensorSpec((), s.dtype) if isinstance(s, TensorSpec) and s.shape is None else s for s in specs]
     try:
         dtype = op.infer(*scalars).dtype

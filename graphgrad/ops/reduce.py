@@ -49,6 +49,20 @@ def _expand_reduced(g: Tensor, shape: tuple, axes: tuple, keepdims: bool) -> Ten
     return g.reshape(kept)
 
 
+def _expand_unknown_rank(name: str, g: Tensor, axis, keepdims: bool) -> Tensor:
+    """``_expand_reduced`` for an input whose rank is known only at run time (a placeholder made
+    without a shape): ``axis`` as given (``None``, an int or a tuple)."""
+    if keepdims or axis is None:
+        return g  # a 0-d (or keepdims) gradient broadcasts against the input as it is
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if builtins.any(a < 0 for a in axes):
+        raise ShapeError(f"{name}: the gradient of a reduction over negative axes {axes} needs the input's rank, "
+                         "which is unknown (a placeholder made without a shape): give the placeholder a shape")
+    from graphgrad.ops.shape import ExpandDims
+
+    return ExpandDims(tuple(sorted(axes))).apply(g)
+
+
 def _accumulator_dtype(dtype) -> np.dtype:
     """NumPy's accumulator for sum/prod/cumsum: small ints and bool widen to 64 bits."""
     if dtype.kind == "b" or (dtype.kind in "iu" and dtype.itemsize < 8):
@@ -59,6 +73,10 @@ def _accumulator_dtype(dtype) -> np.dtype:
 def _count(x: Tensor, axes: tuple):
     """How many elements ``x`` has over ``axes``: a Python number, or a 0-d tensor (``count_like``)
     when some of those dimensions are only known at run time."""
+    if x.shape is None:  # even the rank is known only at run time
+        from graphgrad.ops.array import CountLike
+
+        return CountLike(axes, x.dtype).apply(x)
     if None not in x.shape:
         return math.prod(x.shape[a] for a in axes)
     from graphgrad.ops.array import count_like
@@ -89,8 +107,15 @@ class _Reduction(Op):
         axes = self.axes(len(x.shape))
         return TensorSpec(_reduced_shape(x.shape, axes, self.keepdims), self.out_dtype(x.dtype))
 
+    def infer_unknown_rank(self, x):
+        """The spec for an input of unknown rank: a full reduction is 0-d; others keep the rank unknown."""
+        return TensorSpec(() if self.axis is None and not self.keepdims else None, self.out_dtype(x.dtype))
+
     def grad_parts(self, x: Tensor, g: Tensor) -> tuple:
-        """(axes, upstream gradient with the reduced axes restored as size 1)."""
+        """(axes, upstream gradient with the reduced axes restored as size 1). For an input of unknown
+        rank the axes are ``self.axis`` as given (``None`` for all)."""
+        if x.shape is None:
+            return self.axis, _expand_unknown_rank(self.name, g, self.axis, self.keepdims)
         axes = self.axes(x.ndim)
         return axes, _expand_reduced(g, x.shape, axes, self.keepdims)
 
@@ -144,6 +169,9 @@ class Prod(_Reduction):
 
     def backward(self, inputs, out, g):
         x = inputs[0]
+        if x.shape is None:
+            raise ShapeError(f"{self.name}: the gradient of a product needs the input's rank, which is unknown "
+                             "(a placeholder made without a shape): give the placeholder a shape")
         axes, g = self.grad_parts(x, g)
         return (g * _product_of_others(x, axes),)
 
@@ -172,7 +200,10 @@ class _Extremum(_Reduction):
     def backward(self, inputs, out, g):
         x = inputs[0]
         axes, g = self.grad_parts(x, g)
-        o = _expand_reduced(out, x.shape, axes, self.keepdims)
+        if x.shape is None:
+            o = _expand_unknown_rank(self.name, out, self.axis, self.keepdims)
+        else:
+            o = _expand_reduced(out, x.shape, axes, self.keepdims)
         mask = equal(x, o).astype(g.dtype)
         return (mask * (g / mask.sum(axes, keepdims=True)),)
 
@@ -205,6 +236,10 @@ class _ArgExtremum(Op):
         else:
             shape = _reduced_shape(x.shape, (normalize_axis(self.name, self.axis, ndim),), self.keepdims)
         return TensorSpec(shape, np.dtype("int64"))
+
+    def infer_unknown_rank(self, x):
+        """The spec for an input of unknown rank: the flat index is 0-d; along an axis the rank is unknown."""
+        return TensorSpec(() if self.axis is None and not self.keepdims else None, np.dtype("int64"))
 
 
 class Argmax(_ArgExtremum):
@@ -318,7 +353,7 @@ def _axis_args(name: str, x, axis, keepdims, dim, keepdim) -> tuple:
         axis = dim
     if keepdim is not None:
         keepdims = keepdim
-    if (axis == 0 or axis == -1 or isinstance(axis, (tuple, list))) and isinstance(x, Tensor) and not x.shape:
+    if (axis == 0 or axis == -1 or isinstance(axis, (tuple, list))) and isinstance(x, Tensor) and x.shape == ():
         axes = axis if isinstance(axis, (tuple, list)) else (axis,)
         if axes and builtins.all(a in (0, -1) for a in axes):
             axis = None
