@@ -34,6 +34,7 @@ from graphgrad.nn.module import Module
 from graphgrad.ops import losses as _losses
 from graphgrad.train import metrics as _metrics
 from graphgrad.train.callbacks import Callback, CallbackList, History
+from graphgrad.train.loss_meaning import warn_if_softmax_into_logits_loss
 
 __all__ = ["Model", "Sequential"]
 
@@ -390,6 +391,10 @@ class Model(Module):
                 a class, or ``(class_or_name, kwargs)`` such as ``(gg.optim.SGD, {"lr": 0.1})``.
             loss: ``"cross_entropy"``, ``"mse"``, ``"mae"``, ``"bce"``, ``"bce_with_logits"``,
                 ``"huber"``, a function ``loss(y_pred, y_true) -> scalar Tensor`` or a loss Module.
+                The cross-entropies (also under Keras' names ``"sparse_categorical_crossentropy"``
+                and ``"categorical_crossentropy"``) take logits, as ``gg.cross_entropy``: a model
+                ending in a softmax gets a warning from ``fit`` (Keras' meaning, probabilities
+                unless ``from_logits=True``, is ``graphgrad.compat.keras``'s).
             metrics: names (``"accuracy"``, ``"top_5_accuracy"``, ``"precision"``, ``"recall"``,
                 ``"f1"``, ``"mse"``, ``"mae"``), ``gg.train.metrics.Metric`` objects or functions
                 ``fn(y_pred, y_true) -> float``.
@@ -397,6 +402,7 @@ class Model(Module):
         params = list(self.parameters())
         object.__setattr__(self, "optimizer", _resolve_optimizer(optimizer, params) if optimizer is not None else None)
         object.__setattr__(self, "loss_fn", _resolve_loss(loss))
+        object.__setattr__(self, "_loss_spec", loss)
         specs = list(metrics or [])
         for spec in specs:
             _metrics.get(spec)  # validate now, not at the end of the first epoch
@@ -527,6 +533,8 @@ class Model(Module):
                 n = int(xb.shape[0])
                 callback_list.on_train_batch_begin(index, {"batch": index, "size": n})
                 loss, output = self.train_step(xb, yb)
+                if index == 0 and epoch == initial_epoch:
+                    warn_if_softmax_into_logits_loss(self, output, self.loss_fn, getattr(self, "_loss_spec", None))
                 loss_mean.update(loss.item(), n)
                 output = output.detach()
                 for metric in metrics:
