@@ -1,0 +1,42 @@
+"""Keras' API on graphgrad: ``from graphgrad.compat import keras``.
+
+``keras.Sequential``, the functional ``keras.Model(inputs, outputs)`` and ``keras.Input``;
+``keras.layers`` (channels_last, built from their first input); ``compile`` / ``fit`` / ``evaluate``
+/ ``predict`` with Keras' conventions (crossentropies take probabilities unless
+``from_logits=True``; ``evaluate`` returns the loss or ``[loss, *metrics]``); ``keras.losses``,
+``keras.metrics``, ``keras.optimizers`` (Keras' defaults), ``keras.callbacks``, ``keras.utils``,
+``keras.datasets`` (local files), ``model.save("m.keras")`` and ``keras.models.load_model``.
+
+It maps names and argument conventions onto graphgrad's public API (``gg.Model`` trains, ``gg.nn``
+computes); nothing is implemented a second time. :func:`install` makes ``import keras`` resolve to
+this package, so a script written for Keras runs unchanged. See docs/keras.md.
+"""
+from __future__ import annotations
+
+import sys
+
+from graphgrad.compat.keras import (activations, callbacks, datasets, layers, losses, metrics, models, optimizers,
+                                    saving, utils)
+from graphgrad.compat.keras.engine import Input, KerasTensor
+from graphgrad.compat.keras.models import Model, Sequential
+
+__version__ = "3.0.0 (graphgrad.compat.keras)"
+
+__all__ = ["Input", "KerasTensor", "Model", "Sequential", "activations", "callbacks", "datasets", "layers", "losses",
+           "metrics", "models", "optimizers", "saving", "utils", "install"]
+
+
+def install() -> None:
+    """Make ``import keras`` (and ``keras.layers``, ``keras.models``...) resolve to this package in
+    this process; ``tensorflow.keras`` too, and ``from tensorflow import keras`` when a ``tensorflow``
+    module (e.g. graphgrad's TF facade, installed first) is loaded."""
+    me = sys.modules[__name__]
+    names = {"": me, ".layers": layers, ".models": models, ".losses": losses, ".metrics": metrics,
+             ".optimizers": optimizers, ".callbacks": callbacks, ".utils": utils, ".datasets": datasets,
+             ".datasets.mnist": datasets.mnist, ".datasets.fashion_mnist": datasets.fashion_mnist,
+             ".activations": activations, ".saving": models}
+    for suffix, module in names.items():
+        sys.modules["keras" + suffix] = module
+        sys.modules["tensorflow.keras" + suffix] = module
+    if "tensorflow" in sys.modules:
+        setattr(sys.modules["tensorflow"], "keras", me)

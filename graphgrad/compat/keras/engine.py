@@ -1,0 +1,241 @@
+"""Keras' layer and tensor model on graphgrad: :class:`Layer` (a ``gg.nn.Module`` built from its first
+input, as Keras builds), :class:`KerasTensor` (the symbolic value that ``keras.Input`` makes and
+that calling a layer on one returns) and ``keras.Input``.
+
+A KerasTensor carries a shape (batch ``None``), a dtype, the layer call that made it and a small
+example value (a batch of two zeros pushed through the layers in eval mode, without gradients): the
+example gives every layer its input shape, so it is built when it is first called, as in Keras, and
+gives ``summary()`` its output shapes. Nothing here computes: every layer forwards to graphgrad's
+modules and ops.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Optional, Sequence
+
+import graphgrad as gg
+from graphgrad import nn
+
+__all__ = ["KerasTensor", "Input", "Layer", "InputLayer"]
+
+_NAME_COUNTS: dict = {}
+
+
+def snake_case(name: str) -> str:
+    """``Conv2D`` -> ``conv2d``, ``BatchNormalization`` -> ``batch_normalization`` (Keras' layer names)."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()
+
+
+def unique_name(base: str) -> str:
+    """``dense``, ``dense_1``, ``dense_2``... as Keras numbers its layers and models."""
+    count = _NAME_COUNTS.get(base, 0)
+    _NAME_COUNTS[base] = count + 1
+    return base if count == 0 else f"{base}_{count}"
+
+
+def _example_dim(d: Optional[int]) -> int:
+    return 1 if d is None else int(d)
+
+
+class KerasTensor:
+    """A symbolic tensor: ``shape`` (with ``None`` for the batch and other unknown dims), ``dtype``,
+    and the layer call that produced it (``None`` for an ``Input``)."""
+
+    def __init__(self, shape: Sequence[Optional[int]], dtype: Any, example: gg.Tensor, layer: Any = None,
+                 inbound: Any = None, name: Optional[str] = None, index: Optional[int] = None) -> None:
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.example = example
+        self.layer = layer
+        self.inbound = inbound
+        self.index = index  # which of the layer's outputs, for layers with several
+        self.name = name or (layer.name if layer is not None else unique_name("input_layer"))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+
+def _is_symbolic(value: Any) -> bool:
+    if isinstance(value, KerasTensor):
+        return True
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, KerasTensor) for v in value)
+
+
+def Input(shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, dtype: Any = None,
+          name: Optional[str] = None, batch_shape: Optional[Sequence[Optional[int]]] = None, **kwargs) -> KerasTensor:
+    """``keras.Input(shape=(28, 28, 1))``: a symbolic input (the shape of one sample, no batch)."""
+    if batch_shape is not None:
+        shape = tuple(batch_shape)[1:]
+    if shape is None:
+        raise ValueError("keras.Input: pass shape=(...) (one sample's shape, without the batch dimension)")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    dtype = gg.dtypes.as_dtype(dtype) if dtype is not None else gg.get_default_dtype()
+    example = gg.zeros((2,) + tuple(_example_dim(d) for d in shape), dtype=dtype)
+    return KerasTensor((None,) + shape, dtype, example, name=name)
+
+
+class Layer(nn.Module):
+    """The base of the facade's layers: a Module with a Keras ``name``, built on its first input
+    (``build(input_shape)`` creates the graphgrad modules it forwards to), callable on arrays,
+    Tensors or KerasTensors. ``get_config()`` returns the constructor's arguments (``save`` writes
+    them as JSON); ``get_weights()``/``set_weights()`` use Keras' shapes and order."""
+
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        object.__setattr__(self, "_init_args", (list(args), dict(kwargs)))
+        return self
+
+    def __init__(self, name: Optional[str] = None, input_shape: Optional[Sequence[int]] = None,
+                 input_dim: Optional[int] = None, dtype: Any = None, trainable: bool = True, **kwargs) -> None:
+        super().__init__()
+        unknown = set(kwargs) - {"autocast", "input_length", "batch_input_shape", "batch_size"}
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unknown keyword argument(s) {sorted(unknown)}")
+        object.__setattr__(self, "name", name or unique_name(snake_case(type(self).__name__)))
+        object.__setattr__(self, "built", False)
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if kwargs.get("batch_input_shape") is not None:
+            input_shape = tuple(kwargs["batch_input_shape"])[1:]
+        object.__setattr__(self, "input_shape_hint", None if input_shape is None else tuple(input_shape))
+        object.__setattr__(self, "output_shape", None)
+        object.__setattr__(self, "trainable", bool(trainable))
+
+    # -- building and calling --
+    def build(self, input_shape) -> None:
+        """Create the layer's modules for inputs of ``input_shape`` (with the batch dimension)."""
+
+    def _ensure_built(self, inputs: Any) -> None:
+        if self.built:
+            return
+        shape = [tuple(t.shape) for t in inputs] if isinstance(inputs, (list, tuple)) else tuple(inputs.shape)
+        self.build(shape)
+        object.__setattr__(self, "built", True)
+        if not self.trainable:
+            self.requires_grad_(False)
+
+    def __call__(self, inputs: Any, *args, training: Optional[bool] = None, **kwargs):
+        if _is_symbolic(inputs):
+            return self._call_symbolic(inputs)
+        if not isinstance(inputs, (list, tuple)):
+            inputs = as_tensor(inputs)
+        else:
+            inputs = [as_tensor(x) for x in inputs]
+        self._ensure_built(inputs)
+        if training is None:
+            return super().__call__(inputs, *args, **kwargs)
+        was = self.training
+        self.train(bool(training))
+        try:
+            return super().__call__(inputs, *args, **kwargs)
+        finally:
+            self.train(was)
+
+    def _call_symbolic(self, inputs: Any):
+        examples = [t.example for t in inputs] if isinstance(inputs, (list, tuple)) else inputs.example
+        self._ensure_built(examples)
+        was = self.training
+        self.eval()
+        try:
+            with gg.no_grad():
+                out = nn.Module.__call__(self, examples)
+        finally:
+            self.train(was)
+        if isinstance(out, (list, tuple)):
+            return [KerasTensor((None,) + tuple(o.shape[1:]), o.dtype, o, self, inputs, f"{self.name}_{i}", i)
+                    for i, o in enumerate(out)]
+        result = KerasTensor((None,) + tuple(out.shape[1:]), out.dtype, out, self, inputs)
+        if self.output_shape is None:
+            object.__setattr__(self, "output_shape", result.shape)
+        return result
+
+    # -- weights in Keras' form --
+    def keras_weights(self) -> list:
+        """``[(tensor, to_keras, from_keras)]``: each weight Keras lists, in its order, with the
+        conversions between graphgrad's layout and Keras' (identity by default)."""
+        return [(t, None, None) for t in self.state_dict().values() if t.dtype.kind == "f"]
+
+    def get_weights(self) -> list:
+        """The layer's weights as NumPy arrays, in Keras' order and shapes (Dense's kernel is
+        ``(in, units)``; Conv2D's ``(kh, kw, in, filters)``)."""
+        out = []
+        for tensor, to_keras, _ in self.keras_weights():
+            value = tensor.numpy().copy()
+            out.append(to_keras(value) if to_keras is not None else value)
+        return out
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        """Set the weights from arrays in Keras' order and shapes (as :meth:`get_weights` returns)."""
+        slots = self.keras_weights()
+        weights = list(weights)
+        if len(weights) != len(slots):
+            raise ValueError(f"{self.name}.set_weights: expected {len(slots)} arrays, got {len(weights)}")
+        for (tensor, _, from_keras), value in zip(slots, weights):
+            value = gg.tensor(value).numpy()
+            value = from_keras(value) if from_keras is not None else value
+            if tuple(value.shape) != tuple(tensor.shape):
+                raise ValueError(f"{self.name}.set_weights: an array of shape {tuple(value.shape)} for a weight of "
+                                 f"shape {tuple(tensor.shape)} (in graphgrad's layout)")
+            with gg.no_grad():
+                tensor.copy_(gg.tensor(value, dtype=tensor.dtype))
+
+    @property
+    def weights(self) -> list:
+        return [t for t, _, _ in self.keras_weights()]
+
+    @property
+    def trainable_weights(self) -> list:
+        return [p for p in self.parameters() if p.requires_grad]
+
+    @property
+    def non_trainable_weights(self) -> list:
+        ids = {id(p) for p in self.trainable_weights}
+        return [t for t in self.weights if id(t) not in ids]
+
+    def count_params(self) -> int:
+        """The number of weights (trainable and not, as Keras counts: BatchNorm's moving statistics too)."""
+        return sum(int(t.size) for t in self.weights)
+
+    def count_non_trainable(self) -> int:
+        """The weights that training does not change (BatchNorm's moving statistics, frozen layers)."""
+        trainable = {id(p) for p in self.parameters() if p.requires_grad}
+        return sum(int(t.size) for t in self.weights if id(t) not in trainable)
+
+    def get_config(self) -> dict:
+        args, kwargs = self._init_args
+        config = dict(kwargs)
+        config["name"] = self.name
+        return {"args": list(args), "kwargs": config}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Layer":
+        return cls(*config.get("args", []), **config.get("kwargs", {}))
+
+    def extra_repr(self) -> str:
+        return f"name={self.name!r}"
+
+
+def as_tensor(value: Any) -> gg.Tensor:
+    """A Tensor of ``value`` (float arrays in the default float dtype, integers kept)."""
+    if isinstance(value, gg.Tensor):
+        return value
+    tensor = gg.tensor(value)
+    if tensor.dtype.kind == "f" and tensor.dtype != gg.get_default_dtype():
+        tensor = tensor.astype(gg.get_default_dtype())
+    return tensor
+
+
+class InputLayer(Layer):
+    """``keras.layers.InputLayer(shape=...)``: marks a Sequential model's input shape; passes data through."""
+
+    def __init__(self, shape: Optional[Sequence[int]] = None, input_shape: Optional[Sequence[int]] = None,
+                 name: Optional[str] = None, **kwargs) -> None:
+        kwargs.pop("dtype", None)
+        super().__init__(name=name, input_shape=shape if shape is not None else input_shape, **kwargs)
+
+    def forward(self, x):
+        return x

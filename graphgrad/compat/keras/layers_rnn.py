@@ -1,0 +1,218 @@
+"""Keras' recurrent layers (``(batch, time, features)`` inputs) over graphgrad's fused ``nn.LSTM`` /
+``nn.GRU`` / ``nn.RNN`` (batch_first), and the merge layers (``Concatenate``, ``Add``...)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import graphgrad as gg
+from graphgrad import nn
+from graphgrad.backend import np
+from graphgrad.nn import init
+
+from graphgrad.compat.keras.engine import Layer
+
+__all__ = ["LSTM", "GRU", "SimpleRNN", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum",
+           "concatenate", "add", "subtract", "multiply", "average", "maximum"]
+
+
+class _Recurrent(Layer):
+    kind, gates = "lstm", 4
+
+    def __init__(self, units: int, activation: Any = "tanh", recurrent_activation: Any = "sigmoid",
+                 use_bias: bool = True, return_sequences: bool = False, return_state: bool = False,
+                 go_backwards: bool = False, dropout: float = 0.0, recurrent_dropout: float = 0.0,
+                 unit_forget_bias: bool = True, reset_after: bool = True, **kwargs) -> None:
+        for ignored in ("kernel_initializer", "recurrent_initializer", "bias_initializer", "stateful", "unroll"):
+            kwargs.pop(ignored, None)
+        super().__init__(**kwargs)
+        who = type(self).__name__
+        if activation != "tanh" or (self.kind != "rnn" and recurrent_activation != "sigmoid"):
+            raise NotImplementedError(f"{who}: only activation='tanh' (and recurrent_activation='sigmoid') are "
+                                      "supported by graphgrad.compat.keras")
+        if dropout or recurrent_dropout:
+            raise NotImplementedError(f"{who}: dropout inside the recurrence is not supported; add a Dropout layer")
+        if self.kind == "gru" and not reset_after:
+            raise NotImplementedError("GRU: only reset_after=True (Keras' default, PyTorch's formulation) is supported")
+        self.units, self.use_bias = int(units), bool(use_bias)
+        self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
+        self.go_backwards, self.unit_forget_bias = bool(go_backwards), bool(unit_forget_bias)
+
+    def build(self, input_shape) -> None:
+        size = int(input_shape[-1])
+        if self.kind == "lstm":
+            self.rnn = nn.LSTM(size, self.units, bias=self.use_bias, batch_first=True)
+        elif self.kind == "gru":
+            self.rnn = nn.GRU(size, self.units, bias=self.use_bias, batch_first=True)
+        else:
+            self.rnn = nn.RNN(size, self.units, nonlinearity="tanh", bias=self.use_bias, batch_first=True)
+        # Keras' initialization: glorot-uniform kernel, orthogonal recurrent kernel, zero bias
+        # (the LSTM's forget gate bias 1 with unit_forget_bias)
+        init.xavier_uniform_(self.rnn.weight_ih_l0)
+        hh = gg.concatenate([init.orthogonal_(gg.zeros(self.units, self.units)) for _ in range(self.gates)], axis=0)
+        with gg.no_grad():
+            self.rnn.weight_hh_l0.copy_(hh)
+        if self.use_bias:
+            init.zeros_(self.rnn.bias_ih_l0)
+            init.zeros_(self.rnn.bias_hh_l0)
+            if self.kind == "lstm" and self.unit_forget_bias:
+                bias = gg.concatenate([gg.zeros(self.units), gg.ones(self.units), gg.zeros(2 * self.units)])
+                with gg.no_grad():
+                    self.rnn.bias_ih_l0.copy_(bias)
+
+    def forward(self, x):
+        if self.go_backwards:
+            x = gg.flip(x, axis=1)
+        out, state = self.rnn(x)
+        result = out if self.return_sequences else out[:, -1]
+        if not self.return_state:
+            return result
+        if self.kind == "lstm":
+            h, c = state
+            return [result, h[0], c[0]]
+        return [result, state[0]]
+
+    def _order(self, w, to_keras: bool):
+        """GRU's gates: PyTorch (r, z, n) <-> Keras (z, r, h); LSTM's (i, f, g, o) are Keras' (i, f, c, o)."""
+        if self.kind != "gru":
+            return w
+        u = self.units
+        blocks = [w[..., :u], w[..., u:2 * u], w[..., 2 * u:]]
+        return np.concatenate([blocks[1], blocks[0], blocks[2]], axis=-1)
+
+    def keras_weights(self) -> list:
+        return [(p, None, None) for p in self.rnn.parameters()]
+
+    def get_weights(self) -> list:
+        """Keras' ``[kernel (features, gates*units), recurrent_kernel (units, gates*units), bias]``:
+        the bias is the sum of graphgrad's (PyTorch's) two biases for LSTM and SimpleRNN, and both
+        stacked, ``(2, 3 units)``, for GRU (reset_after)."""
+        rnn = self.rnn
+        out = [self._order(rnn.weight_ih_l0.numpy().T, True).copy(), self._order(rnn.weight_hh_l0.numpy().T, True).copy()]
+        if self.use_bias:
+            b_ih, b_hh = self._order(rnn.bias_ih_l0.numpy(), True), self._order(rnn.bias_hh_l0.numpy(), True)
+            out.append(np.stack([b_ih, b_hh]) if self.kind == "gru" else b_ih + b_hh)
+        return out
+
+    def set_weights(self, weights) -> None:
+        weights = [np.asarray(gg.tensor(w).numpy()) for w in weights]
+        expected = 3 if self.use_bias else 2
+        if len(weights) != expected:
+            raise ValueError(f"{self.name}.set_weights: expected {expected} arrays, got {len(weights)}")
+        rnn = self.rnn
+        values = [(rnn.weight_ih_l0, self._order(weights[0], False).T), (rnn.weight_hh_l0, self._order(weights[1], False).T)]
+        if self.use_bias:
+            bias = weights[2]
+            if self.kind == "gru":
+                values += [(rnn.bias_ih_l0, self._order(bias[0], False)), (rnn.bias_hh_l0, self._order(bias[1], False))]
+            else:
+                values += [(rnn.bias_ih_l0, bias), (rnn.bias_hh_l0, np.zeros_like(bias))]
+        for tensor, value in values:
+            if tuple(value.shape) != tuple(tensor.shape):
+                raise ValueError(f"{self.name}.set_weights: an array of shape {value.shape} for a weight of shape "
+                                 f"{tuple(tensor.shape)} (in graphgrad's layout)")
+            with gg.no_grad():
+                tensor.copy_(gg.tensor(np.ascontiguousarray(value), dtype=tensor.dtype))
+
+    def count_params(self) -> int:
+        return sum(int(w.size) for w in self.get_weights()) if self.built else 0
+
+
+class LSTM(_Recurrent):
+    """``LSTM(units, return_sequences=False, return_state=False)`` on ``(batch, time, features)``.
+    Weights: kernel ``(features, 4 units)``, recurrent kernel, and two biases (input and recurrent;
+    Keras has one, their sum)."""
+
+    kind, gates = "lstm", 4
+
+
+class GRU(_Recurrent):
+    """``GRU(units, return_sequences=False)`` (Keras' default ``reset_after=True``)."""
+
+    kind, gates = "gru", 3
+
+
+class SimpleRNN(_Recurrent):
+    """``SimpleRNN(units, return_sequences=False)`` with tanh."""
+
+    kind, gates = "rnn", 1
+
+
+# ---- merge layers --------------------------------------------------------------------------------------------------
+class _Merge(Layer):
+    def forward(self, inputs):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
+            raise ValueError(f"{type(self).__name__}: call it on a list of at least two tensors")
+        return self._merge(list(inputs))
+
+
+class Concatenate(_Merge):
+    """``Concatenate(axis=-1)([a, b])``."""
+
+    def __init__(self, axis: int = -1, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.axis = int(axis)
+
+    def _merge(self, xs):
+        return gg.concatenate(xs, axis=self.axis)
+
+
+class Add(_Merge):
+    """``Add()([a, b, ...])``: the elementwise sum."""
+
+    def _merge(self, xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = out + x
+        return out
+
+
+class Subtract(_Merge):
+    def _merge(self, xs):
+        if len(xs) != 2:
+            raise ValueError("Subtract: call it on exactly two tensors")
+        return xs[0] - xs[1]
+
+
+class Multiply(_Merge):
+    def _merge(self, xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = out * x
+        return out
+
+
+class Average(_Merge):
+    def _merge(self, xs):
+        return Add._merge(self, xs) * (1.0 / len(xs))
+
+
+class Maximum(_Merge):
+    def _merge(self, xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = gg.maximum(out, x)
+        return out
+
+
+def concatenate(inputs: Sequence[Any], axis: int = -1, **kwargs):
+    return Concatenate(axis=axis, **kwargs)(list(inputs))
+
+
+def add(inputs: Sequence[Any], **kwargs):
+    return Add(**kwargs)(list(inputs))
+
+
+def subtract(inputs: Sequence[Any], **kwargs):
+    return Subtract(**kwargs)(list(inputs))
+
+
+def multiply(inputs: Sequence[Any], **kwargs):
+    return Multiply(**kwargs)(list(inputs))
+
+
+def average(inputs: Sequence[Any], **kwargs):
+    return Average(**kwargs)(list(inputs))
+
+
+def maximum(inputs: Sequence[Any], **kwargs):
+    return Maximum(**kwargs)(list(inputs))

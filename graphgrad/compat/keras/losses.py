@@ -1,0 +1,211 @@
+"""``keras.losses`` with Keras' meanings: ``loss(y_true, y_pred)`` (targets first), and the
+crossentropies take probabilities unless ``from_logits=True`` (graphgrad's ``gg.cross_entropy``
+takes logits). Each is composed of graphgrad's ops and losses: probabilities are clipped to
+``[eps, 1 - eps]`` (eps = 1e-7, Keras' epsilon) and go through ``gg.log`` into ``gg.nll_loss``.
+
+The functions (``sparse_categorical_crossentropy(y_true, y_pred)``) return one loss per sample, as
+Keras'; the classes (``SparseCategoricalCrossentropy()``) average them."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import graphgrad as gg
+
+from graphgrad.compat.keras.engine import as_tensor
+
+__all__ = ["sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy",
+           "mean_squared_error", "mean_absolute_error", "huber", "mse", "mae", "Loss", "SparseCategoricalCrossentropy",
+           "CategoricalCrossentropy", "BinaryCrossentropy", "MeanSquaredError", "MeanAbsoluteError", "Huber", "get",
+           "as_graphgrad_loss"]
+
+EPSILON = 1e-7
+
+
+def _probabilities(y_pred):
+    """Keras' treatment of probabilities: rescaled to sum to 1 over the last axis, then clipped."""
+    y_pred = y_pred / gg.sum(y_pred, axis=-1, keepdims=True)
+    return gg.clip(y_pred, EPSILON, 1.0 - EPSILON)
+
+
+def _labels(y_true, y_pred):
+    """Integer class labels of the shape of ``y_pred`` without its class axis ((N, 1) -> (N,))."""
+    y_true = as_tensor(y_true)
+    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
+        y_true = y_true.reshape(tuple(y_true.shape[:-1]))
+    if y_true.dtype.kind not in "iu":
+        y_true = y_true.astype("int64")
+    return y_true
+
+
+def _log_probabilities(y_pred, from_logits: bool, axis: int = -1):
+    return gg.log_softmax(y_pred, axis=axis) if from_logits else gg.log(_probabilities(y_pred))
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits: bool = False, axis: int = -1,
+                                    ignore_class: Any = None):
+    """``-log p[y]`` per sample, for integer labels ``y_true`` and probabilities (or logits) ``y_pred``."""
+    y_pred = as_tensor(y_pred)
+    labels = _labels(y_true, y_pred)
+    log_p = _log_probabilities(y_pred, from_logits, axis)
+    if log_p.ndim > 2:  # (N, ..., C) -> nll_loss's (N, C, ...)
+        log_p = gg.permute(log_p, (0, log_p.ndim - 1) + tuple(range(1, log_p.ndim - 1)))
+    return gg.nll_loss(log_p, labels, ignore_index=-100 if ignore_class is None else int(ignore_class),
+                       reduction="none")
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits: bool = False, label_smoothing: float = 0.0,
+                             axis: int = -1):
+    """``-sum(y_true * log p)`` per sample, for one-hot (or soft) targets."""
+    y_pred = as_tensor(y_pred)
+    y_true = as_tensor(y_true).astype(y_pred.dtype)
+    if label_smoothing:
+        classes = int(y_pred.shape[axis])
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / classes
+    return -gg.sum(y_true * _log_probabilities(y_pred, from_logits, axis), axis=axis)
+
+
+def _same_shape(y_true, y_pred):
+    y_true = as_tensor(y_true)
+    if tuple(y_true.shape) != tuple(y_pred.shape) and y_true.size == y_pred.size:
+        y_true = y_true.reshape(tuple(y_pred.shape))
+    return y_true.astype(y_pred.dtype) if y_true.dtype != y_pred.dtype else y_true
+
+
+def binary_crossentropy(y_true, y_pred, from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1):
+    """The binary crossentropy averaged over the last axis, per sample (probabilities unless
+    ``from_logits``)."""
+    y_pred = as_tensor(y_pred)
+    y_true = _same_shape(y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        per_element = gg.binary_cross_entropy_with_logits(y_pred, y_true, reduction="none")
+    else:
+        per_element = gg.binary_cross_entropy(gg.clip(y_pred, EPSILON, 1.0 - EPSILON), y_true, reduction="none")
+    return gg.mean(per_element, axis=-1) if per_element.ndim > 1 else per_element
+
+
+def mean_squared_error(y_true, y_pred):
+    y_pred = as_tensor(y_pred)
+    out = gg.mse_loss(y_pred, _same_shape(y_true, y_pred), reduction="none")
+    return gg.mean(out, axis=-1) if out.ndim > 1 else out
+
+
+def mean_absolute_error(y_true, y_pred):
+    y_pred = as_tensor(y_pred)
+    out = gg.l1_loss(y_pred, _same_shape(y_true, y_pred), reduction="none")
+    return gg.mean(out, axis=-1) if out.ndim > 1 else out
+
+
+def huber(y_true, y_pred, delta: float = 1.0):
+    y_pred = as_tensor(y_pred)
+    out = gg.huber_loss(y_pred, _same_shape(y_true, y_pred), reduction="none", delta=delta)
+    return gg.mean(out, axis=-1) if out.ndim > 1 else out
+
+
+mse, mae = mean_squared_error, mean_absolute_error
+
+
+class Loss:
+    """A Keras loss object: ``loss(y_true, y_pred)`` is the mean over samples of ``fn``."""
+
+    fn: Callable = staticmethod(mean_squared_error)
+    keras_name = "loss"
+
+    def __init__(self, reduction: str = "sum_over_batch_size", name: Any = None, **kwargs) -> None:
+        if reduction not in ("sum_over_batch_size", "auto", "mean", "sum", "none", None):
+            raise ValueError(f"{type(self).__name__}: unknown reduction {reduction!r}")
+        self.reduction, self.name, self.kwargs = reduction, name or self.keras_name, kwargs
+
+    def __call__(self, y_true, y_pred, sample_weight: Any = None):
+        per_sample = type(self).fn(y_true, y_pred, **self.kwargs)
+        if self.reduction == "sum":
+            return gg.sum(per_sample)
+        if self.reduction in ("none", None):
+            return per_sample
+        return gg.mean(per_sample)
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "reduction": self.reduction, **self.kwargs}
+
+
+class SparseCategoricalCrossentropy(Loss):
+    fn = staticmethod(sparse_categorical_crossentropy)
+    keras_name = "sparse_categorical_crossentropy"
+
+    def __init__(self, from_logits: bool = False, ignore_class: Any = None, reduction: str = "sum_over_batch_size",
+                 name: Any = None) -> None:
+        super().__init__(reduction, name, from_logits=bool(from_logits), ignore_class=ignore_class)
+
+
+class CategoricalCrossentropy(Loss):
+    fn = staticmethod(categorical_crossentropy)
+    keras_name = "categorical_crossentropy"
+
+    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1,
+                 reduction: str = "sum_over_batch_size", name: Any = None) -> None:
+        super().__init__(reduction, name, from_logits=bool(from_logits), label_smoothing=float(label_smoothing),
+                         axis=axis)
+
+
+class BinaryCrossentropy(Loss):
+    fn = staticmethod(binary_crossentropy)
+    keras_name = "binary_crossentropy"
+
+    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1,
+                 reduction: str = "sum_over_batch_size", name: Any = None) -> None:
+        super().__init__(reduction, name, from_logits=bool(from_logits), label_smoothing=float(label_smoothing),
+                         axis=axis)
+
+
+class MeanSquaredError(Loss):
+    fn = staticmethod(mean_squared_error)
+    keras_name = "mean_squared_error"
+
+
+class MeanAbsoluteError(Loss):
+    fn = staticmethod(mean_absolute_error)
+    keras_name = "mean_absolute_error"
+
+
+class Huber(Loss):
+    fn = staticmethod(huber)
+    keras_name = "huber"
+
+    def __init__(self, delta: float = 1.0, reduction: str = "sum_over_batch_size", name: Any = None) -> None:
+        super().__init__(reduction, name, delta=float(delta))
+
+
+_BY_NAME = {"sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+            "categorical_crossentropy": CategoricalCrossentropy, "binary_crossentropy": BinaryCrossentropy,
+            "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError, "mean_absolute_error": MeanAbsoluteError,
+            "mae": MeanAbsoluteError, "huber": Huber, "huber_loss": Huber}
+
+
+def get(identifier: Any) -> Callable:
+    """A loss ``fn(y_true, y_pred) -> scalar`` from a Keras name, a ``Loss`` object or a function."""
+    if isinstance(identifier, str):
+        key = identifier.lower()
+        if key not in _BY_NAME:
+            raise ValueError(f"keras.losses: unknown loss {identifier!r}; known: {sorted(_BY_NAME)}")
+        return _BY_NAME[key]()
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    if callable(identifier):
+        return identifier
+    raise TypeError(f"keras.losses: expected a name, a Loss or a function, got {type(identifier).__name__}")
+
+
+def as_graphgrad_loss(identifier: Any) -> Any:
+    """The loss in ``gg.Model``'s convention, ``fn(y_pred, y_true) -> scalar``."""
+    if identifier is None:
+        return None
+    keras_loss = get(identifier)
+
+    def loss(y_pred, y_true):
+        value = keras_loss(y_true, y_pred)
+        return gg.mean(value) if value.ndim else value
+
+    loss.__name__ = getattr(keras_loss, "name", getattr(keras_loss, "__name__", "loss"))
+    loss.keras_loss = keras_loss
+    return loss

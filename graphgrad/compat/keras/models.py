@@ -1,0 +1,387 @@
+"""``keras.Model`` (functional ``Model(inputs, outputs)`` and subclassed, with ``call``),
+``keras.Sequential`` and ``keras.models.load_model``, on ``gg.Model``: ``fit``/``evaluate``/
+``predict`` are graphgrad's, with Keras' argument conventions (``y_true`` first in losses,
+``evaluate`` returning the loss or ``[loss, *metrics]``, ``verbose="auto"``...)."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional, Sequence
+
+import graphgrad as gg
+
+from graphgrad.compat.keras import losses as _losses
+from graphgrad.compat.keras import metrics as _metrics
+from graphgrad.compat.keras import optimizers as _optimizers
+from graphgrad.compat.keras.engine import Input, InputLayer, KerasTensor, Layer, as_tensor, unique_name
+
+__all__ = ["Model", "Sequential", "load_model", "save_model"]
+
+
+def _verbose(verbose: Any) -> int:
+    return 1 if verbose == "auto" else int(verbose)
+
+
+class Model(gg.Model):
+    """``keras.Model(inputs, outputs)`` (the functional API), or a subclass defining ``call(x)``."""
+
+    def __init__(self, inputs: Any = None, outputs: Any = None, name: Optional[str] = None, **kwargs) -> None:
+        super().__init__()
+        object.__setattr__(self, "name", name or unique_name("functional" if inputs is not None else
+                                                             type(self).__name__.lower()))
+        object.__setattr__(self, "_keras_compile", None)
+        object.__setattr__(self, "_inputs", None)
+        object.__setattr__(self, "_outputs", None)
+        object.__setattr__(self, "_nodes", [])
+        if inputs is not None or outputs is not None:
+            if inputs is None or outputs is None:
+                raise ValueError("keras.Model: pass both inputs= and outputs= (or subclass Model and define call)")
+            self._init_functional(inputs, outputs)
+
+    # ---- the functional graph --------------------------------------------------------------------------------
+    def _init_functional(self, inputs: Any, outputs: Any) -> None:
+        ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        for t in ins + outs:
+            if not isinstance(t, KerasTensor):
+                raise TypeError(f"keras.Model: inputs and outputs must be KerasTensors (from keras.Input and layer "
+                                f"calls), got {type(t).__name__}")
+        nodes, seen = [], set()
+
+        def visit(t: KerasTensor) -> None:  # post-order: a node after the nodes it reads
+            if id(t) in seen:
+                return
+            seen.add(id(t))
+            if t.layer is None:
+                if not any(t is i for i in ins):
+                    raise ValueError(f"keras.Model: {t.name} is an Input that is not among the model's inputs")
+                return
+            for source in (t.inbound if isinstance(t.inbound, (list, tuple)) else [t.inbound]):
+                visit(source)
+            nodes.append(t)
+
+        for t in outs:
+            visit(t)
+        object.__setattr__(self, "_inputs", ins)
+        object.__setattr__(self, "_outputs", outs)
+        object.__setattr__(self, "_input_was_list", isinstance(inputs, (list, tuple)))
+        object.__setattr__(self, "_output_was_list", isinstance(outputs, (list, tuple)))
+        object.__setattr__(self, "_nodes", nodes)
+        for t in nodes:
+            self._register(t.layer)
+
+    def _register(self, layer: Layer) -> None:
+        if not isinstance(layer, gg.nn.Module):
+            raise TypeError(f"{type(self).__name__}: every layer must be a keras layer, got {type(layer).__name__}")
+        name = getattr(layer, "name", None) or unique_name("layer")
+        existing = self._modules.get(name)
+        if existing is not None and existing is not layer:
+            raise ValueError(f"{type(self).__name__}: two layers are named {name!r}; layer names must be unique")
+        self.add_module(name, layer)
+
+    def _run_functional(self, x):
+        xs = list(x) if isinstance(x, (list, tuple)) else [x]
+        if len(xs) != len(self._inputs):
+            raise ValueError(f"{self.name}: expected {len(self._inputs)} inputs, got {len(xs)}")
+        values = {id(t): as_tensor(v) for t, v in zip(self._inputs, xs)}
+        calls: dict = {}  # a layer with several outputs (return_state) runs once per call
+        for t in self._nodes:
+            inbound = t.inbound
+            key = (id(t.layer), id(inbound))
+            if key not in calls:
+                args = [values[id(s)] for s in inbound] if isinstance(inbound, (list, tuple)) else values[id(inbound)]
+                calls[key] = t.layer(args)
+            out = calls[key]
+            values[id(t)] = out if t.index is None else out[t.index]
+        outs = [values[id(t)] for t in self._outputs]
+        return outs if self._output_was_list else outs[0]
+
+    def forward(self, x, *args, **kwargs):
+        if self._inputs is not None:
+            return self._run_functional(x)
+        call = getattr(type(self), "call", None)
+        if call is None:
+            raise NotImplementedError(f"{type(self).__name__}: define call(self, inputs) or build with Model(inputs, outputs)")
+        return call(self, x, *args, **kwargs)
+
+    def __call__(self, x, *args, **kwargs):
+        if isinstance(x, KerasTensor) or (isinstance(x, (list, tuple)) and x and isinstance(x[0], KerasTensor)):
+            raise NotImplementedError(f"{self.name}: calling a model on KerasTensors (models as layers) is not "
+                                      "supported by graphgrad.compat.keras")
+        if not isinstance(x, (list, tuple)):
+            x = as_tensor(x)
+        return super().__call__(x, *args, **kwargs)
+
+    # ---- layers ----------------------------------------------------------------------------------------------------
+    @property
+    def layers(self) -> list:
+        return [m for m in self._modules.values() if isinstance(m, gg.nn.Module)]
+
+    def get_layer(self, name: Optional[str] = None, index: Optional[int] = None) -> Layer:
+        layers = self.layers
+        if index is not None:
+            return layers[index]
+        for layer in layers:
+            if getattr(layer, "name", None) == name:
+                return layer
+        raise ValueError(f"{self.name}: no layer named {name!r}; layers: {[getattr(l, 'name', '?') for l in layers]}")
+
+    @property
+    def inputs(self) -> Optional[list]:
+        return self._inputs
+
+    @property
+    def outputs(self) -> Optional[list]:
+        return self._outputs
+
+    @property
+    def built(self) -> bool:
+        layers = self.layers
+        return bool(layers) and all(getattr(l, "built", True) for l in layers)
+
+    def _build_on(self, x: Any) -> None:
+        """Build unbuilt layers by running two samples of ``x`` through the model (eval mode, no
+        gradients), then apply a compile that waited for the weights."""
+        if not self.built and x is not None and not hasattr(x, "__next__"):
+            sample = x[:2] if not isinstance(x, (list, tuple)) or not self._inputs else [v[:2] for v in x]
+            if not isinstance(sample, (list, tuple)) and gg.tensor(sample).dtype.kind == "f":
+                sample = gg.tensor(sample).astype(self._float_dtype())
+            was = self.training
+            self.eval()
+            try:
+                with gg.no_grad():
+                    self(sample)
+            finally:
+                self.train(was)
+        if self._keras_compile is not None and not self.compiled:
+            self._apply_compile()
+
+    # ---- compile, fit, evaluate, predict ------------------------------------------------------------------------
+    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Optional[Sequence[Any]] = None,
+                loss_weights: Any = None, weighted_metrics: Any = None, run_eagerly: Any = None,
+                steps_per_execution: Any = None, jit_compile: Any = None, **kwargs) -> None:
+        """Keras' ``compile``: ``optimizer`` a name or a ``keras.optimizers`` object; ``loss`` a Keras
+        loss name, object or function ``fn(y_true, y_pred)`` (crossentropies take probabilities
+        unless ``from_logits=True``); ``metrics`` names (``"accuracy"``...) or ``keras.metrics``."""
+        if loss_weights is not None or weighted_metrics is not None:
+            raise NotImplementedError("compile: loss_weights / weighted_metrics are not supported by graphgrad.compat.keras")
+        object.__setattr__(self, "_keras_compile", (optimizer, loss, list(metrics or [])))
+        object.__setattr__(self, "compiled", False)
+        if self.built:
+            self._apply_compile()
+
+    def _apply_compile(self) -> None:
+        optimizer, loss, metrics = self._keras_compile
+        opt = _optimizers.get(optimizer).bind(self.parameters())
+        super().compile(optimizer=opt, loss=_losses.as_graphgrad_loss(loss),
+                        metrics=[_metrics.as_graphgrad_metric(m) for m in metrics])
+        object.__setattr__(self, "keras_optimizer", opt)
+
+    def _ready(self, what: str, x: Any) -> None:
+        if self._keras_compile is None:
+            raise RuntimeError(f"{what}: call model.compile(optimizer=..., loss=..., metrics=...) first")
+        self._build_on(x)
+
+    def fit(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, epochs: int = 1,
+            verbose: Any = "auto", callbacks: Optional[Sequence[Any]] = None, validation_split: float = 0.0,
+            validation_data: Any = None, shuffle: bool = True, class_weight: Any = None, sample_weight: Any = None,
+            initial_epoch: int = 0, steps_per_epoch: Any = None, validation_steps: Any = None,
+            validation_batch_size: Any = None, validation_freq: int = 1, **kwargs):
+        """Keras' ``fit``; returns the ``History`` (``history.history["val_loss"]``...)."""
+        if class_weight is not None or sample_weight is not None:
+            raise NotImplementedError("fit: class_weight / sample_weight are not supported by graphgrad.compat.keras")
+        if steps_per_epoch is not None:
+            raise NotImplementedError("fit: steps_per_epoch is not supported by graphgrad.compat.keras")
+        self._ready("fit", x)
+        return super().fit(x, y, batch_size=batch_size or 32, epochs=epochs, verbose=_verbose(verbose),
+                           callbacks=callbacks, validation_split=validation_split, validation_data=validation_data,
+                           shuffle=shuffle, initial_epoch=initial_epoch)
+
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, verbose: Any = "auto",
+                 sample_weight: Any = None, steps: Any = None, callbacks: Any = None, return_dict: bool = False,
+                 **kwargs):
+        """The loss (a float), or ``[loss, *metrics]`` when compiled with metrics, as Keras;
+        ``return_dict=True`` gives ``{"loss": ..., "accuracy": ...}``."""
+        self._ready("evaluate", x)
+        logs = super().evaluate(x, y, batch_size=batch_size or 32, verbose=0, callbacks=callbacks)
+        if _verbose(verbose):
+            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()), file=sys.stdout, flush=True)
+        if return_dict:
+            return dict(logs)
+        values = [float(v) for v in logs.values()]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Any = "auto", steps: Any = None,
+                callbacks: Any = None, **kwargs):
+        """The model's outputs as a NumPy array (probabilities when it ends in a softmax)."""
+        self._build_on(x)
+        return super().predict(x, batch_size=batch_size or 32)
+
+    def predict_on_batch(self, x: Any):
+        return self.predict(x, batch_size=len(x), verbose=0)
+
+    def train_on_batch(self, x: Any, y: Any):
+        self._ready("train_on_batch", x)
+        xb, yb = self._tensor(x, self._float_dtype()), self._tensor(y, self._float_dtype())
+        self.train()
+        loss, _ = self.train_step(xb, yb)
+        return float(loss.item())
+
+    def test_on_batch(self, x: Any, y: Any):
+        return self.evaluate(x, y, batch_size=len(x), verbose=0)
+
+    # ---- weights ------------------------------------------------------------------------------------------------------
+    def get_weights(self) -> list:
+        """Every layer's weights in Keras' order and shapes (see ``Layer.get_weights``)."""
+        return [w for layer in self.layers for w in layer.get_weights()]
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        weights = list(weights)
+        for layer in self.layers:
+            n = len(layer.keras_weights())
+            layer.set_weights(weights[:n])
+            weights = weights[n:]
+        if weights:
+            raise ValueError(f"set_weights: {len(weights)} arrays left over")
+
+    @property
+    def weights(self) -> list:
+        return [w for layer in self.layers for w in layer.weights]
+
+    @property
+    def trainable_weights(self) -> list:
+        return [p for p in self.parameters() if p.requires_grad]
+
+    def count_params(self) -> int:
+        """All weights, as Keras counts them (BatchNorm's moving statistics included)."""
+        if not self.built:
+            raise ValueError(f"{self.name}: the model is not built yet (call it on data, or give keras.Input / "
+                             "input_shape) so it has no weights to count")
+        return sum(layer.count_params() for layer in self.layers)
+
+    def save_weights(self, filepath: str, overwrite: bool = True) -> None:
+        """The weights as an ``.npz`` archive (whatever the file's name, e.g. ``"m.weights.h5"``)."""
+        from graphgrad.compat.keras import saving
+
+        saving.save_weights(self, filepath)
+
+    def load_weights(self, filepath: str, skip_mismatch: bool = False) -> None:
+        from graphgrad.compat.keras import saving
+
+        saving.load_weights(self, filepath)
+
+    def save(self, filepath: str, overwrite: bool = True, **kwargs) -> None:
+        """``model.save("m.keras")``: a zip of the architecture (JSON) and the weights (npz); no pickle."""
+        from graphgrad.compat.keras import saving
+
+        saving.save_model(self, filepath)
+
+    def get_config(self) -> dict:
+        from graphgrad.compat.keras import saving
+
+        return saving.model_config(self)
+
+    # ---- summary -------------------------------------------------------------------------------------------------------
+    def summary(self, line_length: Optional[int] = None, positions: Any = None, print_fn: Any = None,
+                **kwargs) -> str:
+        """Keras' table: each layer's name and type, output shape and weight count, then the totals."""
+        rows = []
+        for layer in self.layers:
+            shape = getattr(layer, "output_shape", None)
+            count = layer.count_params() if getattr(layer, "built", True) else 0
+            rows.append((f"{getattr(layer, 'name', '?')} ({type(layer).__name__})",
+                         "?" if shape is None else str(shape), f"{count:,}"))
+        header = ("Layer (type)", "Output Shape", "Param #")
+        widths = [max([len(header[i])] + [len(r[i]) for r in rows]) + 3 for i in range(3)]
+        line = lambda cells: "".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+        width = sum(widths)
+        total = sum(layer.count_params() for layer in self.layers if getattr(layer, "built", True))
+        trainable = total - sum(layer.count_non_trainable() for layer in self.layers if getattr(layer, "built", True))
+        out = [f'Model: "{self.name}"', "_" * width, line(header), "=" * width]
+        for i, row in enumerate(rows):
+            out.append(line(row))
+            out.append("_" * width if i != len(rows) - 1 else "=" * width)
+        out += [f"Total params: {total:,}", f"Trainable params: {trainable:,}",
+                f"Non-trainable params: {total - trainable:,}", "_" * width]
+        text = "\n".join(out)
+        (print_fn or print)(text)
+        return text
+
+
+class Sequential(Model):
+    """``keras.Sequential([layers])``: built at once when the first item is ``keras.Input(shape)``
+    (or a layer given ``input_shape=``), else on the first data."""
+
+    def __init__(self, layers: Optional[Sequence[Any]] = None, name: Optional[str] = None, **kwargs) -> None:
+        super().__init__(name=name or unique_name("sequential"))
+        object.__setattr__(self, "_layer_list", [])
+        object.__setattr__(self, "_symbolic", None)
+        object.__setattr__(self, "input_shape_seen", None)
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer: Any) -> None:
+        """Append a layer (or start with ``keras.Input(shape=...)``)."""
+        if isinstance(layer, KerasTensor):
+            if self._layer_list or self._symbolic is not None:
+                raise ValueError("Sequential: keras.Input must come first")
+            object.__setattr__(self, "_symbolic", layer)
+            object.__setattr__(self, "input_shape_seen", layer.shape)
+            return
+        if not isinstance(layer, gg.nn.Module):
+            raise TypeError(f"Sequential.add: expected a keras layer, got {type(layer).__name__}")
+        if isinstance(layer, InputLayer) and not self._layer_list:
+            object.__setattr__(self, "_symbolic", Input(shape=layer.input_shape_hint))
+            object.__setattr__(self, "input_shape_seen", self._symbolic.shape)
+            return
+        if self._symbolic is None and not self._layer_list and getattr(layer, "input_shape_hint", None) is not None:
+            object.__setattr__(self, "_symbolic", Input(shape=layer.input_shape_hint))
+            object.__setattr__(self, "input_shape_seen", self._symbolic.shape)
+        self._register(layer)
+        self._layer_list.append(layer)
+        if self._symbolic is not None:
+            object.__setattr__(self, "_symbolic", layer(self._symbolic))
+
+    def pop(self) -> Layer:
+        layer = self._layer_list.pop()
+        del self._modules[layer.name]
+        return layer
+
+    def forward(self, x, *args, **kwargs):
+        for layer in self._layer_list:
+            x = layer(x)
+        return x
+
+    @property
+    def layers(self) -> list:
+        return list(self._layer_list)
+
+    def _build_on(self, x: Any) -> None:
+        if self.input_shape_seen is None and x is not None and hasattr(x, "shape"):
+            object.__setattr__(self, "input_shape_seen", (None,) + tuple(x.shape[1:]))
+            if not self.built:  # a symbolic pass records every layer's output shape for summary()
+                dtype = gg.tensor(x[:1]).dtype
+                dtype = self._float_dtype() if dtype.kind == "f" else dtype
+                t = Input(shape=tuple(x.shape[1:]), dtype=dtype)
+                for layer in self._layer_list:
+                    t = layer(t)
+                object.__setattr__(self, "_symbolic", t)
+        super()._build_on(x)
+
+
+def load_model(filepath: str, custom_objects: Optional[dict] = None, compile: bool = True, **kwargs) -> Model:
+    """``keras.models.load_model("m.keras")``: the model ``save`` wrote (architecture, weights and,
+    with ``compile=True``, the compile arguments when they were names or keras objects)."""
+    from graphgrad.compat.keras import saving
+
+    return saving.load_model(filepath, custom_objects=custom_objects, compile=compile)
+
+
+def save_model(model: Model, filepath: str, **kwargs) -> None:
+    model.save(filepath)
+
+
+def clone_model(model: Model) -> Model:
+    """A model of the same architecture with new weights."""
+    from graphgrad.compat.keras import saving
+
+    return saving.model_from_config(saving.model_config(model))
