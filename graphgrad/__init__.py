@@ -10,7 +10,7 @@ from graphgrad.dtypes import (bool_, double, float16, float32, float64, float_, 
 from graphgrad.errors import (ArgumentError, DivisionByZeroError, IndexRangeError, DTypeError, FeedError, GradError, GraphError, GraphgradError, NonFiniteError,
                               ShapeError)
 from graphgrad.core.tensor import Tensor, ValuesIndices, MinMax
-from graphgrad.core.device import device, cuda
+from graphgrad.core.device import cuda, device, get_default_device, set_default_device
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.op import Op, needs_grad
 from graphgrad.core.autograd import (backward, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad,

@@ -18,6 +18,11 @@ def set_default_dtype(dtype) -> None:
     default_float = dtype
 
 
+#: where factories put new tensors when no ``device=`` is given (None: the CPU); set it with
+#: ``gg.set_default_device(...)`` or ``with gg.device("cuda"):`` (PyTorch's forms)
+default_device = None
+
+
 def get_default_dtype():
     """The current default float dtype."""
     return default_float

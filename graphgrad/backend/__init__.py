@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from graphgrad.backend import numpy_backend
+from graphgrad.backend import emulated, numpy_backend
 from graphgrad.backend.allocator import malloc_tuned, tune_at_import, tune_malloc  # noqa: F401  (public)
 
 tune_at_import()
@@ -71,16 +71,18 @@ def gpu_call(name: str) -> Any:
 
 
 def namespace_of(array: Any):
-    """The array namespace (``numpy`` or ``cupy``) that ``array`` belongs to."""
+    """The array namespace (``numpy``, ``cupy``, or the emulated device's) that ``array`` belongs to."""
     if type(array) is ndarray or isinstance(array, (np.ndarray, np.generic)):
         return np
+    if type(array) is emulated.EmulatedArray:
+        return emulated.xp
     if type(array).__module__.startswith("cupy"):
         return _cupy().xp()
     return np
 
 
 def backend_name(xp) -> str:
-    return "numpy" if xp is np else "cupy"
+    return "numpy" if xp is np else "emulated" if xp is emulated.xp else "cupy"
 
 
 def kernel(xp, name: str) -> Callable:
@@ -88,13 +90,17 @@ def kernel(xp, name: str) -> Callable:
     key = (backend_name(xp), name)
     if key not in _KERNELS and key[0] == "cupy":
         _cupy().register(register_kernel)
+    if key not in _KERNELS and key[0] == "emulated":  # NumPy's kernel, on device arrays
+        register_kernel("emulated", name, emulated.kernel(_KERNELS[("numpy", name)]))
     return _KERNELS[key]
 
 
 def device_of(array: Any) -> str:
-    """``"cpu"`` for NumPy arrays, ``"cuda:N"`` for CuPy arrays."""
+    """``"cpu"`` for NumPy arrays, ``"cuda:N"`` for CuPy arrays, ``"emulated"`` for the emulated device's."""
     if isinstance(array, np.ndarray):
         return "cpu"
+    if type(array) is emulated.EmulatedArray:
+        return emulated.DEVICE
     dev = getattr(array, "device", None)
     return f"cuda:{getattr(dev, 'id', 0)}"
 
@@ -103,13 +109,15 @@ def namespace_for_device(device: str | None):
     """The array namespace that allocates on ``device`` (``None`` or ``"cpu"``: NumPy)."""
     if device is None or device == "cpu":
         return np
+    if device == emulated.DEVICE:
+        return emulated.xp
     if str(device).startswith("cuda"):
         if gpu_count() == 0:
             why = "CuPy sees no GPU" if cupy_installed() else "CuPy is not installed (pip install 'graphgrad[cuda]')"
             raise RuntimeError(f"device {str(device)!r} is not available: {why}; use 'cpu', or check "
                                "gg.cuda.is_available() first")
         return _cupy().xp()
-    raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda[:N]'")
+    raise ValueError(f"unknown device {device!r}; expected 'cpu', 'cuda[:N]' or 'emulated'")
 
 
 def to_device(array: Any, device: str | None):
@@ -118,6 +126,8 @@ def to_device(array: Any, device: str | None):
         return array
     if device == "cpu":
         return array.get()
+    if device == emulated.DEVICE:
+        return emulated.to_device(to_numpy(array))
     return namespace_for_device(device).asarray(array)
 
 
@@ -131,8 +141,9 @@ def to_numpy(array: Any) -> np.ndarray:
 
 
 def is_array(value: Any) -> bool:
-    """True for NumPy arrays/scalars and CuPy arrays."""
-    return isinstance(value, (np.ndarray, np.generic)) or type(value).__module__.startswith("cupy")
+    """True for NumPy arrays/scalars, CuPy arrays and emulated device arrays."""
+    return isinstance(value, (np.ndarray, np.generic, emulated.EmulatedArray)) or \
+        type(value).__module__.startswith("cupy")
 
 
 def ufunc_result_dtype(name: str, *dtypes) -> np.dtype:

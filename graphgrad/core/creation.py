@@ -36,6 +36,8 @@ def _float(dtype) -> np.dtype:
 
 
 def _make(array, requires_grad: bool, device: Optional[str]) -> Tensor:
+    if device is None:
+        device = config.default_device
     if device not in (None, "cpu"):
         array = backend.to_device(array, device)
     t = Tensor._wrap(array)

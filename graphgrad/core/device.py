@@ -23,17 +23,17 @@ class device(str):  # noqa: N801  (PyTorch's name)
             return kind
         text = str(kind)
         kind_name, _, number = text.partition(":")
-        if kind_name not in ("cpu", "cuda"):
-            raise ValueError(f"unknown device {text!r}: expected 'cpu', 'cuda' or 'cuda:N'")
+        if kind_name not in ("cpu", "cuda", "emulated"):
+            raise ValueError(f"unknown device {text!r}: expected 'cpu', 'cuda', 'cuda:N' or 'emulated'")
         if number:
             if index is not None:
                 raise ValueError(f"device {text!r} already has an index; do not pass index={index}")
             index = int(number)
-        if kind_name == "cpu":
+        if kind_name in ("cpu", "emulated"):  # (emulated: a strict stand-in for a GPU, see backend/emulated.py)
             if index not in (None, 0):
-                raise ValueError(f"device 'cpu' has no index {index}")
-            self = super().__new__(cls, "cpu")
-            self.type, self.index = "cpu", None
+                raise ValueError(f"device {kind_name!r} has no index {index}")
+            self = super().__new__(cls, kind_name)
+            self.type, self.index = kind_name, None
             return self
         index = 0 if index is None else int(index)
         self = super().__new__(cls, f"cuda:{index}")
@@ -43,11 +43,41 @@ class device(str):  # noqa: N801  (PyTorch's name)
     def __repr__(self) -> str:
         return f"device(type={self.type!r})" if self.index is None else f"device(type={self.type!r}, index={self.index})"
 
+    def __enter__(self) -> "device":
+        """``with gg.device("cuda"):``: factories put new tensors on this device inside the block
+        (PyTorch's form of :func:`set_default_device`)."""
+        from graphgrad import config
+
+        _DEFAULT_STACK.append(config.default_device)
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from graphgrad import config
+
+        config.default_device = _DEFAULT_STACK.pop()
+
     def __reduce__(self):
         return (device, (str(self),))
 
 
 CPU = device("cpu")
+_DEFAULT_STACK: list = []
+
+
+def set_default_device(name: Any) -> None:
+    """Make factories (``gg.tensor``, ``gg.zeros``, ``gg.randn``...) create tensors on ``name`` when
+    they are given no ``device=`` (``None`` or ``"cpu"``: the CPU again), as ``torch.set_default_device``."""
+    from graphgrad import config
+
+    config.default_device = None if name is None or str(name) == "cpu" else check_available(name)
+
+
+def get_default_device() -> device:
+    """Where factories create tensors when given no ``device=``."""
+    from graphgrad import config
+
+    return CPU if config.default_device is None else device(config.default_device)
 
 
 def of_array(array: Any) -> device:

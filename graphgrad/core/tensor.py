@@ -53,6 +53,8 @@ def to_array(data: Any, dtype=None, device: Optional[str] = None):
         dtype = as_dtype(dtype)
         if array.dtype != dtype:
             array = array.astype(dtype)
+    if device is None:
+        device = config.default_device
     if device is not None:
         array = backend.to_device(array, device)
     return array

@@ -209,7 +209,7 @@ class Pow(Binary):
         if needs_grad(b):
             # d(a^b)/db = a^b log a; at a == 0 it is 0 for b >= 0 (the limit) and -inf for b < 0, as
             # PyTorch does. log is taken of a with zeros replaced by 1 (no warning), then set to -inf
-            a = a if isinstance(a, Tensor) else Tensor(a, dtype=out.dtype)
+            a = a if isinstance(a, Tensor) else Tensor(a, dtype=out.dtype, device=out.device)
             zero = equal(a, 0)
             log_a = where(zero, -math.inf, where(zero, 1.0, a).log())
             gb = g * where(logical_and(zero, greater_equal(b, 0)), 0.0, out * log_a)

@@ -88,7 +88,7 @@ def _matrix_dims(fn: str, a: Tensor) -> tuple:
 
 
 def _eye_like(n: int, like: Tensor) -> Tensor:
-    return _eye(n, dtype=like.dtype)
+    return _eye(n, dtype=like.dtype, device=like.device)
 
 
 def _safe_reciprocal(x: Tensor) -> Tensor:

@@ -105,7 +105,7 @@ def diag_embed(x, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     place = np.zeros((n, m, m), dtype=x.dtype)
     i = np.arange(n)
     place[i, i + builtins.max(-offset, 0), i + builtins.max(offset, 0)] = 1
-    out = (x[..., None, None] * Tensor(place)).sum(-3)
+    out = (x[..., None, None] * Tensor(place, device=x.device)).sum(-3)
     return moveaxis(out, (-2, -1), (d1, d2))
 
 

@@ -40,6 +40,13 @@ def _shape_vector(op: str, spec, what: str = "shape") -> int:
     return spec.shape[0]
 
 
+def _ints(values) -> list:
+    """A run-time shape (a host or device integer array, or numbers) as Python ints: read with
+    ``tolist``, the explicit device-to-host read (NumPy's ``asarray`` would refuse a device array)."""
+    values = values.tolist() if hasattr(values, "tolist") else values
+    return [int(v) for v in (values if isinstance(values, (list, tuple)) else [values])]
+
+
 def _check_hint(op: str, hint, shape: tuple) -> None:
     """A run-time shape must agree with the dimensions the graph was built with."""
     if hint is not None and (len(hint) != len(shape) or any(h is not None and h != d for h, d in zip(hint, shape))):
@@ -101,7 +108,7 @@ class ReshapeTo(Op):
         return TensorSpec(hint, x.dtype)
 
     def forward(self, xp, x, shape):
-        target = [int(d) for d in np.asarray(shape).reshape(-1)]
+        target = _ints(shape)
         if not self.allowzero:
             target = [x.shape[i] if d == 0 and i < x.ndim else d for i, d in enumerate(target)]
         out = x.reshape(target)
@@ -129,7 +136,7 @@ class ExpandTo(Op):
         return TensorSpec(_hint(self.hint, rank), x.dtype)
 
     def forward(self, xp, x, shape):
-        target = np.broadcast_shapes(x.shape, tuple(int(d) for d in np.asarray(shape).reshape(-1)))
+        target = np.broadcast_shapes(x.shape, tuple(_ints(shape)))
         _check_hint(self.name, self.hint, target)
         return xp.broadcast_to(x, target)
 
@@ -151,7 +158,7 @@ class FullOfShape(Op):
         return TensorSpec(_hint(self.hint, _shape_vector(self.name, shape)), self.dtype)
 
     def forward(self, xp, shape):
-        target = tuple(int(d) for d in np.asarray(shape).reshape(-1))
+        target = tuple(_ints(shape))
         _check_hint(self.name, self.hint, target)
         return xp.full(target, self.value, dtype=self.dtype)
 
@@ -174,10 +181,10 @@ class ArangeOf(Op):
         return TensorSpec((None,), dtype)
 
     def forward(self, xp, start, limit, delta):
-        first, last, step = (np.asarray(v).reshape(()).item() for v in (start, limit, delta))
+        first, last, step = (v.item() if hasattr(v, "item") else v for v in (start, limit, delta))
         if step == 0:
             raise ShapeError(f"{self.name}: delta must not be zero")
-        dtype = np.asarray(start).dtype
+        dtype = start.dtype if hasattr(start, "dtype") else np.asarray(start).dtype
         return xp.arange(first, last, step).astype(dtype)
 
     def backward(self, inputs, out, g):
@@ -185,8 +192,7 @@ class ArangeOf(Op):
 
 
 def _slice_key(ndim: int, axes: tuple, steps: tuple, starts, ends) -> tuple:
-    starts = [int(v) for v in np.asarray(starts).reshape(-1)]
-    ends = [int(v) for v in np.asarray(ends).reshape(-1)]
+    starts, ends = _ints(starts), _ints(ends)
     if len(starts) != len(axes) or len(ends) != len(axes):
         raise ShapeError(f"SliceDynamic: {len(axes)} axes but {len(starts)} starts and {len(ends)} ends")
     key = [slice(None)] * ndim

@@ -33,7 +33,7 @@ def _same_size_int(x):
 
 
 def _sign_bit(x):
-    return np.array(np.iinfo(_same_size_int(x)).min, _same_size_int(x))
+    return int(np.iinfo(_same_size_int(x)).min)  # a Python int: it takes the tensor's dtype and device
 
 
 ROWS = [
