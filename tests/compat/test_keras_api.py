@@ -1,0 +1,283 @@
+"""graphgrad.compat.keras: Keras' conventions (loss meanings, evaluate's return, lazy building,
+weights in Keras' layout, callbacks, saving) on graphgrad."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+
+import graphgrad as gg
+from graphgrad.compat import keras
+from graphgrad.compat.keras import layers
+
+
+def _blobs(n=240, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[2.0, 0.0], [-2.0, 0.0], [0.0, 2.5]])
+    y = rng.integers(0, 3, n)
+    x = (centers[y] + 0.6 * rng.standard_normal((n, 2))).astype("float32")
+    return x, y
+
+
+def _mlp(**compile_kwargs):
+    model = keras.Sequential([layers.Dense(16, activation="relu"), layers.Dense(3, activation="softmax")])
+    model.compile(**{"optimizer": "adam", "loss": "sparse_categorical_crossentropy", "metrics": ["accuracy"],
+                     **compile_kwargs})
+    return model
+
+
+# ---- losses: Keras' meanings --------------------------------------------------------------------------------------
+def test_crossentropies_take_probabilities_unless_from_logits():
+    logits = np.array([[2.0, -1.0, 0.5], [0.1, 0.2, 3.0]], dtype="float32")
+    labels = np.array([0, 2])
+    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    expected = -np.log(p[[0, 1], labels]).mean()
+    sparse = keras.losses.SparseCategoricalCrossentropy()
+    assert math.isclose(float(sparse(labels, p)), expected, rel_tol=1e-5)
+    assert math.isclose(float(keras.losses.SparseCategoricalCrossentropy(from_logits=True)(labels, logits)), expected,
+                        rel_tol=1e-5)
+    one_hot = keras.utils.to_categorical(labels, 3)
+    assert math.isclose(float(keras.losses.CategoricalCrossentropy()(one_hot, p)), expected, rel_tol=1e-5)
+    per_sample = keras.losses.sparse_categorical_crossentropy(labels, p)
+    assert per_sample.shape == (2,)
+    q = np.array([[0.9], [0.2]], dtype="float32")
+    t = np.array([1.0, 0.0])
+    bce = -(np.log(0.9) + np.log(0.8)) / 2
+    assert math.isclose(float(keras.losses.BinaryCrossentropy()(t, q)), bce, rel_tol=1e-5)
+    assert math.isclose(float(keras.losses.BinaryCrossentropy(from_logits=True)(t, np.log(q / (1 - q)))), bce,
+                        rel_tol=1e-4)
+    assert math.isclose(float(keras.losses.MeanSquaredError()(t, q)), ((q[:, 0] - t) ** 2).mean(), rel_tol=1e-5)
+
+
+def test_a_softmax_model_trains_with_keras_names_and_gets_no_warning():
+    x, y = _blobs()
+    model = _mlp()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        history = model.fit(x, y, epochs=30, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < 0.2
+    assert model.evaluate(x, y, verbose=0)[1] > 0.95
+    probabilities = model.predict(x[:5], verbose=0)
+    assert probabilities.shape == (5, 3) and np.allclose(probabilities.sum(1), 1.0, atol=1e-5)
+
+
+def test_evaluate_returns_the_loss_or_a_list_or_a_dict():
+    x, y = _blobs(60)
+    model = _mlp(metrics=None)
+    model.fit(x, y, epochs=1, verbose=0)
+    assert isinstance(model.evaluate(x, y, verbose=0), float)
+    model = _mlp(metrics=["accuracy", "sparse_categorical_accuracy"])
+    model.fit(x, y, epochs=1, verbose=0)
+    loss, accuracy, sparse_accuracy = model.evaluate(x, y, verbose=0)
+    assert accuracy == sparse_accuracy and 0 <= accuracy <= 1
+    assert set(model.evaluate(x, y, verbose=0, return_dict=True)) == {"loss", "accuracy", "sparse_categorical_accuracy"}
+
+
+def test_optimizers_have_keras_defaults_and_expose_the_learning_rate():
+    model = _mlp(optimizer=keras.optimizers.Adam())
+    model.fit(*_blobs(40), epochs=1, verbose=0)
+    group = model.optimizer.param_groups[0]
+    assert group["lr"] == 0.001 and group["eps"] == 1e-7
+    assert model.optimizer.learning_rate == 0.001
+    model.optimizer.learning_rate = 0.01
+    assert model.optimizer.param_groups[0]["lr"] == 0.01
+    for name, lr in (("sgd", 0.01), ("rmsprop", 0.001), ("adagrad", 0.001)):
+        m = _mlp(optimizer=name)
+        m.fit(*_blobs(40), epochs=1, verbose=0)
+        assert m.optimizer.param_groups[0]["lr"] == lr
+    assert _mlp(optimizer="rmsprop")._keras_compile[0] == "rmsprop"
+    assert keras.optimizers.RMSprop().get_config()["rho"] == 0.9
+    assert keras.optimizers.Adagrad().get_config()["initial_accumulator_value"] == 0.1
+
+
+# ---- building, shapes and weights -------------------------------------------------------------------------------------------
+def test_a_sequential_model_builds_from_its_first_data():
+    model = _mlp()
+    with pytest.raises(ValueError, match="not built"):
+        model.count_params()
+    model.fit(*_blobs(40), epochs=1, verbose=0)
+    assert model.count_params() == 2 * 16 + 16 + 16 * 3 + 3
+    text = model.summary(print_fn=lambda s: None)
+    assert "(None, 16)" in text and "(None, 3)" in text and "Total params: 99" in text
+    kernel, bias, kernel2, bias2 = model.get_weights()
+    assert kernel.shape == (2, 16) and kernel2.shape == (16, 3)  # Keras' (in, units)
+
+
+def test_set_weights_round_trip_and_shape_errors():
+    model = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3), layers.BatchNormalization()])
+    assert model.count_params() == 4 * 3 + 3 + 4 * 3  # BatchNorm's moving statistics count, as in Keras
+    text = model.summary(print_fn=lambda s: None)
+    assert "Non-trainable params: 6" in text
+    weights = [np.full(w.shape, i, dtype="float32") for i, w in enumerate(model.get_weights())]
+    model.set_weights(weights)
+    assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), weights))
+    with pytest.raises(ValueError, match="shape"):
+        model.layers[0].set_weights([np.zeros((3, 4)), np.zeros(3)])
+
+
+def test_convolutions_are_channels_last_and_same_padding_keeps_the_size():
+    x = np.random.default_rng(0).standard_normal((2, 9, 7, 3)).astype("float32")
+    assert layers.Conv2D(5, 3, padding="same")(x).shape == (2, 9, 7, 5)
+    assert layers.Conv2D(5, 3, strides=2, padding="same")(x).shape == (2, 5, 4, 5)
+    assert layers.Conv2D(5, (3, 2))(x).shape == (2, 7, 6, 5)
+    assert layers.MaxPooling2D()(x).shape == (2, 4, 3, 3)
+    assert layers.GlobalAveragePooling2D()(x).shape == (2, 3)
+    assert layers.Conv1D(4, 3, padding="same")(x[:, 0]).shape == (2, 7, 4)
+    assert layers.Flatten()(x).shape == (2, 189)
+    assert layers.Reshape((63, 3))(x).shape == (2, 63, 3)
+    assert layers.Permute((3, 1, 2))(x).shape == (2, 3, 9, 7)
+    with pytest.raises(NotImplementedError, match="padding='valid'"):
+        layers.MaxPooling2D(padding="same")
+
+
+def test_recurrent_layers_and_embedding():
+    tokens = np.array([[1, 2, 3, 0], [4, 5, 0, 0]])
+    e = layers.Embedding(10, 6)(tokens)
+    assert e.shape == (2, 4, 6) and float(abs(e).max()) <= 0.05
+    assert layers.LSTM(5)(e).shape == (2, 5)
+    assert layers.GRU(5, return_sequences=True)(e).shape == (2, 4, 5)
+    out, h, c = layers.LSTM(5, return_state=True)(e)
+    assert out.shape == h.shape == c.shape == (2, 5) and np.allclose(out.numpy(), h.numpy())
+    assert layers.SimpleRNN(3, go_backwards=True)(e).shape == (2, 3)
+    with pytest.raises(NotImplementedError, match="activation"):
+        layers.LSTM(4, activation="relu")
+
+
+def test_a_functional_sequence_model_with_two_branches_learns():
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 20, (400, 12))
+    y = (x == 7).any(axis=1).astype("int64")  # does token 7 occur?
+    inputs = keras.Input(shape=(12,), dtype="int64")
+    e = layers.Embedding(20, 16)(inputs)
+    sequence = layers.GRU(16)(e)
+    pooled = layers.GlobalMaxPooling1D()(layers.Conv1D(16, 1, activation="relu")(e))
+    merged = layers.Concatenate()([sequence, pooled])
+    outputs = layers.Dense(1, activation="sigmoid")(layers.Add()([layers.Dense(8)(merged), layers.Dense(8)(merged)]))
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="binary_crossentropy", metrics=["accuracy"])
+    model.fit(x[:300], y[:300], epochs=15, batch_size=32, verbose=0)
+    assert model.evaluate(x[300:], y[300:], verbose=0)[1] >= 0.9
+    assert [type(l).__name__ for l in model.layers][:2] == ["Embedding", "GRU"]
+
+
+# ---- saving ---------------------------------------------------------------------------------------------------------------------
+def test_save_and_load_model_keep_architecture_weights_and_compile(tmp_path):
+    x, y = _blobs(120)
+    inputs = keras.Input(shape=(2,))
+    h = layers.Dense(8, activation="relu")(inputs)
+    h = layers.Concatenate()([h, layers.Dense(4, activation="tanh")(inputs)])
+    h = layers.BatchNormalization()(h)
+    outputs = layers.Dense(3, activation="softmax")(h)
+    model = keras.Model(inputs=inputs, outputs=outputs)
+    model.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    model.fit(x, y, epochs=3, verbose=0)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:  # JSON and npz only: no pickle
+        assert sorted(archive.namelist()) == ["config.json", "metadata.json", "model.weights.npz"]
+        config = json.loads(archive.read("config.json"))
+    assert config["compile"]["optimizer"]["name"] == "SGD"
+    restored = keras.models.load_model(path)
+    assert np.allclose(restored.predict(x, verbose=0), model.predict(x, verbose=0), atol=1e-6)
+    assert restored.optimizer.param_groups[0]["momentum"] == 0.9
+    assert math.isclose(restored.evaluate(x, y, verbose=0)[0], model.evaluate(x, y, verbose=0)[0], rel_tol=1e-5)
+    restored.fit(x, y, epochs=1, verbose=0)  # compiled: it trains on
+
+
+def test_save_weights_load_weights_and_errors(tmp_path):
+    x, y = _blobs(60)
+    model = _mlp()
+    with pytest.raises(ValueError, match="not built"):
+        model.save(str(tmp_path / "early.keras"))
+    model.fit(x, y, epochs=1, verbose=0)
+    model.save_weights(str(tmp_path / "w.weights.h5"))
+    other = keras.Sequential([keras.Input(shape=(2,)), layers.Dense(16, activation="relu"),
+                              layers.Dense(3, activation="softmax")])
+    with pytest.raises(ValueError, match="do not fit"):
+        other.load_weights(str(tmp_path / "w.weights.h5"))  # other layer names
+    clone = keras.models.clone_model(model)
+    clone.load_weights(str(tmp_path / "w.weights.h5"))
+    assert np.allclose(clone.predict(x, verbose=0), model.predict(x, verbose=0))
+    with pytest.raises(ValueError, match=r"\.keras"):
+        model.save(str(tmp_path / "m.h5"))
+    (tmp_path / "bad.keras").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a .keras archive"):
+        keras.models.load_model(str(tmp_path / "bad.keras"))
+    with pytest.raises(FileNotFoundError):
+        keras.models.load_model(str(tmp_path / "missing.keras"))
+
+    class Sub(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = layers.Dense(3, activation="softmax")
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+    sub = Sub()
+    sub.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    sub.fit(x, y, epochs=1, verbose=0)
+    assert sub.predict(x[:2], verbose=0).shape == (2, 3)
+    with pytest.raises(NotImplementedError, match="subclassed"):
+        sub.save(str(tmp_path / "sub.keras"))
+
+
+# ---- callbacks ------------------------------------------------------------------------------------------------------------------
+def test_callbacks_with_keras_defaults(tmp_path):
+    x, y = _blobs(120)
+    model = _mlp()
+    seen = []
+    callbacks = [
+        keras.callbacks.ModelCheckpoint(str(tmp_path / "m-{epoch:02d}.keras")),  # every epoch, whole model
+        keras.callbacks.ModelCheckpoint(str(tmp_path / "best.weights.h5"), save_best_only=True, save_weights_only=True),
+        keras.callbacks.CSVLogger(str(tmp_path / "log.csv")),
+        keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.01 if epoch < 2 else 0.001),
+        keras.callbacks.ReduceLROnPlateau(monitor="loss", patience=100),
+        keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: seen.append(model.optimizer.learning_rate)),
+    ]
+    history = model.fit(x, y, epochs=3, validation_split=0.25, callbacks=callbacks, verbose=0)
+    assert sorted(p.name for p in tmp_path.glob("m-*.keras")) == ["m-01.keras", "m-02.keras", "m-03.keras"]
+    assert (tmp_path / "best.weights.h5").exists()
+    assert seen == [0.01, 0.01, 0.001]
+    assert len((tmp_path / "log.csv").read_text().strip().splitlines()) == 4
+    assert set(history.history) >= {"loss", "accuracy", "val_loss", "val_accuracy"}
+    assert keras.models.load_model(str(tmp_path / "m-03.keras")).count_params() == model.count_params()
+    stopper = keras.callbacks.EarlyStopping(monitor="val_loss", patience=0, min_delta=10.0)
+    assert len(_mlp().fit(x, y, epochs=10, validation_split=0.25, callbacks=[stopper], verbose=0).history["loss"]) == 2
+
+
+# ---- utils, datasets, install ----------------------------------------------------------------------------------------------------------
+def test_to_categorical_and_mnist_load_data(tmp_path):
+    assert keras.utils.to_categorical([0, 2, 1]).tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    assert keras.utils.to_categorical(np.array([[1], [0]]), 3).shape == (2, 3)
+    with pytest.raises(FileNotFoundError, match="does not download"):
+        keras.datasets.mnist.load_data(path=str(tmp_path / "mnist.npz"))
+    arrays = {"x_train": np.zeros((5, 28, 28), "uint8"), "y_train": np.arange(5), "x_test": np.ones((2, 28, 28), "uint8"),
+              "y_test": np.arange(2)}
+    np.savez(tmp_path / "mnist.npz", **arrays)
+    (x_train, y_train), (x_test, y_test) = keras.datasets.mnist.load_data(path=str(tmp_path / "mnist.npz"))
+    assert x_train.shape == (5, 28, 28) and y_test.tolist() == [0, 1]
+
+
+def test_install_makes_import_keras_the_facade(monkeypatch):
+    for name in [n for n in sys.modules if n == "keras" or n.startswith("keras.") or n.startswith("tensorflow.keras")]:
+        monkeypatch.delitem(sys.modules, name)
+    keras.install()
+    try:
+        import keras as imported
+        from keras import layers as imported_layers
+        from keras.callbacks import EarlyStopping
+
+        assert imported is keras and imported_layers is layers
+        assert EarlyStopping is keras.callbacks.EarlyStopping
+        assert sys.modules["tensorflow.keras"] is keras
+    finally:  # monkeypatch then puts back whatever was imported before
+        for name in [n for n in sys.modules if n == "keras" or n.startswith(("keras.", "tensorflow.keras"))]:
+            del sys.modules[name]
