@@ -167,3 +167,25 @@ def test_a_compiled_fine_tuning_step_with_unknown_shapes_matches_pytorch(name):
     losses = [step(x, targets).item() for _ in range(5)]
     np.testing.assert_allclose(losses, data["losses"], rtol=2e-4)
     assert step.trace_count == 1
+
+
+def test_a_bert_style_encoder_with_an_attention_mask_runs_every_shape_from_one_import():
+    """BERT-style export (two inputs with dynamic batch and sequence length; position ids sliced from
+    a buffer by the sequence length; an additive mask from the attention-mask input): one static
+    import runs three shapes, equal to PyTorch; so does one gg.function trace of the module."""
+    folder = os.path.join(HERE, "bert")
+    with np.load(os.path.join(folder, "bert_dynamo.npz")) as archive:
+        data = dict(archive)
+    path = os.path.join(folder, "bert_dynamo.onnx")
+    imported = load(path)
+    net = to_module(path)
+    spec = gg.TensorSpec((None, None), gg.int64)
+    forward = gg.function(lambda ids, mask: net(ids, mask), input_signature=[spec, spec])
+    for key in ("", "2", "3"):
+        feeds = {"input_ids": data["input_ids" + key], "attention_mask": data["attention_mask" + key]}
+        (pooled,) = imported.run(feeds)
+        np.testing.assert_allclose(pooled, data["pooled" + key], rtol=1e-4, atol=1e-5)
+        traced = forward(gg.tensor(feeds["input_ids"]), gg.tensor(feeds["attention_mask"]))
+        np.testing.assert_allclose(traced.numpy(), data["pooled" + key], rtol=1e-4, atol=1e-5)
+    assert forward.trace_count == 1
+    assert "position_ids" not in net.trained_initializers

@@ -250,6 +250,68 @@ def write_language_models() -> None:
         print(f"wrote {os.path.basename(base)}.onnx/.npz: losses {np.round(arrays['losses'], 4)}")
 
 
+# ---- a BERT-style encoder with an attention-mask input (dynamic batch and sequence length) -------------
+class BertLayer(nn.Module):
+    """A post-norm encoder layer as BERT's: attention with an additive mask, erf GELU."""
+
+    def __init__(s, d=16, h=4):
+        super().__init__()
+        s.h, s.qkv, s.o, s.ln1 = h, nn.Linear(d, 3 * d), nn.Linear(d, d), nn.LayerNorm(d)
+        s.ff1, s.ff2, s.ln2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d), nn.LayerNorm(d)
+    def forward(s, x, ext):
+        b,t,c = x.shape
+        q,k,v = (z.view(b,t,s.h,c//s.h).transpose(1,2) for z in s.qkv(x).chunk(3,-1))
+        att = (q @ k.transpose(-1,-2)) / math.sqrt(c//s.h) + ext
+        y = (att.softmax(-1) @ v).transpose(1,2).reshape(b,t,c)
+        x = s.ln1(x + s.o(y))
+        return s.ln2(x + s.ff2(F.gelu(s.ff1(x))))
+class Bert(nn.Module):
+    """BERT-style: token, position (sliced from a buffer) and token-type embeddings; an attention mask
+    input made additive with finfo.min; a tanh pooler over the first token."""
+
+    def __init__(s, vocab=40, d=16, T=32):
+        super().__init__()
+        s.tok, s.pos, s.typ, s.ln = nn.Embedding(vocab, d), nn.Embedding(T, d), nn.Embedding(2, d), nn.LayerNorm(d)
+        s.layers, s.pool = nn.ModuleList([BertLayer(d), BertLayer(d)]), nn.Linear(d, d)
+        s.register_buffer("position_ids", torch.arange(T).expand(1,-1), persistent=False)
+    def forward(s, input_ids, attention_mask):
+        t = input_ids.shape[1]
+        x = s.ln(s.tok(input_ids) + s.pos(s.position_ids[:, :t]) + s.typ(torch.zeros_like(input_ids)))
+        ext = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        for l in s.layers: x = l(x, ext)
+        return torch.tanh(s.pool(x[:, 0]))
+
+
+def write_bert() -> None:
+    """``bert/bert_dynamo.onnx``: :class:`Bert` exported by the dynamo exporter with a dynamic batch and
+    sequence length for both inputs; the ``.npz`` holds inputs and PyTorch's pooled output at three shapes."""
+    folder = os.path.join(HERE, "bert")
+    os.makedirs(folder, exist_ok=True)
+    torch.manual_seed(0)
+    model = Bert().eval()
+    g = torch.Generator().manual_seed(4)
+    ids = torch.randint(0, 40, (2, 9), generator=g)
+    mask = torch.ones(2, 9, dtype=torch.long)
+    mask[1, 6:] = 0
+    dims = {0: torch.export.Dim("batch", max=64), 1: torch.export.Dim("seq", max=32)}
+    with torch.no_grad():
+        torch.onnx.export(model, (ids, mask), os.path.join(folder, "bert_dynamo.onnx"),
+                          input_names=["input_ids", "attention_mask"], output_names=["pooled"], dynamo=True,
+                          opset_version=18, dynamic_shapes={"input_ids": dims, "attention_mask": dims},
+                          external_data=False)
+    arrays = {}
+    for key, shape in (("", (2, 9)), ("2", (3, 5)), ("3", (1, 17))):
+        ids = torch.randint(0, 40, shape, generator=g)
+        mask = torch.ones(shape, dtype=torch.long)
+        mask[0, -2:] = 0
+        with torch.no_grad():
+            pooled = model(ids, mask)
+        arrays.update({"input_ids" + key: ids.numpy(), "attention_mask" + key: mask.numpy(),
+                       "pooled" + key: pooled.numpy()})
+    np.savez(os.path.join(folder, "bert_dynamo.npz"), **arrays)
+    print("wrote bert/bert_dynamo.onnx/.npz")
+
+
 # ---- a detection model: an SSD-lite-style network exported by PyTorch, with ONNX NMS appended -----------
 class SSDLite(nn.Module):
     """A MobileNet-style backbone (conv, depthwise-separable blocks with ReLU6 and BatchNorm), SSD
@@ -421,6 +483,7 @@ def main() -> None:
             print(f"wrote {os.path.basename(base)}.onnx/.npz")
     write_language_models()
     write_detection_model()
+    write_bert()
 
 
 if __name__ == "__main__":
