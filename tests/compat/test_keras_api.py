@@ -281,3 +281,35 @@ def test_install_makes_import_keras_the_facade(monkeypatch):
     finally:  # monkeypatch then puts back whatever was imported before
         for name in [n for n in sys.modules if n == "keras" or n.startswith(("keras.", "tensorflow.keras"))]:
             del sys.modules[name]
+
+
+def test_a_frozen_model_used_as_a_layer(tmp_path):
+    base = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(8, activation="relu"), layers.BatchNormalization()],
+                            name="base")
+    inputs = keras.Input(shape=(4,))
+    outputs = layers.Dense(3, activation="softmax")(base(inputs))
+    model = keras.Model(inputs, outputs)
+    base.trainable = False
+    text = model.summary(print_fn=lambda s: None)
+    assert "base (Sequential)" in text and "Trainable params: 27" in text and "Non-trainable params: 72" in text
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    x, y = np.random.default_rng(0).standard_normal((64, 4)).astype("float32"), np.arange(64) % 3
+    before = base.get_weights()
+    model.fit(x, y, epochs=2, verbose=0)
+    assert all(np.array_equal(a, b) for a, b in zip(before, base.get_weights()))  # moving statistics too
+    model.save(str(tmp_path / "nested.keras"))
+    restored = keras.models.load_model(str(tmp_path / "nested.keras"))
+    assert np.allclose(restored.predict(x, verbose=0), model.predict(x, verbose=0), atol=1e-6)
+
+
+def test_rescaling_lambda_initializers_and_backend():
+    images = np.full((1, 2, 2, 1), 255, dtype="uint8")
+    assert np.allclose(layers.Rescaling(1.0 / 255)(images).numpy(), 1.0)
+    assert np.allclose(layers.Lambda(lambda t: t * 2)(np.ones((2, 3))).numpy(), 2.0)
+    dense = layers.Dense(64, kernel_initializer=keras.initializers.RandomNormal(stddev=1.0), bias_initializer="ones")
+    dense(np.ones((2, 400)))
+    kernel, bias = dense.get_weights()
+    assert 0.9 < kernel.std() < 1.1 and np.all(bias == 1)
+    keras.backend.clear_session()
+    assert layers.Dense(2).name == "dense" and layers.Dense(2).name == "dense_1"
+    assert keras.backend.image_data_format() == "channels_last"

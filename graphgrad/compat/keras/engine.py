@@ -103,7 +103,17 @@ class Layer(nn.Module):
             input_shape = tuple(kwargs["batch_input_shape"])[1:]
         object.__setattr__(self, "input_shape_hint", None if input_shape is None else tuple(input_shape))
         object.__setattr__(self, "output_shape", None)
-        object.__setattr__(self, "trainable", bool(trainable))
+        object.__setattr__(self, "_trainable", bool(trainable))
+
+    @property
+    def trainable(self) -> bool:
+        """Whether training changes the layer's weights (``layer.trainable = False`` freezes them)."""
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        object.__setattr__(self, "_trainable", bool(value))
+        self.requires_grad_(bool(value))
 
     # -- building and calling --
     def build(self, input_shape) -> None:

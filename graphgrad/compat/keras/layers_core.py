@@ -16,7 +16,7 @@ from graphgrad.compat.keras.engine import Layer
 
 __all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Permute", "Conv1D", "Conv2D", "MaxPooling1D",
            "MaxPooling2D", "AveragePooling1D", "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
-           "GlobalMaxPooling1D", "GlobalMaxPooling2D", "BatchNormalization", "LayerNormalization", "Embedding"]
+           "GlobalMaxPooling1D", "GlobalMaxPooling2D", "BatchNormalization", "LayerNormalization", "Embedding", "Rescaling", "Lambda"]
 
 
 def _tuple(value: Union[int, Sequence[int]], n: int) -> tuple:
@@ -25,8 +25,8 @@ def _tuple(value: Union[int, Sequence[int]], n: int) -> tuple:
 
 def _initialize(tensor: gg.Tensor, how: Any) -> None:
     """Keras' initializers by name (the ones layers default to, and the common others)."""
-    name = how if isinstance(how, str) else getattr(how, "keras_name", None)
-    if name is None and callable(how):
+    name = how
+    if not isinstance(how, str) and callable(how):  # an initializer object or function: fn(shape, dtype)
         value = how(tuple(tensor.shape))
         with gg.no_grad():
             tensor.copy_(gg.tensor(value, dtype=tensor.dtype))
@@ -303,7 +303,8 @@ class GlobalMaxPooling2D(_GlobalPool):
 # ---- normalization ---------------------------------------------------------------------------------------------------
 class BatchNormalization(Layer):
     """``BatchNormalization(axis=-1, momentum=0.99, epsilon=1e-3)``: ``gg.nn.BatchNorm1d`` over every
-    axis but ``axis`` (Keras' momentum m is PyTorch's 1 - m)."""
+    axis but ``axis`` (Keras' momentum m is PyTorch's 1 - m). With ``trainable = False`` it runs in
+    inference mode (its moving statistics), as in Keras."""
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, **kwargs) -> None:
@@ -324,7 +325,14 @@ class BatchNormalization(Layer):
             order = tuple(i for i in range(x.ndim) if i != axis) + (axis,)
             x = gg.permute(x, order)
         shape = tuple(x.shape)
-        y = self.bn(x.reshape(-1, shape[-1])).reshape(shape)
+        frozen = not self.trainable and self.bn.training  # Keras: a frozen BatchNormalization runs in inference mode
+        if frozen:
+            self.bn.train(False)
+        try:
+            y = self.bn(x.reshape(-1, shape[-1])).reshape(shape)
+        finally:
+            if frozen:
+                self.bn.train(True)
         if axis != len(shape) - 1:
             back = [0] * len(shape)
             for position, source in enumerate(order):
@@ -377,3 +385,27 @@ class Embedding(Layer):
         if x.dtype.kind not in "iu":
             x = x.astype("int64")
         return self.embedding(x)
+
+
+class Rescaling(Layer):
+    """``Rescaling(scale, offset=0.0)``: ``x * scale + offset`` (e.g. ``1 / 255`` for images)."""
+
+    def __init__(self, scale: float, offset: float = 0.0, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.scale, self.offset = float(scale), float(offset)
+
+    def forward(self, x):
+        if x.dtype.kind != "f":
+            x = x.astype(gg.get_default_dtype())
+        return x * self.scale + self.offset
+
+
+class Lambda(Layer):
+    """``Lambda(fn)``: ``fn(x)`` with graphgrad ops (a model holding one saves only its weights)."""
+
+    def __init__(self, function: Any, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.function = function
+
+    def forward(self, x):
+        return self.function(x)

@@ -32,6 +32,7 @@ class Model(gg.Model):
         object.__setattr__(self, "_inputs", None)
         object.__setattr__(self, "_outputs", None)
         object.__setattr__(self, "_nodes", [])
+        object.__setattr__(self, "output_shape", None)
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("keras.Model: pass both inputs= and outputs= (or subclass Model and define call)")
@@ -103,13 +104,52 @@ class Model(gg.Model):
             raise NotImplementedError(f"{type(self).__name__}: define call(self, inputs) or build with Model(inputs, outputs)")
         return call(self, x, *args, **kwargs)
 
-    def __call__(self, x, *args, **kwargs):
+    def __call__(self, x, *args, training: Optional[bool] = None, **kwargs):
         if isinstance(x, KerasTensor) or (isinstance(x, (list, tuple)) and x and isinstance(x[0], KerasTensor)):
-            raise NotImplementedError(f"{self.name}: calling a model on KerasTensors (models as layers) is not "
-                                      "supported by graphgrad.compat.keras")
+            return self._call_symbolic(x)
+        if training is not None:
+            was = self.training
+            self.train(bool(training))
+            try:
+                return self(x, *args, **kwargs)
+            finally:
+                self.train(was)
         if not isinstance(x, (list, tuple)):
             x = as_tensor(x)
         return super().__call__(x, *args, **kwargs)
+
+    def _call_symbolic(self, x):
+        """A model used as a layer of another functional model: ``outputs = base_model(inputs)``."""
+        examples = [t.example for t in x] if isinstance(x, (list, tuple)) else x.example
+        was = self.training
+        self.eval()
+        try:
+            with gg.no_grad():
+                out = self(examples)
+        finally:
+            self.train(was)
+        if isinstance(out, (list, tuple)):
+            return [KerasTensor((None,) + tuple(o.shape[1:]), o.dtype, o, self, x, f"{self.name}_{i}", i)
+                    for i, o in enumerate(out)]
+        result = KerasTensor((None,) + tuple(out.shape[1:]), out.dtype, out, self, x)
+        object.__setattr__(self, "output_shape", result.shape)
+        return result
+
+    @property
+    def trainable(self) -> bool:
+        return any(p.requires_grad for p in self.parameters()) if list(self.parameters()) else True
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        """``base_model.trainable = False`` freezes every layer (transfer learning)."""
+        for layer in self.layers:
+            layer.trainable = bool(value)
+
+    def keras_weights(self) -> list:
+        return [w for layer in self.layers for w in layer.keras_weights()]
+
+    def count_non_trainable(self) -> int:
+        return sum(layer.count_non_trainable() for layer in self.layers if getattr(layer, "built", True))
 
     # ---- layers ----------------------------------------------------------------------------------------------------
     @property
@@ -237,7 +277,7 @@ class Model(gg.Model):
     def set_weights(self, weights: Sequence[Any]) -> None:
         weights = list(weights)
         for layer in self.layers:
-            n = len(layer.keras_weights())
+            n = len(layer.get_weights())
             layer.set_weights(weights[:n])
             weights = weights[n:]
         if weights:
@@ -295,7 +335,7 @@ class Model(gg.Model):
         line = lambda cells: "".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
         width = sum(widths)
         total = sum(layer.count_params() for layer in self.layers if getattr(layer, "built", True))
-        trainable = total - sum(layer.count_non_trainable() for layer in self.layers if getattr(layer, "built", True))
+        trainable = total - self.count_non_trainable()
         out = [f'Model: "{self.name}"', "_" * width, line(header), "=" * width]
         for i, row in enumerate(rows):
             out.append(line(row))

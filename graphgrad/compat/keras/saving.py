@@ -88,6 +88,10 @@ def _jsonable(value: Any, where: str) -> Any:
 
 
 def layer_config(layer: Layer) -> dict:
+    from graphgrad.compat.keras.models import Model
+
+    if isinstance(layer, Model):  # a model used as a layer
+        return {"class_name": "__model__", "config": model_config(layer)}
     if not isinstance(layer, Layer):
         raise TypeError(f"save: {type(layer).__name__} is not a keras layer; save the weights instead")
     return {"class_name": type(layer).__name__, "config": _jsonable(layer.get_config(), layer.name)}
@@ -131,6 +135,8 @@ def _layer_from(config: dict, custom_objects: Optional[dict]) -> Layer:
     from graphgrad.compat.keras import layers
 
     name = config["class_name"]
+    if name == "__model__":
+        return model_from_config(config["config"], custom_objects)
     cls = (custom_objects or {}).get(name) or getattr(layers, name, None)
     if not (isinstance(cls, type) and issubclass(cls, Layer)):
         raise ValueError(f"load_model: unknown layer class {name!r}; pass custom_objects={{{name!r}: TheClass}}")
@@ -150,7 +156,10 @@ def model_from_config(config: dict, custom_objects: Optional[dict] = None):
         return model
     if config["class_name"] != "Functional":
         raise ValueError(f"load_model: unknown model class {config['class_name']!r}")
-    layers = {c["config"]["kwargs"]["name"]: _layer_from(c, custom_objects) for c in config["layers"]}
+    layers = {}
+    for c in config["layers"]:
+        layer = _layer_from(c, custom_objects)
+        layers[layer.name] = layer
     tensors: dict = {}
     inputs = []
     for spec in config["inputs"]:
