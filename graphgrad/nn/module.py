@@ -418,7 +418,7 @@ class Module:
         values, mismatched = {}, []
         for key, target in targets.items():
             if key in state_dict:
-                value = to_array(state_dict[key])
+                value = to_array(state_dict[key], device=target.device)  # (the parameter stays on its device)
                 if tuple(value.shape) != tuple(target.shape):
                     mismatched.append(f"{key}: checkpoint {tuple(value.shape)} vs model {tuple(target.shape)}")
                 values[key] = value

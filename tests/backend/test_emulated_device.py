@@ -153,3 +153,108 @@ def test_emulated_op_table_row_equals_cpu(row):
         if c is not None:
             assert d.device == "emulated"
             np.testing.assert_allclose(d.numpy(), c.numpy(), rtol=1e-12, atol=1e-12, err_msg=row.name)
+
+
+# ---- layers, optimizers, checkpoints, fit, ONNX export, DataLoader on the device ---------------------------
+_LAYERS = {
+    "conv_bn_pool": (lambda nn: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                                               nn.MaxPool2d(2), nn.AvgPool2d(2)), (2, 3, 8, 8)),
+    "lstm": (lambda nn: nn.LSTM(5, 6, num_layers=2, batch_first=True), (2, 4, 5)),
+    "gru": (lambda nn: nn.GRU(5, 6, batch_first=True, bidirectional=True), (2, 4, 5)),
+    "transformer": (lambda nn: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), (2, 5, 8)),
+    "conv1d_upsample_groupnorm": (lambda nn: nn.Sequential(nn.Conv1d(3, 4, 3), nn.Upsample(scale_factor=2),
+                                                            nn.GroupNorm(2, 4)), (2, 3, 9)),
+    "conv_transpose": (lambda nn: nn.ConvTranspose2d(3, 2, 3, stride=2), (2, 3, 4, 4)),
+}
+
+
+def _layer_run(name, device):
+    make, shape = _LAYERS[name]
+    gg.manual_seed(0)
+    layer = make(gg.nn).to(device)
+    x = gg.tensor(np.random.default_rng(0).standard_normal(shape).astype(np.float32), device=device)
+    out = layer(x)
+    out = out[0] if isinstance(out, tuple) else out
+    out.square().sum().backward()
+    return out, [p.grad for p in layer.parameters()]
+
+
+@pytest.mark.parametrize("name", sorted(_LAYERS), ids=[f"emulated-{n}" for n in sorted(_LAYERS)])
+def test_emulated_layers_equal_cpu(name):
+    cpu_out, cpu_grads = _layer_run(name, "cpu")
+    dev_out, dev_grads = _layer_run(name, "emulated")
+    assert dev_out.device == "emulated"
+    np.testing.assert_allclose(dev_out.numpy(), cpu_out.numpy(), rtol=1e-6, atol=1e-6)
+    for d, c in zip(dev_grads, cpu_grads):
+        assert d.device == "emulated"
+        np.testing.assert_allclose(d.numpy(), c.numpy(), rtol=1e-5, atol=1e-6)
+
+
+_OPTIMIZERS = ["SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta", "ASGD",
+               "Rprop", "LBFGS"]
+
+
+def _optimizer_run(name, device):
+    gg.manual_seed(0)
+    model = gg.nn.Sequential(gg.nn.Linear(4, 8), gg.nn.Tanh(), gg.nn.Linear(8, 2)).to(device)
+    opt = getattr(gg.optim, name)(model.parameters(), lr=0.01)
+    x = gg.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4), device=device)
+
+    def closure():
+        opt.zero_grad()
+        loss = model(x).square().mean()
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        opt.step(closure)
+    return model.parameters()
+
+
+@pytest.mark.parametrize("name", _OPTIMIZERS, ids=[f"emulated-{n}" for n in _OPTIMIZERS])
+def test_emulated_optimizers_equal_cpu(name):
+    for d, c in zip(_optimizer_run(name, "emulated"), _optimizer_run(name, "cpu")):
+        assert d.device == "emulated"
+        np.testing.assert_allclose(d.numpy(), c.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_emulated_checkpoints_keep_the_device_and_resume_exactly(tmp_path):
+    def make():
+        gg.manual_seed(0)
+        model = gg.nn.Linear(3, 2).to("emulated")
+        return model, gg.optim.Adam(model.parameters(), lr=0.1)
+
+    x = gg.ones(4, 3, device="emulated")
+
+    def step(model, opt):
+        opt.zero_grad()
+        loss = model(x).square().sum()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    model, opt = make()
+    step(model, opt)
+    gg.io.save_checkpoint(tmp_path / "c.npz", model, opt, epoch=1)
+    gg.save(model.state_dict(), tmp_path / "w.npz")
+    expected = step(model, opt)
+    again, opt2 = make()
+    gg.io.load_checkpoint(tmp_path / "c.npz", again, opt2)
+    assert all(p.device == "emulated" for p in again.parameters())
+    assert step(again, opt2) == expected
+    again.load_state_dict(gg.load(tmp_path / "w.npz"))  # host arrays into device parameters
+    assert all(p.device == "emulated" for p in again.parameters())
+
+
+def test_emulated_fit_onnx_export_and_dataloader(tmp_path):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((32, 3)).astype(np.float32), rng.integers(0, 2, 32)
+    model = gg.Sequential([gg.nn.Linear(3, 8), gg.nn.ReLU(), gg.nn.Linear(8, 2)]).to("emulated")
+    model.compile(optimizer=gg.optim.SGD(model.parameters(), lr=0.1), loss="cross_entropy")
+    model.fit(gg.tensor(x, device="emulated"), gg.tensor(y, device="emulated"), epochs=2, batch_size=8, verbose=0)
+    assert all(p.device == "emulated" for p in model.parameters())
+    gg.onnx.export(model, str(tmp_path / "m.onnx"), (gg.ones(1, 3, device="emulated"),))
+    loader = gg.data.DataLoader(gg.data.TensorDataset(gg.tensor(x, device="emulated"), gg.tensor(y, device="emulated")),
+                                batch_size=16)
+    batches = list(loader)
+    assert len(batches) == 2 and all(b[0].device == "emulated" for b in batches)
