@@ -7,7 +7,7 @@ autograd (``gg.grad``, ``gg.no_grad``), gradient checking (``gg.check_grad``) an
 from graphgrad import config
 from graphgrad.dtypes import (bool_, double, float16, float32, float64, float_, half, int8, int16, int32, int64,
                               long, uint8, as_dtype, is_floating, promote_types)
-from graphgrad.errors import (ArgumentError, DivisionByZeroError, IndexRangeError, DTypeError, FeedError, GradError, GraphError, GraphgradError, NonFiniteError,
+from graphgrad.errors import (ArgumentError, DeviceError, DivisionByZeroError, IndexRangeError, DTypeError, FeedError, GradError, GraphError, GraphgradError, NonFiniteError,
                               ShapeError)
 from graphgrad.core.tensor import Tensor, ValuesIndices, MinMax
 from graphgrad.core.device import cuda, device, get_default_device, set_default_device

@@ -47,6 +47,11 @@ class DivisionByZeroError(GraphgradError, ZeroDivisionError):
     """Integer division or remainder by zero (float division gives inf or NaN instead)."""
 
 
+class DeviceError(GraphgradError, RuntimeError):
+    """An op got inputs on different devices (a CPU tensor with a GPU or emulated one); the message
+    names the op and each input's device. Move them with ``.to(device)`` first (as PyTorch requires)."""
+
+
 class FileLoadError(GraphgradError, ValueError):
     """A file cannot be loaded: truncated, corrupt, of another format (a PyTorch pickle, a foreign
     zip), or with a structure graphgrad does not read. The message names the file and what is wrong.

@@ -34,7 +34,7 @@ from graphgrad.core.autograd import GRAD_MODE, MODE_SWITCHES, Node, check_finite
 from graphgrad.core.profiler import PROFILER, user_site
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import GradError, GraphgradError, NonFiniteError, ShapeError
+from graphgrad.errors import DeviceError, GradError, GraphgradError, NonFiniteError, ShapeError
 
 _ndarray = np.ndarray
 _namespace_of = backend.namespace_of
@@ -157,7 +157,14 @@ class Op:
             raise NonFiniteError(f"{error}{where}") from None
 
     def _explain(self, inputs, exc: Exception) -> Exception:
-        """Turn a backend failure into an error naming the op, via the shape rule when it can."""
+        """Turn a backend failure into an error naming the op: the inputs' devices when they differ,
+        else via the shape rule when it can."""
+        devices = [backend.device_of(x.data if isinstance(x, Tensor) else x) for x in inputs
+                   if (isinstance(x, Tensor) and x.data is not None) or backend.is_array(x)]
+        if len(set(devices)) > 1:
+            where = ", ".join(f"input {i} on {d}" for i, d in enumerate(devices))
+            return DeviceError(f"{self.name}: expected all inputs on one device, got {where}; move them with "
+                               f".to(device) first")
         specs = [spec_of(x) for x in inputs]
         try:
             self.infer(*specs)

@@ -258,3 +258,10 @@ def test_emulated_fit_onnx_export_and_dataloader(tmp_path):
                                 batch_size=16)
     batches = list(loader)
     assert len(batches) == 2 and all(b[0].device == "emulated" for b in batches)
+
+
+def test_mixed_devices_name_the_op_and_both_devices():
+    with pytest.raises(gg.DeviceError, match=r"Add: .*input 0 on emulated, input 1 on cpu"):
+        gg.ones(3, device="emulated") + gg.ones(3)
+    with pytest.raises(gg.DeviceError, match=r"MatMul|Linear"):
+        gg.nn.Linear(3, 2)(gg.ones(1, 3, device="emulated"))
