@@ -313,3 +313,23 @@ def test_rescaling_lambda_initializers_and_backend():
     keras.backend.clear_session()
     assert layers.Dense(2).name == "dense" and layers.Dense(2).name == "dense_1"
     assert keras.backend.image_data_format() == "channels_last"
+
+
+def test_bidirectional_saves_and_loads(tmp_path):
+    x = np.random.default_rng(0).standard_normal((3, 5, 4)).astype("float32")
+    model = keras.Sequential([keras.Input(shape=(5, 4)), layers.Bidirectional(layers.GRU(3, return_sequences=True)),
+                              layers.Bidirectional(layers.LSTM(2), merge_mode="sum")])
+    assert model.predict(x, verbose=0).shape == (3, 2)
+    assert [w.shape for w in model.layers[1].get_weights()] == [(6, 8), (2, 8), (8,)] * 2
+    model.save(str(tmp_path / "bi.keras"))
+    restored = keras.models.load_model(str(tmp_path / "bi.keras"))
+    assert np.allclose(restored.predict(x, verbose=0), model.predict(x, verbose=0), atol=1e-6)
+
+
+def test_tensorboard_callback_writes_train_and_validation_logs(tmp_path):
+    pytest.importorskip("tensorboard")
+    model = _mlp()
+    model.fit(*_blobs(60), epochs=2, validation_split=0.2, verbose=0,
+              callbacks=[keras.callbacks.TensorBoard(str(tmp_path / "logs"))])
+    assert list((tmp_path / "logs" / "train").glob("events.out.tfevents.*"))
+    assert list((tmp_path / "logs" / "validation").glob("events.out.tfevents.*"))

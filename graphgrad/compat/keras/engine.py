@@ -167,7 +167,8 @@ class Layer(nn.Module):
     def keras_weights(self) -> list:
         """``[(tensor, to_keras, from_keras)]``: each weight Keras lists, in its order, with the
         conversions between graphgrad's layout and Keras' (identity by default)."""
-        return [(t, None, None) for t in self.state_dict().values() if t.dtype.kind == "f"]
+        tensors = list(self.parameters()) + [b for b in self.buffers() if b is not None and b.dtype.kind == "f"]
+        return [(t, None, None) for t in tensors]
 
     def get_weights(self) -> list:
         """The layer's weights as NumPy arrays, in Keras' order and shapes (Dense's kernel is

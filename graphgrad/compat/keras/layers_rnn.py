@@ -11,7 +11,7 @@ from graphgrad.nn import init
 
 from graphgrad.compat.keras.engine import Layer
 
-__all__ = ["LSTM", "GRU", "SimpleRNN", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum",
+__all__ = ["LSTM", "GRU", "SimpleRNN", "Bidirectional", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum",
            "concatenate", "add", "subtract", "multiply", "average", "maximum"]
 
 
@@ -216,3 +216,62 @@ def average(inputs: Sequence[Any], **kwargs):
 
 def maximum(inputs: Sequence[Any], **kwargs):
     return Maximum(**kwargs)(list(inputs))
+
+
+class Bidirectional(Layer):
+    """``Bidirectional(LSTM(units), merge_mode="concat")``: the layer and a copy that reads the sequence
+    backwards (``go_backwards``); with ``return_sequences`` the backward outputs are put back in time
+    order, as Keras. Weights: the forward layer's, then the backward layer's."""
+
+    def __init__(self, layer: _Recurrent, merge_mode: str = "concat", backward_layer: Any = None, **kwargs) -> None:
+        if isinstance(layer, dict):  # from a saved config
+            from graphgrad.compat.keras import layers as _layers
+
+            layer = getattr(_layers, layer["class_name"]).from_config(layer["config"])
+        if not isinstance(layer, _Recurrent):
+            raise TypeError(f"Bidirectional wraps an LSTM, GRU or SimpleRNN, got {type(layer).__name__}")
+        if backward_layer is not None:
+            raise NotImplementedError("Bidirectional: backward_layer is not supported; the backward copy is made for you")
+        if merge_mode not in ("concat", "sum", "mul", "ave"):
+            raise ValueError(f"Bidirectional: merge_mode must be 'concat', 'sum', 'mul' or 'ave', got {merge_mode!r}")
+        if layer.return_state:
+            raise NotImplementedError("Bidirectional: return_state is not supported")
+        super().__init__(**kwargs)
+        saved = {"layer": {"class_name": type(layer).__name__, "config": layer.get_config()}, "merge_mode": merge_mode}
+        object.__setattr__(self, "_init_args", ([], dict(kwargs, **saved)))
+        args, config = layer._init_args
+        config = dict(config, go_backwards=not layer.go_backwards, name=f"backward_{layer.name}")
+        self.forward_layer = layer
+        self.backward_layer = type(layer)(*args, **config)
+        self.merge_mode = merge_mode
+
+    def build(self, input_shape) -> None:
+        self.forward_layer._ensure_built(gg.zeros(tuple(1 if d is None else d for d in input_shape)))
+        self.backward_layer._ensure_built(gg.zeros(tuple(1 if d is None else d for d in input_shape)))
+
+    def forward(self, x):
+        a, b = self.forward_layer(x), self.backward_layer(x)
+        if self.forward_layer.return_sequences:
+            b = gg.flip(b, axis=1)
+        if self.merge_mode == "concat":
+            return gg.concatenate([a, b], axis=-1)
+        if self.merge_mode == "sum":
+            return a + b
+        if self.merge_mode == "mul":
+            return a * b
+        return (a + b) * 0.5
+
+    def keras_weights(self) -> list:
+        return self.forward_layer.keras_weights() + self.backward_layer.keras_weights()
+
+    def get_weights(self) -> list:
+        return self.forward_layer.get_weights() + self.backward_layer.get_weights()
+
+    def set_weights(self, weights) -> None:
+        weights = list(weights)
+        n = len(self.forward_layer.get_weights())
+        self.forward_layer.set_weights(weights[:n])
+        self.backward_layer.set_weights(weights[n:])
+
+    def count_params(self) -> int:
+        return self.forward_layer.count_params() + self.backward_layer.count_params()
