@@ -102,6 +102,24 @@ for merge_mode, sequences in (("concat", True), ("sum", False)):
     mine.set_weights(weights)
     assert np.abs(mine(x).numpy() - keras.ops.convert_to_numpy(real(x))).max() < 1e-5, merge_mode
     assert mine.count_params() == real.count_params()
+# a whole model's weights, exported from Keras as docs/keras.md says
+def build(k):
+    inputs = k.Input(shape=(5, 3))
+    h = k.layers.Bidirectional(k.layers.GRU(4, return_sequences=True))(inputs)
+    h = k.layers.Conv1D(6, 3, padding="same", activation="relu")(h)
+    h = k.layers.BatchNormalization()(h)
+    h = k.layers.Concatenate()([k.layers.GlobalAveragePooling1D()(h), k.layers.LSTM(3)(h)])
+    return k.Model(inputs, k.layers.Dense(2, activation="softmax")(h))
+
+real, mine = build(keras), build(gk)
+x = rng.standard_normal((4, 5, 3)).astype("float32")
+np.savez("w.npz", *[w + 0.1 * rng.standard_normal(w.shape).astype("float32") for w in real.get_weights()])
+w = np.load("w.npz")
+weights = [w[k] for k in sorted(w.files, key=lambda k: int(k[4:]))]
+real.set_weights(weights)
+mine.set_weights(weights)
+assert np.abs(mine.predict(x, verbose=0) - real.predict(x, verbose=0)).max() < 1e-5
+assert mine.count_params() == real.count_params()
 print("ok", len(cases))
 '''
 
