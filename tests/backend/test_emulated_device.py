@@ -265,3 +265,27 @@ def test_mixed_devices_name_the_op_and_both_devices():
         gg.ones(3, device="emulated") + gg.ones(3)
     with pytest.raises(gg.DeviceError, match=r"MatMul|Linear"):
         gg.nn.Linear(3, 2)(gg.ones(1, 3, device="emulated"))
+
+
+_ONNX_MODELS = ["cnn_ts", "cnn_dynamo", "lstm_ts", "bigru_ts", "transformer_dynamo", "mha_dynamo", "sdpa_ts",
+                "upsample_ts", "gpt2_dynamo", "llama_dynamo"]
+
+
+@pytest.mark.parametrize("name", _ONNX_MODELS, ids=[f"emulated-onnx-{n}" for n in _ONNX_MODELS])
+def test_emulated_imported_onnx_models_run_and_differentiate(name):
+    """Models exported by PyTorch, imported with to_module and moved to the device: outputs, input
+    gradients and parameter gradients on the device, equal to PyTorch's (constants the import makes
+    are made on the inputs' device)."""
+    folder = os.path.join(os.path.dirname(HERE), "io", "onnx", "torch_models")
+    with np.load(os.path.join(folder, name + ".npz")) as archive:
+        data = dict(archive)
+    net = gg.onnx.to_module(os.path.join(folder, name + ".onnx")).to("emulated")
+    x = gg.tensor(data["x"], device="emulated", requires_grad=data["x"].dtype.kind == "f")
+    y = net(x)
+    assert y.device == "emulated"
+    np.testing.assert_allclose(y.numpy(), data["y"], rtol=1e-4, atol=1e-5)
+    upstream = data["gy"] if "gy" in data else np.ones(y.shape, np.float32)
+    (y * gg.tensor(upstream, device="emulated")).sum().backward()
+    if "gx" in data:
+        np.testing.assert_allclose(x.grad.numpy(), data["gx"], rtol=1e-4, atol=1e-5)
+    assert all(p.grad.device == "emulated" for p in net.parameters() if p.grad is not None)

@@ -6,7 +6,7 @@ index_put). The special functions without an ONNX form (lgamma, digamma, erfinv)
 from __future__ import annotations
 
 import graphgrad.ops as G
-from graphgrad.backend import np
+from graphgrad.backend import np, to_numpy
 from graphgrad.io.onnx.export import OnnxExportError, _needs_opset, exports
 from graphgrad.ops.indexing import _build_key
 
@@ -62,7 +62,7 @@ def _right_shift(ctx, node):
 def _constant(x):
     """The value of a graph input that is a constant (an eager tensor or a ``Const`` node), else None."""
     if x.data is not None:
-        return np.asarray(x.data)
+        return to_numpy(x.data)
     op = getattr(getattr(x, "_node", None), "op", None)
     value = getattr(op, "value", None) if type(op).__name__ == "Const" else None
     return None if value is None else np.asarray(value)

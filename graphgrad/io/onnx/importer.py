@@ -31,7 +31,7 @@ import os
 from typing import Any, Callable, Optional, Sequence
 
 import graphgrad.ops as G
-from graphgrad.backend import np
+from graphgrad.backend import np, to_numpy
 from graphgrad.core import op as core_op
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GraphgradError, LoadLimitError
@@ -162,7 +162,7 @@ class OnnxNode:
             raise self.error(f"input {index} ({self.proto.input[index]!r}) must be known when the model is "
                              "imported (a constant, an initializer or computed from static shapes), but it "
                              "depends on the model's input data")
-        return value
+        return to_numpy(value)  # (a value computed on a device is read back: converters use it as numbers)
 
     def entries(self, index: int) -> Optional[list]:
         """The elements of input ``index`` (a 0-d or 1-d integer tensor, e.g. a shape) that are known
@@ -176,7 +176,7 @@ class OnnxNode:
             return None
         value = self._interpreter.known_value(t)
         if value is not None:
-            return [int(v) for v in np.asarray(value).reshape(-1)]
+            return [int(v) for v in to_numpy(value).reshape(-1)]
         return list(self._interpreter.partial_of(t) or [None] * (t.shape[0] if t.shape else 1))
 
     def shape_value(self, t: Tensor, entries: Sequence) -> Tensor:

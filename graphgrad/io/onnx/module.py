@@ -18,7 +18,10 @@ depends on the data) is interpreted on each call's tensors, as is a call made in
 from __future__ import annotations
 
 
+import contextlib
+
 from graphgrad.backend import np
+from graphgrad.core.device import device
 from graphgrad.core.autograd import GRAD_MODE
 from graphgrad.core.tensor import Tensor
 from graphgrad.graph.graph import Graph, building_graph, topo_order
@@ -87,10 +90,13 @@ class OnnxModule(Module):
             value = make_input(type_proto, name, _checked_input(iter(flatten(x))), structure)
             leaves.extend(flatten(value))
             structures.append(structure)
-        if building_graph() or any(t.data is None for t in leaves):
-            outputs = self._interpret(leaves, structures)  # inside a graph or a trace: it converts once anyway
-        else:
-            outputs = self._run(leaves, structures)
+        # constants the conversion makes (initializers, folded values) go to the inputs' device
+        on = next((t.device for t in leaves if t.data is not None), None)
+        with device(on) if on is not None and on != "cpu" else contextlib.nullcontext():
+            if building_graph() or any(t.data is None for t in leaves):
+                outputs = self._interpret(leaves, structures)  # inside a graph or a trace: it converts once anyway
+            else:
+                outputs = self._run(leaves, structures)
         outputs = tuple(outputs)
         return outputs[0] if len(outputs) == 1 else outputs
 
@@ -111,7 +117,7 @@ class OnnxModule(Module):
 
     # ---- converted once per signature ---------------------------------------------------------------
     def _run(self, leaves: list, structures: list) -> list:
-        key = (tuple((tuple(t.shape), t.dtype.str) for t in leaves), repr(structures))
+        key = (tuple((tuple(t.shape), t.dtype.str, str(t.device)) for t in leaves), repr(structures))
         program = self._programs.get(key)
         if program is not None and not program.current():
             program = None  # a parameter it took as a constant has changed: convert again

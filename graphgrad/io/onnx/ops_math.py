@@ -24,7 +24,7 @@ def _known_scalar(t):
     scalar; None otherwise (a graph tensor, an input, a parameter being fine-tuned)."""
     if t is None or t.data is None or t.requires_grad or getattr(t, "is_variable", False):
         return None
-    return np.asarray(t.data).item() if np.size(t.data) == 1 else None
+    return t.data.reshape(-1)[0].item() if t.data.size == 1 else None  # (.item(): a device value read back)
 
 
 def _legacy_broadcast(node, a, b):
