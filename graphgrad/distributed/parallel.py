@@ -26,6 +26,7 @@ import contextlib
 import time
 from typing import Any, Iterator
 
+from graphgrad import backend
 from graphgrad.backend import np
 from graphgrad.core import autograd
 from graphgrad.core.tensor import Tensor
@@ -209,7 +210,7 @@ class DistributedDataParallel(Module):
                 flat[offset:offset + size] = 0
                 flat[numel + i] = 0
             else:
-                flat[offset:offset + size] = grad.data.reshape(-1)
+                flat[offset:offset + size] = backend.to_numpy(grad.data).reshape(-1)  # (MPI reads host memory)
                 flat[numel + i] = 1
         bucket.handle = comm.start_all_reduce(flat, "sum", name=f"gradient bucket {bucket.index}")
 
@@ -236,7 +237,7 @@ class DistributedDataParallel(Module):
                     continue
                 mean = total[offset:offset + n]
                 mean /= size
-                p.grad = Tensor._wrap(mean.reshape(p.shape))
+                p.grad = Tensor._wrap(backend.to_device(mean.reshape(p.shape), backend.device_of(p.data)))
         self._next = 0
         end = time.perf_counter()
         self.last_stats = {"buckets": len(self._buckets), "bytes": sum(b.nbytes for b in self._buckets),

@@ -289,3 +289,12 @@ def test_emulated_imported_onnx_models_run_and_differentiate(name):
     if "gx" in data:
         np.testing.assert_allclose(x.grad.numpy(), data["gx"], rtol=1e-4, atol=1e-5)
     assert all(p.grad.device == "emulated" for p in net.parameters() if p.grad is not None)
+
+
+def test_emulated_collectives_and_ddp_on_two_ranks():
+    from tests.distributed.launch import mpi_available, run_ranks
+
+    if not mpi_available():
+        pytest.skip("needs mpi4py and mpiexec (pip install 'graphgrad[mpi]')")
+    script = os.path.join(os.path.dirname(HERE), "distributed", "scripts", "emulated_device.py")
+    assert "ok 2 ranks" in run_ranks(2, script).stdout
