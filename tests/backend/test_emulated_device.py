@@ -3,7 +3,8 @@ GPU. Its arrays refuse to mix with host NumPy arrays, as CuPy's do, so running g
 every place where device code leaves ``xp``. ``pytest -k emulated`` selects these tests.
 
 The op table runs on it row by row (forward and gradients equal to the CPU's); the rows listed in
-``emulated_known_leaks.txt`` still leak and are expected to fail until their op is fixed."""
+``emulated_known_leaks.txt`` still leak and are expected to fail until their op is fixed. Where CuPy
+sees a GPU, the op-table, layer, optimizer and ONNX tests run on ``cuda`` as well (``DEVICES``)."""
 from __future__ import annotations
 
 import os
@@ -24,6 +25,10 @@ def _known_leaks() -> set:
 
 
 KNOWN_LEAKS = _known_leaks()
+#: the devices the device tests run on: always the emulated one; a real GPU too where CuPy sees one
+DEVICES = ["emulated"] + (["cuda"] if gg.cuda.is_available() else [])
+#: how close a device's results must be to the CPU's: the emulated device computes with NumPy itself
+TOLERANCE = {"emulated": 1e-12, "cuda": 1e-6}
 
 
 # ---- the device itself ---------------------------------------------------------------------------------
@@ -136,23 +141,25 @@ def _run(row, device, values):
     return outs, grads
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[f"emulated-{r.name}" for r in ROWS])
-def test_emulated_op_table_row_equals_cpu(row):
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+def test_emulated_op_table_row_equals_cpu(row, device):
     if row.name in KNOWN_LEAKS:
         pytest.xfail("a known host/device leak (emulated_known_leaks.txt)")
     values = row.make_inputs("float64")
     cpu_outs, cpu_grads = _run(row, "cpu", values)
-    dev_outs, dev_grads = _run(row, "emulated", values)
+    dev_outs, dev_grads = _run(row, device, values)
+    tol = TOLERANCE[device]
     assert len(dev_outs) == len(cpu_outs)
     for d, c in zip(dev_outs, cpu_outs):
         if isinstance(c, gg.Tensor):
-            assert d.device == "emulated", f"{row.name}: an output came back on {d.device}"
-            np.testing.assert_allclose(d.numpy(), c.numpy(), rtol=1e-12, atol=1e-12, err_msg=row.name)
+            assert d.device == device, f"{row.name}: an output came back on {d.device}"
+            np.testing.assert_allclose(d.numpy(), c.numpy(), rtol=tol, atol=tol, err_msg=row.name)
     for d, c in zip(dev_grads, cpu_grads):
         assert (d is None) == (c is None)
         if c is not None:
-            assert d.device == "emulated"
-            np.testing.assert_allclose(d.numpy(), c.numpy(), rtol=1e-12, atol=1e-12, err_msg=row.name)
+            assert d.device == device
+            np.testing.assert_allclose(d.numpy(), c.numpy(), rtol=tol, atol=tol, err_msg=row.name)
 
 
 # ---- layers, optimizers, checkpoints, fit, ONNX export, DataLoader on the device ---------------------------
@@ -179,14 +186,15 @@ def _layer_run(name, device):
     return out, [p.grad for p in layer.parameters()]
 
 
-@pytest.mark.parametrize("name", sorted(_LAYERS), ids=[f"emulated-{n}" for n in sorted(_LAYERS)])
-def test_emulated_layers_equal_cpu(name):
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(_LAYERS))
+def test_emulated_layers_equal_cpu(name, device):
     cpu_out, cpu_grads = _layer_run(name, "cpu")
-    dev_out, dev_grads = _layer_run(name, "emulated")
-    assert dev_out.device == "emulated"
+    dev_out, dev_grads = _layer_run(name, device)
+    assert dev_out.device == device
     np.testing.assert_allclose(dev_out.numpy(), cpu_out.numpy(), rtol=1e-6, atol=1e-6)
     for d, c in zip(dev_grads, cpu_grads):
-        assert d.device == "emulated"
+        assert d.device == device
         np.testing.assert_allclose(d.numpy(), c.numpy(), rtol=1e-5, atol=1e-6)
 
 
@@ -211,10 +219,11 @@ def _optimizer_run(name, device):
     return model.parameters()
 
 
-@pytest.mark.parametrize("name", _OPTIMIZERS, ids=[f"emulated-{n}" for n in _OPTIMIZERS])
-def test_emulated_optimizers_equal_cpu(name):
-    for d, c in zip(_optimizer_run(name, "emulated"), _optimizer_run(name, "cpu")):
-        assert d.device == "emulated"
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", _OPTIMIZERS)
+def test_emulated_optimizers_equal_cpu(name, device):
+    for d, c in zip(_optimizer_run(name, device), _optimizer_run(name, "cpu")):
+        assert d.device == device
         np.testing.assert_allclose(d.numpy(), c.numpy(), rtol=1e-6, atol=1e-7)
 
 
@@ -271,24 +280,25 @@ _ONNX_MODELS = ["cnn_ts", "cnn_dynamo", "lstm_ts", "bigru_ts", "transformer_dyna
                 "upsample_ts", "gpt2_dynamo", "llama_dynamo"]
 
 
-@pytest.mark.parametrize("name", _ONNX_MODELS, ids=[f"emulated-onnx-{n}" for n in _ONNX_MODELS])
-def test_emulated_imported_onnx_models_run_and_differentiate(name):
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", _ONNX_MODELS)
+def test_emulated_imported_onnx_models_run_and_differentiate(name, device):
     """Models exported by PyTorch, imported with to_module and moved to the device: outputs, input
     gradients and parameter gradients on the device, equal to PyTorch's (constants the import makes
     are made on the inputs' device)."""
     folder = os.path.join(os.path.dirname(HERE), "io", "onnx", "torch_models")
     with np.load(os.path.join(folder, name + ".npz")) as archive:
         data = dict(archive)
-    net = gg.onnx.to_module(os.path.join(folder, name + ".onnx")).to("emulated")
-    x = gg.tensor(data["x"], device="emulated", requires_grad=data["x"].dtype.kind == "f")
+    net = gg.onnx.to_module(os.path.join(folder, name + ".onnx")).to(device)
+    x = gg.tensor(data["x"], device=device, requires_grad=data["x"].dtype.kind == "f")
     y = net(x)
-    assert y.device == "emulated"
+    assert y.device == device
     np.testing.assert_allclose(y.numpy(), data["y"], rtol=1e-4, atol=1e-5)
     upstream = data["gy"] if "gy" in data else np.ones(y.shape, np.float32)
-    (y * gg.tensor(upstream, device="emulated")).sum().backward()
+    (y * gg.tensor(upstream, device=device)).sum().backward()
     if "gx" in data:
         np.testing.assert_allclose(x.grad.numpy(), data["gx"], rtol=1e-4, atol=1e-5)
-    assert all(p.grad.device == "emulated" for p in net.parameters() if p.grad is not None)
+    assert all(p.grad.device == device for p in net.parameters() if p.grad is not None)
 
 
 def test_emulated_collectives_and_ddp_on_two_ranks():
