@@ -84,3 +84,11 @@ def test_summary_marks_targets():
     assert "W1" in suite.format_summary(rows)
     with pytest.raises(ValueError):
         suite.run(["w9"])
+
+
+def test_gpu_benchmark_runs_on_the_emulated_device(tmp_path):
+    out = tmp_path / "gpu.json"
+    result = subprocess.run([sys.executable, str(BENCHMARKS / "gpu.py"), "--device", "emulated", "--only", "w1",
+                             "--repeats", "1", "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "graphgrad emulated" in result.stdout and out.exists()
