@@ -81,6 +81,17 @@ def namespace_of(array: Any):
     return np
 
 
+def errstate(xp, **kwargs):
+    """``xp.errstate(**kwargs)`` where the namespace has it (NumPy's floating-point warnings); a no-op
+    context on CuPy, which has no errstate (GPU kernels do not warn)."""
+    state = getattr(xp, "errstate", None)
+    if state is None:
+        import contextlib
+
+        return contextlib.nullcontext()
+    return state(**kwargs)
+
+
 def backend_name(xp) -> str:
     return "numpy" if xp is np else "emulated" if xp is emulated.xp else "cupy"
 

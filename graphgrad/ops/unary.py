@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from graphgrad import backend
 from graphgrad.backend import kernel, np, ufunc_result_dtype
 from graphgrad.backend.parallel import parallel_for
 from graphgrad.core.op import Op
@@ -449,7 +450,7 @@ class GeluGrad(Op):
         if self.approximate == "tanh":
             xp.multiply(_gelu_tanh_slope(xp, x), g, out=out)
             return
-        with xp.errstate(divide="ignore", invalid="ignore"):
+        with backend.errstate(xp, divide="ignore", invalid="ignore"):
             xp.divide(y, x, out=out)  # Phi(x) = gelu(x) / x
         out[x == 0] = 0.5
         density = x * x
@@ -485,7 +486,7 @@ def _gelu_tanh_slope(xp, x):
     ramp *= _TANH_K
     ramp *= x
     ramp *= 0.5  # x/2 k (1 + 3 c x^2)
-    with xp.errstate(over="ignore"):
+    with backend.errstate(xp, over="ignore"):
         ramp /= xp.square(xp.cosh(u))  # (cosh overflows to inf for |u| > 89: the term is 0 there)
     xp.tanh(u, out=u)
     u += 1.0

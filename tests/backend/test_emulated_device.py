@@ -308,3 +308,27 @@ def test_emulated_collectives_and_ddp_on_two_ranks():
         pytest.skip("needs mpi4py and mpiexec (pip install 'graphgrad[mpi]')")
     script = os.path.join(os.path.dirname(HERE), "distributed", "scripts", "emulated_device.py")
     assert "ok 2 ranks" in run_ranks(2, script).stdout
+
+
+def test_every_xp_name_graphgrad_uses_exists_in_cupy():
+    """Each ``xp.<name>`` in graphgrad's source is in CuPy's namespace too (CuPy installs without a
+    GPU, so this runs wherever it is installed: ``pip install cupy-cuda12x``)."""
+    import re
+
+    cupy = pytest.importorskip("cupy")
+    root = os.path.join(os.path.dirname(os.path.dirname(HERE)), "graphgrad")
+    names = set()
+    for folder, _, files in os.walk(root):
+        for file in files:
+            if file.endswith(".py"):
+                with open(os.path.join(folder, file)) as f:
+                    names |= set(re.findall(r"\bxp\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)", f.read()))
+    missing = []
+    for name in sorted(names):
+        obj = cupy
+        try:
+            for part in name.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            missing.append(name)
+    assert not missing, f"xp names CuPy lacks (use graphgrad.backend helpers instead): {missing}"

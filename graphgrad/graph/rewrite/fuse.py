@@ -24,7 +24,7 @@ import collections
 import heapq
 import math
 
-from graphgrad.backend import np
+from graphgrad.backend import errstate as backend_errstate, np
 from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
@@ -503,7 +503,7 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast, in_place=
             # and a non-finite one NaN (rare: detected by a sum, which is NaN or inf whenever a NaN is
             # there and costs a fraction of an isnan pass, then repaired exactly)
             c = ops[0]
-            lines.extend(["    with xp.errstate(invalid='ignore', over='ignore'):",
+            lines.extend(["    with _errstate(xp, invalid='ignore', over='ignore'):",
                           f"        xp.multiply({target}, {c}, out={target})",
                           f"        if not xp.isfinite({target}.sum()) and xp.isnan({target}).any():",
                           f"            xp.copyto({target}, 0.0, where=xp.logical_and(xp.isnan({target}), "
@@ -538,7 +538,7 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast, in_place=
             tail = [f"    return ({names},)"]
         else:
             tail = [f"    return v{root_j}"]
-    namespace = {"_out_dtype": out_spec_dtype, "np": np}
+    namespace = {"_out_dtype": out_spec_dtype, "np": np, "_errstate": backend_errstate}
     for dtype in set(dtypes) | {d for _, d in temps}:
         namespace[f"_d_{dtype.str[1:]}"] = dtype
     const_lines = []
