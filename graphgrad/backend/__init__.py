@@ -82,7 +82,7 @@ def namespace_of(array: Any):
 
 
 def errstate(xp, **kwargs):
-    """``xp.errstate(**kwargs)`` where the namespace has it (NumPy's floating-point warnings); a no-op
+    """The namespace's ``errstate(**kwargs)`` where it has one (NumPy's floating-point warnings); a no-op
     context on CuPy, which has no errstate (GPU kernels do not warn)."""
     state = getattr(xp, "errstate", None)
     if state is None:
