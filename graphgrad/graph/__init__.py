@@ -4,10 +4,10 @@ from graphgrad.graph.graph import (Graph, GraphNode, control_dependencies, get_d
 from graphgrad.graph.variables import (Variable, constant, global_variables, global_variables_initializer, group,
                                        no_op, placeholder, placeholder_with_default, trainable_variables,
                                        variables_initializer)
-from graphgrad.graph.session import Session
+from graphgrad.graph.session import Session, get_default_session
 from graphgrad.graph.gradients import gradients, hessians
 
 __all__ = ["Graph", "GraphNode", "control_dependencies", "get_default_graph", "name_scope", "reset_default_graph",
            "Variable", "constant", "global_variables", "global_variables_initializer", "group", "no_op",
            "placeholder", "placeholder_with_default", "trainable_variables", "variables_initializer", "Session",
-           "gradients", "hessians"]
+           "get_default_session", "gradients", "hessians"]

@@ -212,17 +212,16 @@ class Graph:
         if read is None or self._control:
             from graphgrad.graph.variables import ReadVariable
 
-            self.register_variable(variable)
-            fresh = read is not None
-            with contextlib.ExitStack() as stack:
-                if not fresh:
-                    stack.enter_context(self._no_scope())
-                node = self.add_node(ReadVariable(variable), (), TensorSpec(variable.shape, variable.dtype),
-                                     name=variable.base_name + ("/read" if fresh else ""),
-                                     requires_grad=variable.requires_grad)
-            if fresh:
-                return node.out
-            read = self._reads[id(variable)] = node.out
+            spec = TensorSpec(variable.shape, variable.dtype)
+            if read is None:  # the shared read first (outside any scope or control dependencies)
+                self.register_variable(variable)
+                with self._no_scope():
+                    node = self.add_node(ReadVariable(variable), (), spec, name=variable.base_name,
+                                         requires_grad=variable.requires_grad)
+                read = self._reads[id(variable)] = node.out
+            if self._control:  # then a read that runs after the dependencies
+                return self.add_node(ReadVariable(variable), (), spec, name=variable.base_name + "/read",
+                                     requires_grad=variable.requires_grad).out
         return read
 
     def constant_of(self, tensor: Tensor) -> Tensor:

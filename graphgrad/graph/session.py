@@ -7,11 +7,12 @@ node's ``op.forward`` once. The plan, a flat list of steps over numbered value s
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Optional, Sequence
 
 from graphgrad import backend, config
 from graphgrad.backend import np
-from graphgrad.core.autograd import GRAD_MODE, MODE_SWITCHES, check_finite
+from graphgrad.core.autograd import GRAD_MODE, MODE_SWITCHES, ThreadLocalStack, check_finite
 from graphgrad.core.profiler import PROFILER
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import FeedError, GraphError, GraphgradError
@@ -20,6 +21,7 @@ from graphgrad.graph.plan import reads_first, schedule, straight_line, variable_
 from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, _shape_text, compatible
 
 _ndarray = np.ndarray
+_SESSIONS = ThreadLocalStack()  # each thread's default sessions (``with sess:`` / ``sess.as_default()``)
 
 
 class _Plan:
@@ -86,11 +88,25 @@ class Session:
         self._closed = False
 
     def __enter__(self) -> "Session":
+        _SESSIONS.append(self)  # the default session inside the block, as in TensorFlow 1
         return self
 
     def __exit__(self, *exc) -> bool:
+        if _SESSIONS and _SESSIONS[-1] is self:
+            _SESSIONS.pop()
         self.close()
         return False
+
+    @contextlib.contextmanager
+    def as_default(self):
+        """``with sess.as_default():`` makes this the default session (for ``tensor.eval()`` and
+        ``operation.run()``) without closing it at the end of the block."""
+        _SESSIONS.append(self)
+        try:
+            yield self
+        finally:
+            if _SESSIONS and _SESSIONS[-1] is self:
+                _SESSIONS.pop()
 
     def close(self) -> None:
         """Release cached plans; the session cannot run afterwards."""
@@ -327,3 +343,35 @@ def _unflatten(structure: Any, values) -> Any:
         return structure[1](*[_unflatten(v, values) for v in structure[2]])
     kind, items = structure
     return kind(_unflatten(v, values) for v in items)
+
+
+def get_default_session() -> Optional[Session]:
+    """The innermost session of ``with gg.Session() as sess:`` or ``with sess.as_default():`` in this
+    thread, or ``None``."""
+    return _SESSIONS[-1] if _SESSIONS else None
+
+
+def _session_for(what: str, session: Optional[Session]) -> Session:
+    session = session or get_default_session()
+    if session is None:
+        raise GraphError(f"cannot {what} without a session: pass session=, or call it inside "
+                         "`with gg.Session() as sess:` or `with sess.as_default():`")
+    return session
+
+
+def _eval(self: Tensor, feed_dict: Optional[dict] = None, session: Optional[Session] = None) -> Any:
+    """TensorFlow 1's ``tensor.eval(feed_dict)``: ``session.run(tensor, feed_dict)`` with the default
+    session. An eager tensor gives its value as NumPy."""
+    if not isinstance(self._node, GraphNode) and not getattr(self, "is_variable", False):
+        return _fetched(self.data)
+    return _session_for("evaluate a graph tensor", session).run(self, feed_dict)
+
+
+def _run_operation(self: GraphNode, feed_dict: Optional[dict] = None, session: Optional[Session] = None) -> None:
+    """TensorFlow 1's ``operation.run(feed_dict)``: ``session.run(operation, feed_dict)`` with the
+    default session."""
+    _session_for("run an operation", session).run(self, feed_dict)
+
+
+Tensor.eval = _eval
+GraphNode.run = _run_operation

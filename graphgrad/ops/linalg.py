@@ -43,6 +43,15 @@ def _mT(x: Tensor) -> Tensor:
     return swapaxes(x, -1, -2)
 
 
+def _mT_of(x: Tensor) -> Tensor:
+    """``_mT``, taking a tensor of unknown rank (a placeholder made without a shape) as a matrix."""
+    if x.shape is None:
+        from graphgrad.ops.shape import Transpose
+
+        return Transpose((1, 0)).apply(x)
+    return _mT(x)
+
+
 # ---- matmul ---------------------------------------------------------------------------------------
 class MatMul(Op):
     """``a @ b`` with NumPy's rules: batch dims broadcast; a 1-D ``a`` is a row, a 1-D ``b`` a column
@@ -74,6 +83,10 @@ class MatMul(Op):
     def backward(self, inputs, out, g):
         a, b = inputs
         ga_needed, gb_needed = needs_grad(a), needs_grad(b)
+        if a.shape is None or b.shape is None:  # a rank known only at run time: that operand is taken as a matrix
+            ga = matmul(g, _mT_of(b)) if ga_needed else None
+            gb = matmul(_mT_of(a), g) if gb_needed else None
+            return ga, gb
         if a.ndim == 1 and b.ndim == 1:
             return (g * b if ga_needed else None), (g * a if gb_needed else None)
         # Make both operands matrices, then use the 2-D rule; autograd sums broadcast batch dims.

@@ -49,15 +49,17 @@ def _expand_reduced(g: Tensor, shape: tuple, axes: tuple, keepdims: bool) -> Ten
     return g.reshape(kept)
 
 
-def _expand_unknown_rank(name: str, g: Tensor, axis, keepdims: bool) -> Tensor:
-    """``_expand_reduced`` for an input whose rank is known only at run time (a placeholder made
-    without a shape): ``axis`` as given (``None``, an int or a tuple)."""
-    if keepdims or axis is None:
+def _expand_unknown_rank(op: "_Reduction", g: Tensor, x: Tensor) -> Tensor:
+    """``_expand_reduced`` for an input ``x`` whose rank is known only at run time (a placeholder made
+    without a shape), reducing over ``op.axis`` as given (``None``, an int or a tuple)."""
+    axis = op.axis
+    if op.keepdims or axis is None:
         return g  # a 0-d (or keepdims) gradient broadcasts against the input as it is
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    if builtins.any(a < 0 for a in axes):
-        raise ShapeError(f"{name}: the gradient of a reduction over negative axes {axes} needs the input's rank, "
-                         "which is unknown (a placeholder made without a shape): give the placeholder a shape")
+    if builtins.any(a < 0 for a in axes):  # where they go depends on the rank: take the shape at run time
+        from graphgrad.ops.array import reshape_like
+
+        return reshape_like(g, Sum(axis, keepdims=True).apply(x))
     from graphgrad.ops.shape import ExpandDims
 
     return ExpandDims(tuple(sorted(axes))).apply(g)
@@ -115,7 +117,7 @@ class _Reduction(Op):
         """(axes, upstream gradient with the reduced axes restored as size 1). For an input of unknown
         rank the axes are ``self.axis`` as given (``None`` for all)."""
         if x.shape is None:
-            return self.axis, _expand_unknown_rank(self.name, g, self.axis, self.keepdims)
+            return self.axis, _expand_unknown_rank(self, g, x)
         axes = self.axes(x.ndim)
         return axes, _expand_reduced(g, x.shape, axes, self.keepdims)
 
@@ -201,7 +203,7 @@ class _Extremum(_Reduction):
         x = inputs[0]
         axes, g = self.grad_parts(x, g)
         if x.shape is None:
-            o = _expand_unknown_rank(self.name, out, self.axis, self.keepdims)
+            o = _expand_unknown_rank(self, out, x)
         else:
             o = _expand_reduced(out, x.shape, axes, self.keepdims)
         mask = equal(x, o).astype(g.dtype)

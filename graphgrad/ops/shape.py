@@ -56,6 +56,10 @@ class Reshape(Op):
     def infer(self, x):
         return TensorSpec(_resolve_shape(self.name, x.shape, self.shape), x.dtype)
 
+    def infer_unknown_rank(self, x):
+        """An input of unknown rank: the target shape, with a -1 unknown until run time."""
+        return TensorSpec(tuple(None if d == -1 else d for d in self.shape), x.dtype)
+
     def forward(self, xp, x):
         return x.reshape(self.shape)
 

@@ -22,7 +22,7 @@ def test_a_full_reduction_of_an_unknown_rank_tensor_is_0d():
 
 
 @pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min"])
-@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2)])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2), -1, (0, -2)])
 def test_gradients_through_reductions_of_unknown_rank(reduce, axis):
     g = gg.Graph()
     value = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
@@ -43,13 +43,13 @@ def test_gradients_through_reductions_of_unknown_rank(reduce, axis):
         np.testing.assert_allclose(a, b, rtol=1e-5)
 
 
-def test_negative_axes_of_unknown_rank_say_to_give_a_shape():
+def test_products_of_unknown_rank_say_to_give_a_shape():
     g = gg.Graph()
     with g.as_default():
         x = gg.placeholder(gg.float32)
         w = gg.Variable(np.float32(1.0))
         with pytest.raises(gg.ShapeError, match="give the placeholder a shape"):
-            gg.gradients(gg.sum(gg.sum(x * w, axis=-1)), [w])
+            gg.gradients(gg.prod(x * w), [w])
 
 
 def test_linear_regression_on_shapeless_placeholders_trains():
@@ -69,3 +69,19 @@ def test_linear_regression_on_shapeless_placeholders_trains():
             sess.run(train, {x: xs, y: ys})        # and whole vectors
         assert abs(sess.run(w) - 3) < 0.05 and abs(sess.run(b) - 0.5) < 0.05
         assert sess.run(cost, {x: xs, y: ys}) < 1e-3
+
+
+def test_matmul_and_reshape_of_unknown_rank():
+    g = gg.Graph()
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    with g.as_default():
+        x = gg.placeholder(gg.float32)
+        w = gg.Variable(b)
+        assert gg.reshape(x, (2, -1)).shape == (2, None)
+        assert gg.reshape(x, (12,)).shape == (12,)
+        y = gg.sum(gg.matmul(x, w) ** 2)
+        gx, gw = gg.gradients(y, [x, w])
+    got = gg.Session(graph=g).run([gx, gw], {x: a})
+    np.testing.assert_allclose(got[0], 2 * (a @ b) @ b.T, rtol=1e-5)
+    np.testing.assert_allclose(got[1], a.T @ (2 * (a @ b)), rtol=1e-5)

@@ -1,0 +1,941 @@
+"""TensorFlow 1's graph API on graphgrad: ``import graphgrad.compat.tf as tf``.
+
+Placeholders, Variables (``tf.Variable``, ``tf.get_variable`` with ``tf.variable_scope``), sessions
+(``tf.Session``, ``tf.InteractiveSession``, ``tensor.eval()``, ``op.run()``), the math and array
+functions under TensorFlow's names and argument conventions (``reduce_sum(x, axis, keepdims)`` and the
+old ``reduction_indices``/``keep_dims``, ``concat(values, axis)``, ``matmul(transpose_a=...)``...),
+``tf.nn``, ``tf.losses``, ``tf.train`` (optimizers, Saver, learning-rate schedules) and ``tf.summary``.
+
+Everything maps onto graphgrad's static graphs (``gg.placeholder``, ``gg.Variable``, ``gg.Session``,
+``gg.gradients``, ``gg.train`` optimizers): nothing here is an op of its own. Every function builds a
+node of the default graph, as in TensorFlow 1 (even one whose inputs are all Variables), and takes
+``name=``.
+
+:func:`install` makes ``import tensorflow as tf`` and ``import tensorflow.compat.v1 as tf`` resolve to
+this namespace, so a TF1 program runs unchanged. See docs/tensorflow.md for what differs.
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import math as _math
+import sys
+import types
+from typing import Any, Optional
+
+import graphgrad as _gg
+from graphgrad.compat.tf._common import (SCOPES, as_axis, as_dtype, bool_, current_scope, default_dtype, float16,
+                                         float32, float64, graph_state, in_graph, int8, int16, int32, int64, named,
+                                         uint8)
+
+bool = bool_  # noqa: A001
+double, half = float64, float16
+__version__ = "1.15.0+graphgrad"
+
+Tensor = _gg.Tensor
+Operation = _gg.GraphNode
+Graph = _gg.Graph
+get_default_graph = _gg.get_default_graph
+get_default_session = _gg.get_default_session
+gradients = _gg.gradients
+hessians = _gg.hessians
+control_dependencies = _gg.control_dependencies
+group = _gg.group
+no_op = _gg.no_op
+set_random_seed = _gg.manual_seed
+AUTO_REUSE = "AUTO_REUSE"
+
+
+def disable_v2_behavior() -> None:
+    """Nothing to do: graphs and sessions are how this namespace always works."""
+
+
+disable_eager_execution = disable_v2_behavior
+
+
+def executing_eagerly() -> builtins.bool:
+    return False
+
+
+def reset_default_graph() -> Graph:
+    """A new, empty default graph (the variable scopes of the old one are forgotten)."""
+    return _gg.reset_default_graph()
+
+
+class GraphKeys:
+    """The standard collection names."""
+
+    GLOBAL_VARIABLES = "variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    LOCAL_VARIABLES = "local_variables"
+    MODEL_VARIABLES = "model_variables"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    LOSSES = "losses"
+    SUMMARIES = "summaries"
+    UPDATE_OPS = "update_ops"
+    GLOBAL_STEP = "global_step"
+    TRAIN_OP = "train_op"
+
+
+def add_to_collection(name: str, value: Any) -> None:
+    graph_state()["collections"].setdefault(name, []).append(value)
+
+
+def get_collection(key: str, scope: Optional[str] = None) -> list:
+    """The values of collection ``key`` of the default graph (variables' collections are the graph's)."""
+    if key == GraphKeys.GLOBAL_VARIABLES:
+        return global_variables(scope)
+    if key == GraphKeys.TRAINABLE_VARIABLES:
+        return trainable_variables(scope)
+    items = list(graph_state()["collections"].get(key, []))
+    if scope:
+        items = [v for v in items if _name_of(v).startswith(scope)]
+    return items
+
+
+def _name_of(value: Any) -> str:
+    return getattr(value, "base_name", None) or getattr(value, "name", None) or ""
+
+
+# ---- Variables ------------------------------------------------------------------------------------------
+class Variable(_gg.Variable):
+    """``tf.Variable``: a graphgrad Variable whose arithmetic (``w * 2``, ``w @ x``, ``-w``, ``w[0]``)
+    reads it in the default graph, as a TF1 variable's does (a graphgrad Variable alone computes
+    eagerly). Its name is prefixed by the enclosing ``name_scope``/``variable_scope``."""
+
+    __slots__ = ()
+
+    def __init__(self, initial_value: Any = None, trainable: builtins.bool = True, collections: Any = None,
+                 validate_shape: builtins.bool = True, caching_device: Any = None, name: Optional[str] = None,
+                 variable_def: Any = None, dtype: Any = None, expected_shape: Any = None, import_scope: Any = None,
+                 constraint: Any = None, use_resource: Any = None, **kwargs) -> None:
+        if initial_value is None:
+            raise ValueError("tf.Variable: initial_value must be given")
+        if callable(initial_value):
+            initial_value = initial_value()
+        dtype = as_dtype(dtype) or default_dtype(initial_value)
+        prefix = current_scope()[0]
+        super().__init__(initial_value, trainable=trainable, name=prefix + (name or "Variable"), dtype=dtype)
+        for key in collections or ():
+            if key not in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES):
+                add_to_collection(key, self)
+
+    @property
+    def op(self):
+        """The node that reads this variable in the default graph."""
+        return self.value()._node
+
+    @property
+    def graph(self):
+        return self.value()._node.graph
+
+    def eval(self, session=None):
+        return self.value().eval(session=session)
+
+    def get_shape(self) -> tuple:
+        return tuple(self.shape)
+
+
+def _reading(name: str):
+    def method(self, *args):
+        return getattr(self.value(), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+            "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__neg__", "__abs__",
+            "__matmul__", "__rmatmul__", "__getitem__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(Variable, _op, _reading(_op))
+
+
+def assign(ref: Variable, value: Any, name: Optional[str] = None, **kwargs) -> Tensor:
+    return ref.assign(value, name=name)
+
+
+def assign_add(ref: Variable, value: Any, name: Optional[str] = None, **kwargs) -> Tensor:
+    return ref.assign_add(value, name=name)
+
+
+def assign_sub(ref: Variable, value: Any, name: Optional[str] = None, **kwargs) -> Tensor:
+    return ref.assign_sub(value, name=name)
+
+
+def global_variables(scope: Optional[str] = None) -> list:
+    return [v for v in _gg.global_variables() if not scope or v.base_name.startswith(scope)]
+
+
+def trainable_variables(scope: Optional[str] = None) -> list:
+    return [v for v in _gg.trainable_variables() if not scope or v.base_name.startswith(scope)]
+
+
+all_variables = global_variables
+
+
+def local_variables(scope: Optional[str] = None) -> list:
+    return []
+
+
+def global_variables_initializer() -> Operation:
+    """An operation that sets every variable of the default graph to its initial value."""
+    return _gg.global_variables_initializer()
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def variables_initializer(var_list, name: str = "init") -> Operation:
+    return _gg.variables_initializer(list(var_list), name=name)
+
+
+def local_variables_initializer() -> Operation:
+    return _gg.no_op(name="init_local")
+
+
+tables_initializer = local_variables_initializer
+
+
+# ---- scopes and get_variable ------------------------------------------------------------------------------
+@contextlib.contextmanager
+def name_scope(name: Optional[str], default_name: Optional[str] = None, values: Any = None):
+    """``with tf.name_scope("layer1") as scope:`` prefixes the names of nodes and Variables made inside."""
+    name = name or default_name
+    if not name:
+        yield ""
+        return
+    graph = _gg.get_default_graph()
+    _, var_prefix, reuse, init, reg = current_scope()
+    with graph.name_scope(name) as prefix:
+        SCOPES.stack.append((graph, prefix, var_prefix, reuse, init, reg))
+        try:
+            yield prefix
+        finally:
+            SCOPES.stack.pop()
+
+
+class VariableScope:
+    """What ``with tf.variable_scope(...) as scope:`` gives: its ``name``, ``reuse``, and
+    ``reuse_variables()``."""
+
+    def __init__(self, name: str, reuse: Any) -> None:
+        self.name, self.reuse = name, reuse
+
+    def reuse_variables(self) -> None:
+        """Reuse variables from now on in this scope (TF1's ``scope.reuse_variables()``)."""
+        self.reuse = True
+        graph = _gg.get_default_graph()
+        for i in builtins.range(len(SCOPES.stack) - 1, -1, -1):
+            entry = SCOPES.stack[i]
+            if entry[0] is graph and entry[2] == (self.name + "/" if self.name else ""):
+                SCOPES.stack[i] = entry[:3] + (True,) + entry[4:]
+                return
+
+
+@contextlib.contextmanager
+def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, values: Any = None,
+                   initializer: Any = None, regularizer: Any = None, reuse: Any = None, dtype: Any = None, **kwargs):
+    """``with tf.variable_scope("layer1", reuse=...):`` prefixes the names of variables made by
+    ``tf.get_variable`` (and of nodes). ``reuse=True`` makes ``get_variable`` return the existing variable
+    of that name (an error if there is none); ``tf.AUTO_REUSE`` reuses it or makes it."""
+    if isinstance(name_or_scope, VariableScope):
+        name_or_scope = name_or_scope.name.rsplit("/", 1)[-1]
+    name = name_or_scope or default_name
+    graph = _gg.get_default_graph()
+    _, var_prefix, outer_reuse, outer_init, outer_reg = current_scope()
+    reuse = outer_reuse if reuse is None or reuse is False and outer_reuse else reuse
+    scope = VariableScope(var_prefix + name if name else var_prefix.rstrip("/"), reuse)
+    with graph.name_scope(name) as prefix:
+        SCOPES.stack.append((graph, prefix, scope.name + "/", reuse, initializer or outer_init,
+                             regularizer or outer_reg))
+        depth = len(SCOPES.stack)
+        try:
+            yield scope
+        finally:
+            del SCOPES.stack[depth - 1:]
+
+
+def get_variable_scope() -> VariableScope:
+    _, var_prefix, reuse, _, _ = current_scope()
+    return VariableScope(var_prefix.rstrip("/"), reuse)
+
+
+def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: Any = None, regularizer: Any = None,
+                 trainable: builtins.bool = True, collections: Any = None, **kwargs) -> Variable:
+    """``tf.get_variable``: the variable ``scope/name`` of the default graph, made with ``initializer``
+    (default: the scope's, else ``glorot_uniform_initializer``) unless the scope reuses variables."""
+    _, var_prefix, reuse, scope_init, scope_reg = current_scope()
+    full = var_prefix + name
+    store = graph_state()["variables"]
+    if full in store:
+        if not reuse:
+            raise ValueError(f"Variable {full} already exists, disallowed. Did you mean to set reuse=True or "
+                             "reuse=tf.AUTO_REUSE in VarScope?")
+        found = store[full]
+        if shape is not None and tuple(found.shape) != tuple(shape):
+            raise ValueError(f"Trying to share variable {full}, but specified shape {tuple(shape)} and found "
+                             f"shape {tuple(found.shape)}.")
+        return found
+    if reuse is True:
+        raise ValueError(f"Variable {full} does not exist, or was not created with tf.get_variable(). Did you "
+                         "mean to set reuse=tf.AUTO_REUSE in VarScope?")
+    dtype = as_dtype(dtype) or float32
+    init = initializer if initializer is not None else scope_init
+    if init is None:
+        init = glorot_uniform_initializer() if dtype.kind == "f" else zeros_initializer()
+    if callable(init):
+        if shape is None:
+            raise ValueError(f"get_variable {full}: the shape must be given with an initializer")
+        value = init(tuple(shape), dtype=dtype)
+    else:
+        value = init
+    graph = _gg.get_default_graph()
+    with _no_name_prefix():
+        var = Variable(value, trainable=trainable, name=full, dtype=dtype)
+    store[full] = var
+    reg = regularizer or scope_reg
+    if reg is not None:
+        with graph.as_default():
+            loss = reg(var)
+        if loss is not None:
+            add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+    return var
+
+
+@contextlib.contextmanager
+def _no_name_prefix():
+    """Make ``Variable`` take its name as given (``get_variable`` already prefixed it)."""
+    graph = _gg.get_default_graph()
+    SCOPES.stack.append((graph, "", "", False, None, None))
+    try:
+        yield
+    finally:
+        SCOPES.stack.pop()
+
+
+# ---- initializers ----------------------------------------------------------------------------------------
+def _generator(seed: Optional[int]):
+    return None if seed is None else _gg.Generator(seed)
+
+
+class _Initializer:
+    """An initializer: ``init(shape, dtype)`` gives a value (a graphgrad tensor) for a new variable."""
+
+    dtype = None
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        return self.make(tuple(int(d) for d in shape), as_dtype(dtype) or as_dtype(self.dtype) or float32)
+
+
+class zeros_initializer(_Initializer):  # noqa: N801
+    def __init__(self, dtype=None):
+        self.dtype = dtype
+
+    def make(self, shape, dtype):
+        return _gg.zeros(shape, dtype=dtype)
+
+
+class ones_initializer(zeros_initializer):  # noqa: N801
+    def make(self, shape, dtype):
+        return _gg.ones(shape, dtype=dtype)
+
+
+class constant_initializer(_Initializer):  # noqa: N801
+    def __init__(self, value=0, dtype=None, verify_shape=False):
+        self.value, self.dtype = value, dtype
+
+    def make(self, shape, dtype):
+        value = _gg.tensor(self.value, dtype=dtype)
+        return _gg.full(shape, value.item(), dtype=dtype) if value.ndim == 0 else value.reshape(shape)
+
+
+class random_normal_initializer(_Initializer):  # noqa: N801
+    def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=None):
+        self.mean, self.stddev, self.seed, self.dtype = mean, stddev, seed, dtype
+
+    def make(self, shape, dtype):
+        return _gg.normal(self.mean, self.stddev, shape, generator=_generator(self.seed), dtype=dtype)
+
+
+class truncated_normal_initializer(random_normal_initializer):  # noqa: N801
+    """Normal values more than two standard deviations from the mean drawn again."""
+
+    def make(self, shape, dtype):
+        return _truncated(shape, self.mean, self.stddev, dtype, self.seed)
+
+
+class random_uniform_initializer(_Initializer):  # noqa: N801
+    def __init__(self, minval=0.0, maxval=None, seed=None, dtype=None):
+        self.minval, self.maxval, self.seed, self.dtype = minval, 1.0 if maxval is None else maxval, seed, dtype
+
+    def make(self, shape, dtype):
+        return _gg.uniform(self.minval, self.maxval, shape, generator=_generator(self.seed), dtype=dtype)
+
+
+def _fans(shape: tuple) -> tuple:
+    """TensorFlow's fan-in and fan-out: a kernel's last two axes are (in, out), the others its window."""
+    if len(shape) < 1:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    window = _math.prod(shape[:-2])
+    return shape[-2] * window, shape[-1] * window
+
+
+class variance_scaling_initializer(_Initializer):  # noqa: N801
+    """TF1's variance scaling: ``scale / fan`` as the variance of a truncated normal (``normal``) or a
+    uniform distribution; ``mode`` picks fan_in, fan_out or fan_avg."""
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None, dtype=None):
+        self.scale, self.mode, self.distribution, self.seed, self.dtype = scale, mode, distribution, seed, dtype
+
+    def make(self, shape, dtype):
+        fan_in, fan_out = _fans(shape)
+        fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        variance = self.scale / builtins.max(1.0, fan)
+        if self.distribution == "uniform":
+            limit = _math.sqrt(3.0 * variance)
+            return _gg.uniform(-limit, limit, shape, generator=_generator(self.seed), dtype=dtype)
+        if self.distribution == "untruncated_normal":
+            return _gg.normal(0.0, _math.sqrt(variance), shape, generator=_generator(self.seed), dtype=dtype)
+        stddev = _math.sqrt(variance) / 0.87962566103423978  # the truncated normal's stddev correction
+        return _truncated(shape, 0.0, stddev, dtype, self.seed)
+
+
+class glorot_uniform_initializer(variance_scaling_initializer):  # noqa: N801
+    """Uniform in ``±sqrt(6 / (fan_in + fan_out))`` (get_variable's default)."""
+
+    def __init__(self, seed=None, dtype=None):
+        super().__init__(1.0, "fan_avg", "uniform", seed, dtype)
+
+
+class glorot_normal_initializer(variance_scaling_initializer):  # noqa: N801
+    def __init__(self, seed=None, dtype=None):
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed, dtype)
+
+
+initializers = types.SimpleNamespace(
+    zeros=zeros_initializer, ones=ones_initializer, constant=constant_initializer,
+    random_normal=random_normal_initializer, truncated_normal=truncated_normal_initializer,
+    random_uniform=random_uniform_initializer, glorot_uniform=glorot_uniform_initializer,
+    glorot_normal=glorot_normal_initializer, variance_scaling=variance_scaling_initializer,
+    global_variables=global_variables_initializer, variables=variables_initializer)
+
+
+# ---- sessions ----------------------------------------------------------------------------------------------
+class ConfigProto:
+    """Accepted and ignored (``allow_soft_placement``, ``gpu_options``...)."""
+
+    def __init__(self, **kwargs) -> None:
+        self.__dict__.update(kwargs)
+
+
+GPUOptions = RunOptions = ConfigProto
+
+
+class Session(_gg.Session):
+    """``tf.Session(target='', graph=None, config=None)``: a graphgrad Session (``with tf.Session() as
+    sess:`` makes it the default session, for ``tensor.eval()`` and ``op.run()``)."""
+
+    def __init__(self, target: str = "", graph: Any = None, config: Any = None) -> None:
+        super().__init__(graph=graph)
+
+    def run(self, fetches: Any, feed_dict: Optional[dict] = None, options: Any = None, run_metadata: Any = None):
+        return super().run(fetches, feed_dict)
+
+
+class InteractiveSession(Session):
+    """A session that makes itself the default session when made (until ``close()``), so that
+    ``tensor.eval()`` works at an interactive prompt."""
+
+    def __init__(self, target: str = "", graph: Any = None, config: Any = None) -> None:
+        super().__init__(target, graph, config)
+        self._default = self.as_default()
+        self._default.__enter__()
+
+    def close(self) -> None:
+        default, self._default = getattr(self, "_default", None), None
+        if default is not None:
+            default.__exit__(None, None, None)
+        super().close()
+
+
+# ---- constants, placeholders, creation ---------------------------------------------------------------------
+def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const", verify_shape: Any = False):
+    """A constant node; Python floats make float32 and ints int32, as in TensorFlow."""
+    dtype = as_dtype(dtype) or default_dtype(value)
+    return _gg.constant(value, dtype=dtype, shape=None if shape is None else tuple(shape), name=name)
+
+
+def placeholder(dtype: Any, shape: Any = None, name: Optional[str] = None) -> Tensor:
+    """An input fed through ``feed_dict``; without ``shape`` it takes a value of any shape."""
+    return _gg.placeholder(as_dtype(dtype), None if shape is None else tuple(shape), name=name)
+
+
+def placeholder_with_default(input: Any, shape: Any, name: Optional[str] = None) -> Tensor:
+    return _gg.placeholder_with_default(input, tuple(shape), name=name)
+
+
+def _shape_arg(shape: Any):
+    """A static shape tuple, or a 1-D int64 graph tensor for a shape known only at run time."""
+    if isinstance(shape, Tensor) and shape.is_symbolic:
+        return shape.astype(int64)
+    if isinstance(shape, (list, tuple)) and builtins.any(isinstance(d, Tensor) and d.is_symbolic for d in shape):
+        return _gg.stack([_gg.astype(d, int64) if isinstance(d, Tensor) else _gg.constant(int(d), dtype=int64)
+                          for d in shape])
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    return (int(shape),) if isinstance(shape, int) else tuple(int(d) for d in shape)
+
+
+@in_graph
+def fill(dims: Any, value: Any, name: Optional[str] = None) -> Tensor:
+    shape = _shape_arg(dims)
+    dtype = default_dtype(value) or getattr(value, "dtype", None)
+    if isinstance(shape, tuple):
+        return _gg.constant(_gg.full(shape, value, dtype=dtype))
+    return _gg.ops.FullOfShape(value, dtype or float32).apply(shape)
+
+
+def zeros(shape: Any, dtype: Any = float32, name: Optional[str] = None) -> Tensor:
+    return fill(shape, _gg.tensor(0, dtype=as_dtype(dtype)), name=name)
+
+
+def ones(shape: Any, dtype: Any = float32, name: Optional[str] = None) -> Tensor:
+    return fill(shape, _gg.tensor(1, dtype=as_dtype(dtype)), name=name)
+
+
+@in_graph
+def zeros_like(tensor: Any, dtype: Any = None, name: Optional[str] = None, optimize: Any = True) -> Tensor:
+    return _gg.zeros_like(tensor, dtype=as_dtype(dtype))
+
+
+@in_graph
+def ones_like(tensor: Any, dtype: Any = None, name: Optional[str] = None, optimize: Any = True) -> Tensor:
+    return _gg.ones_like(tensor, dtype=as_dtype(dtype))
+
+
+@in_graph
+def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> Tensor:  # noqa: A001
+    """``tf.range``: ints give int32, floats float32, as in TensorFlow."""
+    if limit is None:
+        start, limit = 0, start
+    dtype = as_dtype(dtype) or default_dtype([start, limit, delta]) or float32
+    if builtins.any(isinstance(v, Tensor) and v.is_symbolic for v in (start, limit, delta)):
+        return _gg.astype(_gg.ops.ArangeOf().apply(start, limit, delta), dtype)
+    if builtins.any(isinstance(v, float) for v in (start, limit, delta)) and dtype.kind != "f":
+        dtype = float32
+    return _gg.constant(_gg.arange(start, limit, delta, dtype=dtype))
+
+
+@in_graph
+def linspace(start: Any, stop: Any, num: int) -> Tensor:
+    return _gg.constant(_gg.linspace(start, stop, num, dtype=float32))
+
+
+lin_space = linspace
+
+
+# ---- random values -------------------------------------------------------------------------------------------
+def _truncated(shape, mean, stddev, dtype, seed):
+    value = _gg.empty(shape, dtype=dtype)
+    return _gg.nn.init.trunc_normal_(value, mean, stddev, mean - 2 * stddev, mean + 2 * stddev,
+                                     generator=_generator(seed))
+
+
+def _random(shape, dtype, like):
+    """A node that draws anew on every run, for a static ``shape`` or a run-time one (a graph tensor, e.g.
+    from ``tf.shape``). A Variable made from it keeps the values of its first draw."""
+    shape = _shape_arg(shape)
+    with _gg.get_default_graph().as_default():
+        zeros = _gg.constant(_gg.zeros(shape, dtype=dtype)) if isinstance(shape, tuple) else \
+            _gg.ops.FullOfShape(0, dtype).apply(shape)
+        return like(zeros)
+
+
+def random_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = float32, seed: Any = None,
+                  name: Optional[str] = None) -> Tensor:
+    return named(_random(shape, as_dtype(dtype), lambda z: _gg.randn_like(z, mean, stddev, generator=_generator(seed))),
+                 name)
+
+
+def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = float32, seed: Any = None,
+                     name: Optional[str] = None) -> Tensor:
+    """Normal values, those beyond two standard deviations drawn again (a static shape only). Unlike
+    TensorFlow's, it is drawn once, when made: a constant of the graph."""
+    with _gg.get_default_graph().as_default():
+        return _gg.constant(_truncated(_shape_arg(shape), mean, stddev, as_dtype(dtype), seed), name=name)
+
+
+def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = float32, seed: Any = None,
+                   name: Optional[str] = None) -> Tensor:
+    dtype = as_dtype(dtype)
+    if dtype.kind in "iu":
+        if maxval is None:
+            raise ValueError("random_uniform: maxval must be given for an integer dtype")
+        with _gg.get_default_graph().as_default():  # drawn once, when made
+            value = _gg.randint(minval, maxval, _shape_arg(shape), generator=_generator(seed)).astype(dtype)
+            return _gg.constant(value, name=name)
+    maxval = 1.0 if maxval is None else maxval
+    return named(_random(shape, dtype, lambda z: _gg.rand_like(z, minval, maxval, generator=_generator(seed))),
+                 name)
+
+
+random = types.SimpleNamespace(normal=random_normal, uniform=random_uniform, truncated_normal=truncated_normal,
+                               set_random_seed=set_random_seed, set_seed=set_random_seed)
+
+
+# ---- math ----------------------------------------------------------------------------------------------------
+def _same(fn):
+    return in_graph(lambda *args, **kwargs: fn(*args, **kwargs))
+
+
+add = in_graph(lambda x, y: _gg.add(x, y))
+subtract = in_graph(lambda x, y: _gg.subtract(x, y))
+multiply = in_graph(lambda x, y: _gg.multiply(x, y))
+divide = in_graph(lambda x, y: _gg.divide(x, y))
+truediv = div = realdiv = divide
+floordiv = in_graph(lambda x, y: _gg.floor_divide(x, y))
+mod = floormod = in_graph(lambda x, y: _gg.remainder(x, y))
+maximum = in_graph(lambda x, y: _gg.maximum(x, y))
+minimum = in_graph(lambda x, y: _gg.minimum(x, y))
+pow = in_graph(lambda x, y: _gg.pow(x, y))  # noqa: A001
+squared_difference = in_graph(lambda x, y: _gg.square(_gg.subtract(x, y)))
+add_n = in_graph(lambda inputs: builtins.sum(inputs[1:], inputs[0]) if len(inputs) > 1 else _gg.identity(inputs[0]))
+negative = neg = in_graph(lambda x: _gg.negative(x))
+
+log = _same(_gg.log)
+exp = _same(_gg.exp)
+sqrt = _same(_gg.sqrt)
+rsqrt = _same(_gg.rsqrt)
+square = _same(_gg.square)
+abs = _same(_gg.abs)  # noqa: A001
+sign = _same(_gg.sign)
+floor = _same(_gg.floor)
+ceil = _same(_gg.ceil)
+round = _same(_gg.round)  # noqa: A001
+reciprocal = _same(_gg.reciprocal)
+log1p = _same(_gg.log1p)
+expm1 = _same(_gg.expm1)
+sin, cos, tan = _same(_gg.sin), _same(_gg.cos), _same(_gg.tan)
+sigmoid = _same(_gg.sigmoid)
+tanh = _same(_gg.tanh)
+erf = _same(_gg.erf)
+is_nan, is_inf, is_finite = _same(_gg.isnan), _same(_gg.isinf), _same(_gg.isfinite)
+equal = _same(_gg.equal)
+not_equal = _same(_gg.not_equal)
+less, less_equal = _same(_gg.less), _same(_gg.less_equal)
+greater, greater_equal = _same(_gg.greater), _same(_gg.greater_equal)
+logical_and, logical_or = _same(_gg.logical_and), _same(_gg.logical_or)
+logical_not, logical_xor = _same(_gg.logical_not), _same(_gg.logical_xor)
+identity = _same(_gg.identity)
+stop_gradient = _same(_gg.stop_gradient)
+einsum = _same(_gg.einsum)
+tensordot = in_graph(lambda a, b, axes: _gg.tensordot(a, b, axes))
+
+
+@in_graph
+def matmul(a: Any, b: Any, transpose_a: builtins.bool = False, transpose_b: builtins.bool = False,
+           adjoint_a: builtins.bool = False, adjoint_b: builtins.bool = False, a_is_sparse: Any = False,
+           b_is_sparse: Any = False, output_type: Any = None) -> Tensor:
+    """``a @ b`` of matrices (or batches of them), optionally transposed. As in TensorFlow, both must have
+    rank 2 or more: a vector is an error (NumPy and graphgrad's ``matmul`` would treat it as one)."""
+    for which, x in (("a", a), ("b", b)):
+        rank = len(_gg.tensor(x).shape) if not isinstance(x, Tensor) else (None if x.shape is None else len(x.shape))
+        if rank is not None and rank < 2:
+            raise _gg.ShapeError(f"matmul: {which} must have rank 2 or more (TensorFlow's matmul multiplies "
+                                 f"matrices), got rank {rank}; use tf.reshape or tf.expand_dims for a vector")
+    if transpose_a or adjoint_a:
+        a = _gg.swapaxes(a, -1, -2)
+    if transpose_b or adjoint_b:
+        b = _gg.swapaxes(b, -1, -2)
+    return _gg.matmul(a, b)
+
+
+# ---- reductions ------------------------------------------------------------------------------------------------
+def _reduction(fn, what: str):
+    @in_graph
+    def reduce(input_tensor: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
+               reduction_indices: Any = None, keep_dims: Any = None) -> Tensor:
+        if axis is None:
+            axis = reduction_indices
+        keep = keepdims if keepdims is not None else keep_dims
+        return fn(input_tensor, axis=as_axis(axis), keepdims=builtins.bool(keep))
+
+    reduce.__name__ = f"reduce_{what}"
+    reduce.__doc__ = (f"``tf.reduce_{what}(x, axis=None, keepdims=False)``: the {what} over ``axis`` (all axes "
+                      "for None); TF1's ``reduction_indices`` and ``keep_dims`` are accepted.")
+    return reduce
+
+
+reduce_sum = _reduction(_gg.sum, "sum")
+reduce_mean = _reduction(_gg.mean, "mean")
+reduce_max = _reduction(_gg.max, "max")
+reduce_min = _reduction(_gg.min, "min")
+reduce_prod = _reduction(_gg.prod, "prod")
+reduce_any = _reduction(_gg.any, "any")
+reduce_all = _reduction(_gg.all, "all")
+reduce_logsumexp = _reduction(_gg.logsumexp, "logsumexp")
+
+
+def _arg_extremum(fn):
+    @in_graph
+    def arg(input: Any, axis: Any = None, name: Optional[str] = None, dimension: Any = None,
+            output_type: Any = int64) -> Tensor:
+        axis = dimension if axis is None else axis
+        out = fn(input, axis=0 if axis is None else int(axis))
+        return out if as_dtype(output_type) == int64 else _gg.astype(out, as_dtype(output_type))
+
+    return arg
+
+
+argmax = _arg_extremum(_gg.argmax)
+argmin = _arg_extremum(_gg.argmin)
+
+
+@in_graph
+def cast(x: Any, dtype: Any) -> Tensor:
+    return _gg.astype(x, as_dtype(dtype))
+
+
+to_float = in_graph(lambda x: _gg.astype(x, float32))
+to_int32 = in_graph(lambda x: _gg.astype(x, int32))
+to_int64 = in_graph(lambda x: _gg.astype(x, int64))
+
+
+@in_graph
+def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any) -> Tensor:
+    return _gg.clip(t, clip_value_min, clip_value_max)
+
+
+@in_graph
+def global_norm(t_list: Any) -> Tensor:
+    """``sqrt(sum of every tensor's squared elements)`` (``None`` entries skipped)."""
+    return _gg.sqrt(builtins.sum(_gg.sum(_gg.square(t)) for t in t_list if t is not None))
+
+
+def clip_by_global_norm(t_list: Any, clip_norm: Any, use_norm: Any = None, name: Optional[str] = None) -> tuple:
+    """``(tensors scaled by clip_norm / max(global_norm, clip_norm), global_norm)``."""
+    t_list = list(t_list)
+    norm = global_norm(t_list) if use_norm is None else use_norm
+    with _gg.get_default_graph().as_default():
+        scale = clip_norm / _gg.maximum(norm, clip_norm)
+        return [None if t is None else t * _gg.astype(scale, t.dtype) for t in t_list], norm
+
+
+@in_graph
+def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None) -> Tensor:
+    norm = _gg.sqrt(_gg.sum(_gg.square(t), axis=as_axis(axes), keepdims=True))
+    return t * (clip_norm / _gg.maximum(norm, clip_norm))
+
+
+@in_graph
+def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = None, keep_dims: Any = None):
+    keep = builtins.bool(keepdims if keepdims is not None else keep_dims)
+    if ord in ("euclidean", "fro", 2, 2.0):
+        return _gg.sqrt(_gg.sum(_gg.square(tensor), axis=as_axis(axis), keepdims=keep))
+    if ord in (1, 1.0):
+        return _gg.sum(_gg.abs(tensor), axis=as_axis(axis), keepdims=keep)
+    return _gg.max(_gg.abs(tensor), axis=as_axis(axis), keepdims=keep)
+
+
+# ---- arrays ----------------------------------------------------------------------------------------------------
+@in_graph
+def concat(values: Any, axis: int) -> Tensor:
+    return _gg.concatenate(list(values), axis=int(axis))
+
+
+@in_graph
+def stack(values: Any, axis: int = 0) -> Tensor:
+    return _gg.stack(list(values), axis=axis)
+
+
+pack = stack
+
+
+@in_graph
+def unstack(value: Any, num: Optional[int] = None, axis: int = 0) -> list:
+    n = value.shape[axis] if num is None else num
+    if n is None:
+        raise ValueError(f"unstack: the size of axis {axis} of shape {value.shape} is unknown; pass num=")
+    return [_gg.squeeze(piece, axis) for piece in _gg.split(value, n, axis=axis)]
+
+
+unpack = unstack
+
+
+@in_graph
+def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None) -> list:
+    """Into ``num_or_size_splits`` equal pieces, or pieces of the sizes listed (one may be -1)."""
+    if isinstance(num_or_size_splits, int):
+        return _gg.split(value, num_or_size_splits, axis=int(axis))
+    sizes = [int(s) for s in num_or_size_splits]
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = value.shape[axis] - (builtins.sum(sizes) + 1)
+    cuts, at = [], 0
+    for s in sizes[:-1]:
+        at += s
+        cuts.append(at)
+    return _gg.split(value, cuts, axis=int(axis))
+
+
+@in_graph
+def reshape(tensor: Any, shape: Any) -> Tensor:
+    """``shape`` may hold one -1, and may be (or hold) graph tensors, e.g. ``[tf.shape(x)[0], -1]``."""
+    shape = _shape_arg(shape)
+    if isinstance(shape, tuple):
+        return _gg.reshape(tensor, shape)
+    return _gg.ops.ReshapeTo(allowzero=True).apply(tensor, shape)
+
+
+@in_graph
+def transpose(a: Any, perm: Any = None, conjugate: Any = False) -> Tensor:
+    if perm is None:
+        return _gg.transpose(a)
+    return _gg.permute(a, *[int(p) for p in perm])
+
+
+@in_graph
+def expand_dims(input: Any, axis: Any = None, dim: Any = None) -> Tensor:
+    return _gg.expand_dims(input, int(dim if axis is None else axis))
+
+
+@in_graph
+def squeeze(input: Any, axis: Any = None, squeeze_dims: Any = None) -> Tensor:
+    axis = squeeze_dims if axis is None else axis
+    return _gg.squeeze(input, as_axis(axis) if axis not in ([], ()) else None)
+
+
+@in_graph
+def tile(input: Any, multiples: Any) -> Tensor:
+    return _gg.tile(input, tuple(int(m) for m in multiples))
+
+
+@in_graph
+def gather(params: Any, indices: Any, validate_indices: Any = None, axis: int = 0, batch_dims: int = 0) -> Tensor:
+    return _gg.take(params, indices, axis=int(axis))
+
+
+@in_graph
+def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: Any = None,
+            dtype: Any = None) -> Tensor:
+    """``depth``-wide one-hot rows (float32 by default), ``on_value``/``off_value`` where given."""
+    dtype = as_dtype(dtype) or (default_dtype(on_value) if on_value is not None else None) or float32
+    out = _gg.one_hot(_gg.astype(indices, int64), int(depth), dtype=dtype)
+    if on_value is not None or off_value is not None:
+        on = 1 if on_value is None else on_value
+        off = 0 if off_value is None else off_value
+        out = out * (on - off) + off
+    if axis not in (None, -1):
+        out = _gg.moveaxis(out, -1, int(axis))
+    return out
+
+
+@in_graph
+def where(condition: Any, x: Any = None, y: Any = None) -> Tensor:
+    """``where(c, x, y)`` selects; ``where(c)`` alone gives the coordinates of true elements (int64)."""
+    if x is None and y is None:
+        return _gg.argwhere(condition)
+    return _gg.where(condition, x, y)
+
+
+@in_graph
+def shape(input: Any, out_type: Any = int32) -> Tensor:
+    """``input``'s shape when it runs, a 1-D tensor (int32 by default, as in TensorFlow)."""
+    return _gg.astype(_gg.shape_of(input), as_dtype(out_type))
+
+
+@in_graph
+def size(input: Any, out_type: Any = int32) -> Tensor:
+    return _gg.astype(_gg.prod(_gg.shape_of(input)), as_dtype(out_type))
+
+
+@in_graph
+def rank(input: Any) -> Tensor:
+    if isinstance(input, Tensor) and input.shape is not None:
+        return _gg.constant(len(input.shape), dtype=int32)
+    return _gg.astype(_gg.shape_of(_gg.shape_of(input))[0], int32)
+
+
+@in_graph
+def slice(input_: Any, begin: Any, size: Any) -> Tensor:  # noqa: A001
+    index = tuple(builtins.slice(int(b), None if int(s) == -1 else int(b) + int(s)) for b, s in zip(begin, size))
+    return input_[index]
+
+
+@in_graph
+def reverse(tensor: Any, axis: Any) -> Tensor:
+    return _gg.flip(tensor, as_axis(axis))
+
+
+@in_graph
+def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0) -> Tensor:
+    widths = [tuple(int(p) for p in pair) for pair in paddings]
+    return _gg.pad(tensor, widths, mode=mode.lower(), constant_values=constant_values)
+
+
+@in_graph
+def cumsum(x: Any, axis: int = 0, exclusive: builtins.bool = False, reverse: builtins.bool = False) -> Tensor:
+    if reverse:
+        x = _gg.flip(x, int(axis))
+    out = _gg.cumsum(x, axis=int(axis))
+    if exclusive:
+        out = out - x
+    return _gg.flip(out, int(axis)) if reverse else out
+
+
+math = types.SimpleNamespace(
+    add=add, subtract=subtract, multiply=multiply, divide=divide, truediv=truediv, floordiv=floordiv, pow=pow,
+    maximum=maximum, minimum=minimum, log=log, exp=exp, sqrt=sqrt, rsqrt=rsqrt, square=square, abs=abs, sign=sign,
+    sigmoid=sigmoid, tanh=tanh, log1p=log1p, reciprocal=reciprocal, equal=equal, not_equal=not_equal, less=less,
+    greater=greater, less_equal=less_equal, greater_equal=greater_equal, logical_and=logical_and,
+    logical_or=logical_or, logical_not=logical_not, reduce_sum=reduce_sum, reduce_mean=reduce_mean,
+    reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod, reduce_any=reduce_any,
+    reduce_all=reduce_all, reduce_logsumexp=reduce_logsumexp, argmax=argmax, argmin=argmin,
+    squared_difference=squared_difference, add_n=add_n, negative=negative, cumsum=cumsum, is_nan=is_nan,
+    is_inf=is_inf, is_finite=is_finite, erf=erf, floor=floor, ceil=ceil, round=round)
+
+
+class _Logging:
+    """``tf.logging``: verbosity levels accepted; messages go to Python's logging."""
+
+    DEBUG, INFO, WARN, WARNING, ERROR, FATAL = 10, 20, 30, 30, 40, 50
+
+    def set_verbosity(self, level: int) -> None:
+        import logging as _logging
+
+        _logging.getLogger("graphgrad.compat.tf").setLevel(level)
+
+    def __getattr__(self, level: str):
+        import logging as _logging
+
+        return getattr(_logging.getLogger("graphgrad.compat.tf"), level.lower())
+
+
+logging = _Logging()
+
+
+# the submodules, imported before the module __getattr__ below exists (which would answer for them)
+from graphgrad.compat.tf import losses, nn, summary, train  # noqa: E402
+
+compat = types.SimpleNamespace(v1=sys.modules[__name__])
+layers = None  # tf.layers is not mapped (use tf.matmul/tf.nn with variables, or graphgrad.compat.keras)
+del layers
+
+
+def __getattr__(name: str) -> Any:
+    raise AttributeError(f"graphgrad.compat.tf has no {name!r} (TensorFlow's tf.{name} is not mapped; see "
+                         "docs/tensorflow.md for what is)")
+
+
+def install() -> None:
+    """Make ``import tensorflow`` and ``import tensorflow.compat.v1`` (and their ``nn``, ``train``,
+    ``losses``, ``summary``) resolve to this namespace in this process."""
+    me = sys.modules[__name__]
+    compat_module = types.ModuleType("tensorflow.compat")
+    compat_module.v1 = me
+    for prefix in ("tensorflow", "tensorflow.compat.v1"):
+        sys.modules[prefix] = me
+        for sub in ("nn", "train", "losses", "summary"):
+            sys.modules[f"{prefix}.{sub}"] = getattr(me, sub)
+    sys.modules["tensorflow.compat"] = compat_module
