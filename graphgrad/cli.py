@@ -9,6 +9,7 @@ command) shows the traceback instead. Bad arguments exit with status 2 (argparse
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Optional, Sequence
@@ -103,21 +104,52 @@ def demo_graph(steps: int = 1000, hidden: int = 100, lr: float = 1.0, seed: int 
     return value
 
 
+def _command(sub, name: str, help: str, example: str):
+    """A sub-command whose ``--help`` ends with an example."""
+    return sub.add_parser(name, help=help, description=help, epilog=f"example:\n  {example}",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="graphgrad", description="graphgrad command line")
+    from graphgrad import __version__
+
+    parser = argparse.ArgumentParser(prog="graphgrad", description="graphgrad command line",
+                                     epilog="examples:\n  graphgrad demo --quick\n  graphgrad info\n"
+                                            "  graphgrad checkpoint inspect checkpoint.npz",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"graphgrad {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
-    p_demo = sub.add_parser("demo", help="train the spiral MLP (eager and graph) and a digits CNN")
+    _command(sub, "info", "versions (graphgrad, Python, NumPy, BLAS and its threads), optional packages, "
+             "devices, MPI", "graphgrad info")
+    p_ckpt = _command(sub, "checkpoint", "look inside a checkpoint file", "graphgrad checkpoint inspect ckpt.npz")
+    ckpt_sub = p_ckpt.add_subparsers(dest="checkpoint_command", required=True)
+    _command(ckpt_sub, "inspect", "tensors (names, shapes, dtypes), optimizer state, scheduler, epoch, metadata",
+             "graphgrad checkpoint inspect ckpt.npz").add_argument("file")
+    p_graph = _command(sub, "graph", "look at a graph saved by gg.save_graph", "graphgrad graph inspect model.json")
+    graph_sub = p_graph.add_subparsers(dest="graph_command", required=True)
+    _command(graph_sub, "inspect", "nodes by op, inputs, variables, and the nodes nothing reads",
+             "graphgrad graph inspect model.json").add_argument("file")
+    p_draw = _command(graph_sub, "draw", "draw the graph: .dot (always), .svg or .png (with Graphviz)",
+                      "graphgrad graph draw model.json -o model.svg")
+    p_draw.add_argument("file")
+    p_draw.add_argument("--output", "-o", default=None, help="the drawing's path (default: FILE with .dot)")
+    p_demo = sub.add_parser("demo", help="train the spiral MLP (eager and graph) and a digits CNN",
+                            epilog="example:\n  graphgrad demo --quick", formatter_class=argparse.RawDescriptionHelpFormatter)
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.add_argument("--quick", action="store_true", help="a few epochs only (a smoke test)")
     p_demo.add_argument("--image", default="spiral_decision_boundary.png", help="decision-boundary PNG path")
-    p_bench = sub.add_parser("bench", help="time the workloads W1..W6 against PyTorch (see docs/performance.md)")
+    p_bench = sub.add_parser("bench", help="time the workloads W1..W6 against PyTorch (see docs/performance.md)",
+                             epilog="example:\n  graphgrad bench --only w1,w2 --json bench.json",
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
     bench_suite.add_arguments(p_bench)
-    p_onnx = sub.add_parser("onnx", help="describe or run an ONNX model")
+    p_onnx = _command(sub, "onnx", "describe or run an ONNX model", "graphgrad onnx info model.onnx")
     onnx_sub = p_onnx.add_subparsers(dest="onnx_command", required=True)
-    p_info = onnx_sub.add_parser("info", help="inputs, outputs, ops used, parameters, ops graphgrad lacks")
+    p_info = _command(onnx_sub, "info", "inputs, outputs, ops used, parameters (and which are trained when "
+                      "fine-tuning), ops graphgrad lacks", "graphgrad onnx info model.onnx")
     p_info.add_argument("model")
-    p_run = onnx_sub.add_parser("run", help="run a model on .npy inputs with graphgrad")
+    p_run = _command(onnx_sub, "run", "run a model on .npy inputs with graphgrad",
+                     "graphgrad onnx run model.onnx -i x=images.npy -o outputs.npz")
     p_run.add_argument("model")
     p_run.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
                        help="an input (repeat for several; a .npz file gives named arrays)")
@@ -151,6 +183,19 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _dispatch(args) -> int:
+    if args.command in ("info", "checkpoint", "graph"):
+        from graphgrad import cli_commands
+
+        if args.command == "info":
+            print(cli_commands.info())
+        elif args.command == "checkpoint":
+            print(cli_commands.inspect_checkpoint(args.file))
+        elif args.graph_command == "inspect":
+            print(cli_commands.inspect_graph(args.file))
+        else:
+            output = args.output or os.path.splitext(args.file)[0] + ".dot"
+            print(cli_commands.draw_graph(args.file, output))
+        return 0
     if args.command == "bench":
         return bench_suite.run_from_args(args)
     if args.command == "onnx":

@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2] / "graphgrad"
 LAYERS = {
     "backend": 0, "errors": 0, "dtypes": 1, "config": 1,
     "core": 2, "ops": 3, "graph": 4, "nn": 5, "optim": 5,
-    "train": 6, "data": 6, "io": 6, "viz": 6, "distributed": 6, "compat": 7, "cli": 7, "__main__": 7, "bench": 7,
+    "train": 6, "data": 6, "io": 6, "viz": 6, "distributed": 6, "compat": 7, "cli": 7, "cli_commands": 7, "__main__": 7, "bench": 7,
 }
 
 
