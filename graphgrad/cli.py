@@ -150,6 +150,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p_info.add_argument("model")
     p_run = _command(onnx_sub, "run", "run a model on .npy inputs with graphgrad",
                      "graphgrad onnx run model.onnx -i x=images.npy -o outputs.npz")
+    p_export = _command(onnx_sub, "export", "export a graph saved by gg.save_graph to ONNX",
+                        "graphgrad onnx export model.json -o model.onnx --fetch y")
+    p_export.add_argument("graph")
+    p_export.add_argument("--output", "-o", required=True, help="the .onnx file to write")
+    p_export.add_argument("--fetch", action="append", default=[], metavar="NODE",
+                          help="a node to compute (repeat for several; default: the nodes nothing reads)")
+    p_export.add_argument("--opset", type=int, default=None)
     p_run.add_argument("model")
     p_run.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
                        help="an input (repeat for several; a .npz file gives named arrays)")
@@ -203,6 +210,10 @@ def _dispatch(args) -> int:
 
         if args.onnx_command == "info":
             print(tools.format_info(tools.info(args.model)))
+        elif args.onnx_command == "export":
+            from graphgrad import cli_commands
+
+            print(cli_commands.export_graph(args.graph, args.fetch, args.output, args.opset))
         else:
             results = tools.run(args.model, tools.parse_inputs(args.input), args.output)
             print(tools.format_run(results))

@@ -240,3 +240,31 @@ def _write(path: str, data: bytes) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+# ---- graphgrad onnx export ---------------------------------------------------------------------------------
+def export_graph(path: str, outputs: list, output: str, opset: Optional[int] = None) -> str:
+    """Export a saved graph to ONNX: the nodes named ``outputs`` (default: the nodes nothing reads)
+    computed from its placeholders; dimensions the placeholders leave unknown stay dynamic."""
+    import graphgrad as gg
+    from graphgrad.backend import np
+
+    graph, named = gg.load_graph(path)
+    nodes = list(graph.get_operations())
+    if outputs:
+        unknown = [name for name in outputs if name not in named]
+        if unknown:
+            raise gg.errors.ArgumentError(f"onnx export: {path} has no node named {unknown[0]!r} "
+                                          f"(its nodes: {', '.join(sorted(named)[:10])} ...)")
+        fetches = [named[name] for name in outputs]
+    else:
+        read = {id(x._node) for n in nodes for x in n.inputs if isinstance(x, gg.Tensor) and x._node is not None}
+        fetches = [n.out for n in nodes if id(n) not in read and n.out is not None
+                   and type(n.op).__name__ not in ("Placeholder", "Const", "Assign", "NoOp")]
+    placeholders = [n for n in nodes if type(n.op).__name__ == "Placeholder"]
+    examples = {n.out: np.zeros(tuple(1 if d is None else d for d in n.out.shape), n.out.dtype) for n in placeholders}
+    dynamic = {n.name: [i for i, d in enumerate(n.out.shape) if d is None] for n in placeholders
+               if None in n.out.shape}
+    names = [t._node.name for t in fetches]
+    gg.onnx.export(fetches, output, examples, output_names=names, dynamic_axes=dynamic or None, opset=opset)
+    return f"exported {', '.join(names)} of {path} to {output}"

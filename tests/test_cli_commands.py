@@ -87,8 +87,21 @@ def test_errors_are_one_line_naming_the_file(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv", [[], ["info"], ["checkpoint"], ["checkpoint", "inspect"], ["graph"],
                                   ["graph", "inspect"], ["graph", "draw"], ["onnx"], ["onnx", "info"],
-                                  ["onnx", "run"], ["demo"], ["bench"]])
+                                  ["onnx", "run"], ["onnx", "export"], ["demo"], ["bench"]])
 def test_every_help_shows_an_example(argv, capsys):
     with pytest.raises(SystemExit):
         cli.main(argv + ["--help"])
     assert "example" in capsys.readouterr().out
+
+
+def test_onnx_export_of_a_saved_graph_keeps_unknown_dims_dynamic(tmp_path, capsys):
+    ort = pytest.importorskip("onnxruntime")
+    out = tmp_path / "model.onnx"
+    code, text, err = _run(capsys, "onnx", "export", str(_saved_graph(tmp_path)), "-o", str(out), "--fetch", "y")
+    assert code == 0, err
+    assert "exported y" in text
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"x": np.ones((5, 3), np.float32)})
+    np.testing.assert_allclose(y, np.tanh(np.full((5, 2), 3.0)), rtol=1e-6)
+    code, _, err = _run(capsys, "onnx", "export", str(_saved_graph(tmp_path)), "-o", str(out), "--fetch", "nope")
+    assert code == 1 and "no node named 'nope'" in err
