@@ -12,7 +12,7 @@ import graphgrad as gg
 from graphgrad.compat.keras import losses as _losses
 from graphgrad.compat.keras import metrics as _metrics
 from graphgrad.compat.keras import optimizers as _optimizers
-from graphgrad.compat.keras.engine import Input, InputLayer, KerasTensor, Layer, as_tensor, unique_name
+from graphgrad.compat.keras.engine import Input, InputLayer, KerasTensor, Layer, as_tensor, snake_case, unique_name
 
 __all__ = ["Model", "Sequential", "load_model", "save_model"]
 
@@ -27,7 +27,7 @@ class Model(gg.Model):
     def __init__(self, inputs: Any = None, outputs: Any = None, name: Optional[str] = None, **kwargs) -> None:
         super().__init__()
         object.__setattr__(self, "name", name or unique_name("functional" if inputs is not None else
-                                                             type(self).__name__.lower()))
+                                                             snake_case(type(self).__name__)))
         object.__setattr__(self, "_keras_compile", None)
         object.__setattr__(self, "_inputs", None)
         object.__setattr__(self, "_outputs", None)
