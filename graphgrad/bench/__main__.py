@@ -3,4 +3,5 @@ import sys
 
 from graphgrad.bench.suite import main
 
-sys.exit(main())
+if __name__ == "__main__":  # (importing it, e.g. to document it, runs nothing)
+    sys.exit(main())

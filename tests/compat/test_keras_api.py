@@ -333,3 +333,31 @@ def test_tensorboard_callback_writes_train_and_validation_logs(tmp_path):
               callbacks=[keras.callbacks.TensorBoard(str(tmp_path / "logs"))])
     assert list((tmp_path / "logs" / "train").glob("events.out.tfevents.*"))
     assert list((tmp_path / "logs" / "validation").glob("events.out.tfevents.*"))
+
+
+def test_the_tensorflow_beginner_quickstart_runs_as_written():
+    """TensorFlow's "TensorFlow 2 quickstart for beginners", on random 28x28 images."""
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    y_train = rng.integers(0, 3, 256)
+    x_train = rng.random((256, 28, 28)).astype("float32")
+    x_train[:, :14] += 0.2 * (y_train == 1)[:, None, None]  # class 1 brighter at the top, 2 at the bottom
+    x_train[:, 14:] += 0.2 * (y_train == 2)[:, None, None]
+    model = keras.models.Sequential([
+        layers.Flatten(input_shape=(28, 28)),
+        layers.Dense(128, activation="relu"),
+        layers.Dropout(0.2),
+        layers.Dense(10),
+    ])
+    predictions = model(x_train[:1]).numpy()
+    assert predictions.shape == (1, 10)
+    assert np.allclose(keras.activations.softmax(gg.tensor(predictions)).numpy().sum(), 1.0, atol=1e-5)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    assert abs(loss_fn(y_train[:1], predictions).numpy() - np.log(10)) < 1.0
+    model.compile(optimizer="adam", loss=loss_fn, metrics=["accuracy"])
+    model.fit(x_train, y_train, epochs=8, verbose=0)
+    loss, accuracy = model.evaluate(x_train, y_train, verbose=0)
+    assert accuracy > 0.9
+    probability_model = keras.Sequential([model, layers.Softmax()])
+    assert np.allclose(probability_model(x_train[:5]).numpy().sum(axis=1), 1.0, atol=1e-5)
+    assert probability_model.predict(x_train[:5], verbose=0).shape == (5, 10)

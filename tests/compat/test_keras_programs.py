@@ -71,6 +71,14 @@ cases = [
     ("BatchNormalization", dict(), (2, 4, 4, 3)),
     ("Flatten", dict(), (2, 4, 4, 3)),
     ("Reshape", dict(target_shape=(8, -1)), (2, 4, 4, 3)),
+    ("Conv2DTranspose", dict(filters=4, kernel_size=3, strides=2, padding="same"), (2, 5, 4, 3)),
+    ("Conv2DTranspose", dict(filters=4, kernel_size=4, strides=2, padding="same"), (2, 5, 4, 3)),
+    ("Conv2DTranspose", dict(filters=4, kernel_size=3, strides=2), (2, 5, 4, 3)),
+    ("UpSampling2D", dict(size=(2, 3), interpolation="bilinear"), (2, 3, 4, 3)),
+    ("ZeroPadding2D", dict(padding=((1, 2), (0, 1))), (2, 3, 4, 3)),
+    ("Softmax", dict(), (2, 5)),
+    ("LeakyReLU", dict(), (2, 5)),
+    ("ELU", dict(alpha=0.5), (2, 5)),
 ]
 for name, kwargs, shape in cases:
     x = rng.standard_normal(shape).astype("float32")
@@ -102,6 +110,12 @@ for merge_mode, sequences in (("concat", True), ("sum", False)):
     mine.set_weights(weights)
     assert np.abs(mine(x).numpy() - keras.ops.convert_to_numpy(real(x))).max() < 1e-5, merge_mode
     assert mine.count_params() == real.count_params()
+data = 4 * rng.standard_normal((50, 3)).astype("float32") + 1
+real, mine = keras.layers.Normalization(), gk.layers.Normalization()
+real.adapt(data)
+mine.adapt(data)
+assert np.abs(mine(data).numpy() - keras.ops.convert_to_numpy(real(data))).max() < 1e-5
+
 # a whole model's weights, exported from Keras as docs/keras.md says
 def build(k):
     inputs = k.Input(shape=(5, 3))
@@ -126,4 +140,4 @@ print("ok", len(cases))
 
 @pytest.mark.skipif(not HAVE_KERAS, reason="Keras (and PyTorch, its backend here) is not installed")
 def test_layers_compute_what_keras_layers_compute_from_the_same_weights(tmp_path):
-    assert _run(["-c", PARITY], tmp_path).strip().endswith("ok 16")
+    assert _run(["-c", PARITY], tmp_path).strip().endswith("ok 24")

@@ -5,13 +5,15 @@ from graphgrad.compat.keras.layers_core import (Activation, AveragePooling1D, Av
                                                 GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
                                                 GlobalMaxPooling2D, Lambda, LayerNormalization, MaxPooling1D,
                                                 MaxPooling2D, Permute, Rescaling, Reshape)
+from graphgrad.compat.keras.layers_more import (ELU, Conv2DTranspose, LeakyReLU, Normalization, ReLU, Softmax,
+                                                UpSampling2D, ZeroPadding2D)
 from graphgrad.compat.keras.layers_rnn import (GRU, LSTM, Add, Bidirectional, Average, Concatenate, Maximum, Multiply, SimpleRNN,
                                                Subtract, add, average, concatenate, maximum, multiply, subtract)
 
 MaxPool1D, MaxPool2D, AvgPool1D, AvgPool2D = MaxPooling1D, MaxPooling2D, AveragePooling1D, AveragePooling2D
 GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
 GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
-Convolution1D, Convolution2D = Conv1D, Conv2D
+Convolution1D, Convolution2D, Convolution2DTranspose = Conv1D, Conv2D, Conv2DTranspose
 
 __all__ = ["Input", "InputLayer", "Layer", "Activation", "AveragePooling1D", "AveragePooling2D", "BatchNormalization",
            "Conv1D", "Conv2D", "Dense", "Dropout", "Embedding", "Flatten", "GlobalAveragePooling1D",
@@ -19,4 +21,5 @@ __all__ = ["Input", "InputLayer", "Layer", "Activation", "AveragePooling1D", "Av
            "MaxPooling2D", "Permute", "Reshape", "Rescaling", "Lambda", "GRU", "LSTM", "SimpleRNN", "Bidirectional", "Add", "Average", "Concatenate", "Maximum",
            "Multiply", "Subtract", "add", "average", "concatenate", "maximum", "multiply", "subtract", "MaxPool1D",
            "MaxPool2D", "AvgPool1D", "AvgPool2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
-           "GlobalMaxPool2D", "Convolution1D", "Convolution2D"]
+           "GlobalMaxPool2D", "Convolution1D", "Convolution2D", "Convolution2DTranspose", "ELU", "Conv2DTranspose",
+           "LeakyReLU", "Normalization", "ReLU", "Softmax", "UpSampling2D", "ZeroPadding2D"]
