@@ -181,7 +181,7 @@ def multinomial(probs: Tensor, num_samples: int = 1, generator: Optional[Generat
 
     Shapes: probs (C,) or (N, C) -> int64 (num_samples,) or (N, num_samples).
 
-    Example:
+    Examples:
         >>> gg.multinomial(gg.softmax(logits / 0.8, axis=-1), generator=gg.Generator(0))
     """
     p = backend.to_numpy(probs.data if isinstance(probs, Tensor) else np.asarray(probs)).astype(np.float64)

@@ -127,7 +127,7 @@ def check_grad(fn: Callable, *inputs, eps: float = 1e-6, atol: float = 1e-5, rto
         A :class:`GradcheckReport`; raises :class:`GradcheckError` naming the worst element when a
         check fails (unless ``raise_exception=False``).
 
-    Example:
+    Examples:
         >>> gg.check_grad(lambda x: (x * x).sin(), gg.randn(3, 4), order=2)
     """
     xs = _as_float64_inputs(inputs)

@@ -9,7 +9,7 @@ from graphgrad.backend import np
 class Generator:
     """A seeded source of random numbers (wraps NumPy's PCG64 ``Generator``).
 
-    Example:
+    Examples:
         >>> g = gg.Generator(seed=0)
         >>> gg.randn(2, 3, generator=g).shape
         (2, 3)

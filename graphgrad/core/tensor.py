@@ -117,7 +117,7 @@ class Tensor:
         requires_grad: whether gradients flow to this tensor.
         grad: the accumulated gradient (a Tensor of the same shape), or ``None``.
 
-    Example:
+    Examples:
         >>> x = gg.tensor([1.0, 2.0], requires_grad=True)
         >>> (x * x).sum().backward()
         >>> x.grad

@@ -1,7 +1,7 @@
 """Datasets and data loading: ``Dataset``/``DataLoader`` (PyTorch's protocol), built-in datasets,
 image files and transforms.
 
-Example:
+Examples:
     >>> x, y = gg.data.make_spiral(100, 3)
     >>> loader = gg.data.DataLoader(gg.data.TensorDataset(x, y), batch_size=32, shuffle=True, seed=0)
     >>> for xb, yb in loader:

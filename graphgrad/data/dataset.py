@@ -19,7 +19,7 @@ from graphgrad.core.tensor import Tensor
 class Dataset:
     """Base class of map-style datasets: subclasses define ``__getitem__`` and ``__len__``.
 
-    Example:
+    Examples:
         >>> class Squares(Dataset):
         ...     def __len__(self): return 10
         ...     def __getitem__(self, i): return float(i), float(i * i)
@@ -59,7 +59,7 @@ class TensorDataset(Dataset):
     ``dataset[i]`` is the tuple ``(tensors[0][i], tensors[1][i], ...)``; ``dataset.get_batch(idx)``
     gathers a whole batch with one fancy index per tensor.
 
-    Example:
+    Examples:
         >>> ds = TensorDataset(gg.randn(100, 2), gg.zeros(100, dtype=gg.int64))
         >>> x, y = ds[3]
         >>> x.shape, y.shape
@@ -97,7 +97,7 @@ class TensorDataset(Dataset):
 class Subset(Dataset):
     """The samples of ``dataset`` at ``indices`` (in that order).
 
-    Example:
+    Examples:
         >>> evens = Subset(TensorDataset(gg.arange(10)), range(0, 10, 2))
         >>> len(evens)
         5
@@ -124,7 +124,7 @@ class Subset(Dataset):
 class ConcatDataset(Dataset):
     """Several datasets one after another.
 
-    Example:
+    Examples:
         >>> ds = ConcatDataset([TensorDataset(gg.zeros(3)), TensorDataset(gg.ones(2))])
         >>> len(ds), float(ds[4][0])
         (5, 1.0)
@@ -161,7 +161,7 @@ class TransformDataset(Dataset):
     (:mod:`graphgrad.data.transforms`) to any dataset. It fetches samples one by one, so the
     ``DataLoader`` fast path does not apply.
 
-    Example:
+    Examples:
         >>> ds = TransformDataset(TensorDataset(images, labels), transform=RandomHorizontalFlip())
     """
 
@@ -215,7 +215,7 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Optional[Gen
         generator: a ``gg.Generator`` for a reproducible split (default: the global generator,
             seeded by ``gg.manual_seed``).
 
-    Example:
+    Examples:
         >>> train, val = random_split(ds, [0.8, 0.2], generator=gg.Generator(0))
     """
     n = len(dataset)

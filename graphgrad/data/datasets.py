@@ -41,7 +41,7 @@ def make_spiral(points_per_class: int = 100, classes: int = 3, noise: float = 0.
         ``x`` of shape ``(points_per_class * classes, 2)`` float32 and int64 labels ``y`` of shape
         ``(points_per_class * classes,)``.
 
-    Example:
+    Examples:
         >>> x, y = make_spiral(100, 3, generator=gg.Generator(0))
         >>> x.shape, y.shape
         ((300, 2), (300,))
@@ -74,7 +74,7 @@ def make_moons(n_samples: int = 100, noise: float = 0.0, shuffle: bool = True,
         ``x`` float32 ``(n_samples, 2)`` and int64 labels ``y`` ``(n_samples,)`` (0: upper moon,
         1: lower moon), shuffled unless ``shuffle=False``. ``generator`` defaults to ``gg.Generator(0)``.
 
-    Example:
+    Examples:
         >>> x, y = make_moons(200, noise=0.1, generator=gg.Generator(0))
         >>> x.shape, y.dtype
         ((200, 2), dtype('int64'))
@@ -147,7 +147,7 @@ def load_digits(test_size: Union[float, int] = 0.2, seed: int = 0, flatten: bool
         ``(x_train, y_train), (x_test, y_test)``: float32 images in ``[0, 1]`` (the original 0..16
         ink levels divided by 16) and int64 labels 0..9.
 
-    Example:
+    Examples:
         >>> (x_train, y_train), (x_test, y_test) = load_digits(test_size=0.2, seed=0)
         >>> x_train.shape, x_test.shape
         ((1438, 1, 8, 8), (359, 1, 8, 8))
@@ -266,7 +266,7 @@ def load_mnist(root: PathLike, train: bool = True, kind: str = "mnist") -> tuple
     Raises:
         FileNotFoundError: naming the missing files, the folder and where to download them.
 
-    Example:
+    Examples:
         >>> x, y = load_mnist("~/data/mnist", train=False)
         >>> x.shape, y.dtype
         ((10000, 1, 28, 28), dtype('int64'))

@@ -31,7 +31,7 @@ def read_image(path: PathLike, mode: Optional[str] = None, dtype: str = "float32
             grayscale stays ``L``, images with transparency become ``RGBA`` and the rest ``RGB``.
         dtype: ``"float32"`` for values in ``[0, 1]`` or ``"uint8"`` for the raw 0..255 values.
 
-    Example:
+    Examples:
         >>> img = read_image("cat.png")
         >>> img.shape, img.dtype
         ((3, 240, 320), dtype('float32'))
@@ -84,7 +84,7 @@ def write_image(image: Any, path: PathLike, format: Optional[str] = None) -> Non
     are written as they are; floats are taken as intensities in ``[0, 1]`` (clipped, then scaled to
     0..255 and rounded). Use a lossless format (PNG) for an exact round trip.
 
-    Example:
+    Examples:
         >>> write_image(gg.rand(3, 32, 32), "noise.png")
     """
     Image = _pil("write_image")

@@ -14,7 +14,7 @@ class IterableDataset(Dataset):
     With ``DataLoader(num_workers=N)`` every worker iterates its own copy; shard the stream with
     :func:`get_worker_info` so that the workers do not repeat each other's samples.
 
-    Example:
+    Examples:
         >>> class Counter(IterableDataset):
         ...     def __iter__(self):
         ...         info = get_worker_info()

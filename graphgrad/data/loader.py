@@ -63,7 +63,7 @@ class RandomSampler(Sampler):
             than the dataset size, whole permutations are concatenated.
         generator: a ``gg.Generator`` (default: the global generator, seeded by ``gg.manual_seed``).
 
-    Example:
+    Examples:
         >>> s = RandomSampler(range(5), generator=gg.Generator(0))
         >>> sorted(s) == [0, 1, 2, 3, 4]
         True
@@ -135,7 +135,7 @@ class BatchSampler(Sampler):
     """Group the indices of ``sampler`` into lists of ``batch_size`` (the last one shorter unless
     ``drop_last``).
 
-    Example:
+    Examples:
         >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
         [[0, 1], [2, 3], [4]]
     """
@@ -191,7 +191,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
       ``bool`` s bool; NumPy scalars keep their dtype.
     - Tuples, lists, namedtuples and dicts are collated field by field; strings are kept as a list.
 
-    Example:
+    Examples:
         >>> x, y = default_collate([(np.zeros(3), 1), (np.ones(3), 0)])
         >>> x.shape, y.dtype
         ((2, 3), dtype('int64'))
@@ -273,7 +273,7 @@ class DataLoader:
     An ``IterableDataset`` is read as a stream and batched in order (``shuffle``, ``sampler`` and
     ``batch_sampler`` do not apply to it). ``len(loader)`` is the number of batches per epoch.
 
-    Example:
+    Examples:
         >>> ds = TensorDataset(gg.randn(100, 2), gg.zeros(100, dtype=gg.int64))
         >>> loader = DataLoader(ds, batch_size=32, shuffle=True, seed=0)
         >>> len(loader), [x.shape for x, y in loader][-1]

@@ -6,7 +6,7 @@ as a whole (one crop/flip for all its images). Random transforms draw from ``gen
 ``gg.Generator``; default: the global generator, seeded by ``gg.manual_seed``), so a seeded pipeline
 is reproducible. Transforms are preprocessing: they do not record gradients.
 
-Example:
+Examples:
     >>> augment = Compose([RandomCrop(32, padding=4, generator=g), RandomHorizontalFlip(generator=g),
     ...                    Normalize(mean=[0.49, 0.48, 0.45], std=[0.25, 0.24, 0.26])])
     >>> augment(image).shape
@@ -42,7 +42,7 @@ def _check_image(array, name: str) -> None:
 class Compose:
     """Apply transforms one after another.
 
-    Example:
+    Examples:
         >>> Compose([ToTensor(), Normalize([0.5], [0.5])])(np.zeros((1, 8, 8), np.uint8)).shape
         (1, 8, 8)
     """
@@ -100,7 +100,7 @@ class ToTensor:
 class Normalize:
     """``(x - mean[c]) / std[c]`` per channel (axis -3); float dtypes are kept, integers become float32.
 
-    Example:
+    Examples:
         >>> Normalize(mean=[0.5, 0.5, 0.5], std=[0.25, 0.25, 0.25])(np.ones((3, 2, 2), np.float32))[0, 0, 0]
         2.0
     """

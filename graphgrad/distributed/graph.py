@@ -133,7 +133,7 @@ def grouped_all_reduce(tensors: Sequence[Tensor], op: str = "mean", bucket_mb: f
     Returns:
         One tensor per input, of its shape: the reduction over the ranks.
 
-    Example:
+    Examples:
         >>> gw, gb = dist.grouped_all_reduce([w.grad, b.grad], op="mean")
     """
     return bucketed(tensors, lambda t, label: AllReduce(op, label).apply(t), bucket_mb, names)
@@ -156,7 +156,7 @@ class DistributedOptimizer:
         bucket_mb: gradients are reduced in buckets of at most this many megabytes (``0``: one
             collective per gradient).
 
-    Example:
+    Examples:
         >>> train_op = gg.train.DistributedOptimizer(gg.train.MomentumOptimizer(0.1, 0.9)).minimize(loss)
     """
 

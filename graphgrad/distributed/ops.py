@@ -238,7 +238,7 @@ def all_reduce(t, op: str = "sum", name: Optional[str] = None, async_op: bool = 
     Returns:
         A new tensor of ``t``'s shape holding the reduction, on every rank. Differentiable.
 
-    Example:
+    Examples:
         >>> total = gg.distributed.all_reduce(local_loss, op="sum")
     """
     if async_op:

@@ -91,7 +91,7 @@ class DistributedDataParallel(Module):
     ``gg.load_checkpoint`` accepts either form). Every optimizer and scheduler works unchanged:
     they only see the averaged ``.grad``. Needs ``graphgrad.distributed.init()``.
 
-    Example:
+    Examples:
         >>> dist.init()
         >>> model = DistributedDataParallel(Net())
         >>> opt = gg.optim.SGD(model.parameters(), lr=0.1)

@@ -5,7 +5,7 @@ MPICH wheel, whose ``mpiexec`` sits beside the Python interpreter). ``--hostfile
 a,b,c`` spread the ranks over several machines; they are passed on in the spelling of the MPI found
 (MPICH's Hydra or Open MPI). The exit status is the job's.
 
-Example:
+Examples:
     python -m graphgrad.distributed.run -n 2 examples/distributed_mlp.py --epochs 3
     python -m graphgrad.distributed.run -n 16 --hostfile hosts.txt train.py
 """

@@ -8,7 +8,7 @@ it, in an order every rank agrees on without talking to the others: the permutat
 :class:`ShardSampler` is its evaluation twin: the same strided split of the indices in order, with
 no padding, so no sample is counted twice in a mean.
 
-Example:
+Examples:
     >>> sampler = DistributedSampler(dataset)          # num_replicas and rank from the world
     >>> loader = gg.data.DataLoader(dataset, batch_size=32, sampler=sampler)
     >>> for epoch in range(epochs):
@@ -63,7 +63,7 @@ class DistributedSampler(Sampler):
     with ``drop_last``. The sampler defines ``index_array()``, so ``gg.data.DataLoader`` slices its
     batches out of one array.
 
-    Example:
+    Examples:
         >>> s = DistributedSampler(range(10), num_replicas=3, rank=1, shuffle=False)
         >>> list(s)          # positions 1, 4, 7, 10 of [0..9, 0, 1]
         [1, 4, 7, 0]
@@ -120,7 +120,7 @@ class ShardSampler(Sampler):
     For evaluation and prediction: ranks may get one sample more than others, but no sample is seen
     twice, so sums and counts over the ranks give exactly the whole dataset's mean.
 
-    Example:
+    Examples:
         >>> list(ShardSampler(range(5), num_replicas=2, rank=1))
         [1, 3]
     """

@@ -59,7 +59,7 @@ class GraphNode(Node):
 class Graph:
     """A dataflow graph: nodes in creation order, unique names, name scopes, variables.
 
-    Example:
+    Examples:
         >>> g = gg.Graph()
         >>> with g.as_default():
         ...     x = gg.placeholder(gg.float32, (None, 3), name="x")

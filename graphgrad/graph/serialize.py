@@ -323,7 +323,7 @@ def save_graph(graph: Graph, path: str) -> str:
     Writes ``<path>.json`` (the documented structure, see ``docs/graph-format.md``) and
     ``<path>.npz`` (the arrays), each atomically; ``path`` may end in ``.json``. Returns the JSON path.
 
-    Example:
+    Examples:
         >>> gg.save_graph(g, "/tmp/model")      # /tmp/model.json + /tmp/model.npz
         '/tmp/model.json'
         >>> g2, named = gg.load_graph("/tmp/model")
@@ -492,7 +492,7 @@ def load_graph(path: str) -> tuple:
         initial values) and a dict from every node name to its output tensor (or to the node itself
         for operations without output, like ``group``).
 
-    Example:
+    Examples:
         >>> g, named = gg.load_graph("/tmp/model")
         >>> gg.Session(g).run(named["y"], {named["x"]: batch})
     """

@@ -20,7 +20,7 @@ Python control flow is evaluated at trace time (as in ``tf.function`` and ``jax.
 a Python argument retraces when that argument changes, but an ``if`` on a tensor's *value* cannot be
 traced (the value is unknown) and raises a ``GraphError`` saying so; use ``gg.where``.
 
-Example:
+Examples:
     >>> model = gg.nn.Linear(3, 1)
     >>> opt = gg.optim.Adam(model.parameters(), lr=1e-2)
     >>> @gg.function
@@ -491,7 +491,7 @@ def function(fn: Optional[Callable] = None, *, input_signature: Optional[Sequenc
     Python control flow runs once, at trace time; it may depend on Python arguments (each value traces
     its own graph) but not on tensor values (a ``GraphError`` explains why; use ``gg.where``).
 
-    Example:
+    Examples:
         >>> @gg.function(input_signature=[gg.TensorSpec((None, 784), "float32")])
         ... def predict(x):
         ...     return model(x).argmax(axis=1)

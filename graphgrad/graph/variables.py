@@ -169,7 +169,7 @@ class Variable(Tensor):
         name: a readable name (default ``"Variable"``, made unique in each graph).
         dtype: convert the initial value to this dtype.
 
-    Example:
+    Examples:
         >>> w = gg.Variable(gg.zeros((2, 3)), name="w")
         >>> x = gg.placeholder(gg.float32, (None, 2))
         >>> y = x @ w          # a graph node that reads w when run
@@ -249,7 +249,7 @@ def placeholder(dtype, shape=None, name: Optional[str] = None) -> Tensor:
     for elementwise math; ops that need a rank, like ``matmul`` or reductions over an axis, want a
     shape).
 
-    Example:
+    Examples:
         >>> x = gg.placeholder(gg.float32, shape=(None, 784), name="images")
     """
     if shape is not None:

@@ -295,7 +295,7 @@ def save(obj: Any, path, format: Optional[str] = None) -> None:
     file of the shared state, call it on rank 0 (``if dist.rank() == 0:``) and ``dist.barrier()``
     before other ranks load it, or use :func:`save_checkpoint`, which rank 0 alone writes.
 
-    Example:
+    Examples:
         >>> gg.save(model.state_dict(), "model.safetensors")
         >>> model.load_state_dict(gg.load("model.safetensors"))
     """
@@ -321,7 +321,7 @@ def load(path) -> Any:
     Returns the saved structure with every tensor/array as a graphgrad ``Tensor`` (on the CPU). A
     safetensors or npz file written by another tool loads as a flat ``{name: Tensor}`` dict.
 
-    Example:
+    Examples:
         >>> state = gg.load("model.safetensors")
         >>> state["fc.weight"].shape
         (2, 4)
@@ -485,7 +485,7 @@ def save_checkpoint(path, model, optimizer=None, scheduler=None, epoch: Optional
     Nothing in the file depends on the number of ranks (a ``DistributedDataParallel`` is saved as
     the module it wraps; the random state is rank 0's), so training can resume on any number of ranks.
 
-    Example:
+    Examples:
         >>> gg.save_checkpoint("run.ckpt", model, opt, sched, epoch=3, generators=[g])
         >>> info = gg.load_checkpoint("run.ckpt", model, opt, sched, generators=[g])
         >>> info["epoch"]

@@ -4,7 +4,7 @@ Mostly re-exports of the op library (``F.relu is gg.relu``), with PyTorch's argu
 they differ from the ops' NumPy names (``dim`` instead of ``axis``), plus ``linear`` and
 ``bilinear``, the functional forms of the layers of those names.
 
-Example:
+Examples:
     >>> import graphgrad.nn.functional as F
     >>> y = F.relu(F.linear(x, w, b))            # x (N, 4), w (3, 4), b (3,) -> (N, 3)
     >>> loss = F.cross_entropy(y, labels)
@@ -97,7 +97,7 @@ def linear(input, weight, bias=None) -> Tensor:
     Shapes: input (*, in_features); weight (out_features, in_features); bias (out_features,) ->
     (*, out_features).
 
-    Example:
+    Examples:
         >>> F.linear(gg.randn(8, 4), gg.randn(3, 4), gg.zeros(3)).shape
         (8, 3)
     """

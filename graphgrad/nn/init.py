@@ -5,7 +5,7 @@ autograd, and returns it. Random ones take an optional ``generator=`` (a :class:
 default generator, seeded by ``gg.manual_seed``, otherwise). Names without the trailing underscore
 (``uniform``, ``xavier_normal``...) are aliases, as PyTorch's old names.
 
-Example:
+Examples:
     >>> w = gg.nn.Parameter(gg.empty(64, 32))
     >>> gg.nn.init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu", generator=gg.Generator(0))
 """
@@ -37,7 +37,7 @@ def calculate_gain(nonlinearity: str, param: Optional[float] = None) -> float:
     ``leaky_relu``: sqrt(2 / (1 + slope^2)) (``param`` the negative slope, default 0.01);
     ``selu``: 3/4.
 
-    Example:
+    Examples:
         >>> gg.nn.init.calculate_gain("relu")
         1.4142135623730951
     """

@@ -46,7 +46,7 @@ class _WeightedLoss(_Loss):
 class MSELoss(_Loss):
     """Mean squared error ``(input - target)^2``. Shapes: input, target (*) -> () (or (*) with 'none').
 
-    Example:
+    Examples:
         >>> gg.nn.MSELoss()(gg.tensor([1.0, 2.0]), gg.tensor([1.0, 4.0]))
         tensor(2.)
     """
@@ -96,7 +96,7 @@ class CrossEntropyLoss(_WeightedLoss):
     Shapes: input (N, C) or (N, C, d1, ...) logits; target (N,) / (N, d1, ...) integer, or float of
     the input's shape -> () (or (N, ...) with 'none').
 
-    Example:
+    Examples:
         >>> loss = gg.nn.CrossEntropyLoss()(gg.randn(3, 5), gg.tensor([1, 0, 4]))
     """
 

@@ -21,7 +21,7 @@ class Module:
     """Base class of layers and models: subclass it, create parameters and submodules in
     ``__init__``, and compute in ``forward``.
 
-    Example:
+    Examples:
         >>> class Net(gg.nn.Module):
         ...     def __init__(self):
         ...         super().__init__()

@@ -14,7 +14,7 @@ class Parameter(Variable):
         data: the initial value (array, list or Tensor; copied).
         requires_grad: whether it is trained (``False`` for frozen parameters).
 
-    Example:
+    Examples:
         >>> w = gg.nn.Parameter(gg.randn(3, 4))
         >>> w.requires_grad, w.shape
         (True, (3, 4))

@@ -38,7 +38,7 @@ def l1_penalty(params: Params) -> Tensor:
     """``sum(|w|)`` over every element of every tensor in ``params`` (a Module, a tensor or an
     iterable of tensors). Returns a 0-d tensor (0 for no parameters).
 
-    Example:
+    Examples:
         >>> loss = loss + 1e-5 * gg.nn.l1_penalty(model)
     """
     return _total([_sum(_abs(p)) for p in _params(params)])
@@ -48,7 +48,7 @@ def l2_penalty(params: Params) -> Tensor:
     """``sum(w ** 2)`` over every element of every tensor in ``params`` (no factor 1/2; see the module
     docstring). Returns a 0-d tensor (0 for no parameters).
 
-    Example:
+    Examples:
         >>> loss = loss + 1e-4 * gg.nn.l2_penalty(model.parameters())
     """
     return _total([_sum(p * p) for p in _params(params)])

@@ -312,7 +312,7 @@ def bernoulli(p, dtype=None, generator: Optional[Generator] = None) -> Tensor:
     """1 with probability ``p`` (elementwise), else 0, in ``dtype`` (default ``p``'s); no gradient.
     Shapes: (...) -> (...).
 
-    Example:
+    Examples:
         >>> gg.bernoulli(gg.full((2, 3), 0.5), generator=gg.Generator(0))
     """
     (p,) = as_tensor_args(p)

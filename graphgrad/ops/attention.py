@@ -401,7 +401,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     Returns: (..., L, Ev). One fused op (forward and backward) when the inputs share a float dtype and
     batch shape and ``dropout_p`` is 0; the composition of ordinary ops otherwise.
 
-    Example:
+    Examples:
         >>> q = gg.randn(2, 4, 5, 8)
         >>> gg.scaled_dot_product_attention(q, q, q, is_causal=True).shape
         (2, 4, 5, 8)

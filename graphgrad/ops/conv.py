@@ -574,7 +574,7 @@ def conv1d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Union[IntO
     Returns:
         ``(N, C_out, L_out)`` with ``L_out = (L + 2*padding - dilation*(K-1) - 1) // stride + 1``.
 
-    Example:
+    Examples:
         >>> y = gg.conv1d(gg.randn(2, 3, 10), gg.randn(4, 3, 3), padding="same")   # (2, 4, 10)
     """
     return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
@@ -596,7 +596,7 @@ def conv2d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Union[IntO
     Returns:
         ``(N, C_out, H_out, W_out)``, ``H_out = (H + 2*pH - dH*(kH-1) - 1) // sH + 1`` (same for W).
 
-    Example:
+    Examples:
         >>> x, w = gg.randn(8, 1, 28, 28), gg.randn(16, 1, 3, 3)
         >>> gg.conv2d(x, w, padding=1).shape
         (8, 16, 28, 28)
@@ -651,7 +651,7 @@ def conv_transpose2d(input, weight, bias=None, stride: IntOrTuple = 1, padding: 
     Returns:
         ``(N, C_out, H_out, W_out)`` with ``H_out = (H-1)*sH - 2*pH + dH*(kH-1) + output_padding + 1``.
 
-    Example:
+    Examples:
         >>> gg.conv_transpose2d(gg.randn(2, 4, 7, 7), gg.randn(4, 2, 3, 3), stride=2, padding=1,
         ...                     output_padding=1).shape
         (2, 2, 14, 14)
@@ -675,7 +675,7 @@ def conv3d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Union[IntO
     Returns:
         ``(N, C_out, D_out, H_out, W_out)``, ``D_out = (D + 2*pD - dD*(kD-1) - 1) // sD + 1`` (same for H, W).
 
-    Example:
+    Examples:
         >>> gg.conv3d(gg.randn(1, 2, 5, 6, 6), gg.randn(4, 2, 3, 3, 3), padding=1).shape
         (1, 4, 5, 6, 6)
     """
@@ -693,7 +693,7 @@ def conv_transpose3d(input, weight, bias=None, stride: IntOrTuple = 1, padding: 
     Returns:
         ``(N, C_out, D_out, H_out, W_out)``, ``D_out = (D-1)*sD - 2*pD + dD*(kD-1) + output_padding + 1``.
 
-    Example:
+    Examples:
         >>> gg.conv_transpose3d(gg.randn(1, 4, 3, 3, 3), gg.randn(4, 2, 2, 2, 2), stride=2).shape
         (1, 2, 6, 6, 6)
     """

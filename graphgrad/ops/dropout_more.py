@@ -50,7 +50,7 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     with probability ``p`` as a whole, the rest scaled by ``1 / (1 - p)``; the identity when not
     ``training``. (``inplace`` is accepted and ignored.)
 
-    Example:
+    Examples:
         >>> y = gg.dropout1d(gg.ones(2, 4, 5), 0.5, generator=gg.Generator(0))   # rows all 0 or all 2
     """
     (input,) = as_tensor_args(input)
@@ -65,7 +65,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     by ``1 / (1 - p)``. As PyTorch, a 3-D input is read as ``(N, C, L)`` (axis 1 is the channel axis
     whatever the rank).
 
-    Example:
+    Examples:
         >>> y = gg.dropout2d(gg.ones(2, 4, 3, 3), 0.25, generator=gg.Generator(0))
     """
     (input,) = as_tensor_args(input)
@@ -79,7 +79,7 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     """Channel dropout of ``(N, C, D, H, W)`` (or unbatched ``(C, D, H, W)``): whole channels zeroed with
     probability ``p``, the rest scaled by ``1 / (1 - p)``.
 
-    Example:
+    Examples:
         >>> y = gg.dropout3d(gg.ones(2, 4, 2, 3, 3), 0.5, generator=gg.Generator(0))
     """
     (input,) = as_tensor_args(input)
@@ -107,7 +107,7 @@ def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool =
     probability ``p`` to SELU's saturation value, then all are rescaled so that zero-mean unit-variance
     inputs keep their mean and variance. The identity when not ``training`` (PyTorch's default here).
 
-    Example:
+    Examples:
         >>> y = gg.alpha_dropout(gg.randn(4, 5), 0.2, training=True, generator=gg.Generator(0))
     """
     return _alpha_dropout("alpha_dropout", input, p, training, None, generator)
@@ -118,7 +118,7 @@ def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace
     """Alpha dropout of whole channels of ``(N, C, *)`` (one draw per sample and channel), as PyTorch's
     ``F.feature_alpha_dropout``.
 
-    Example:
+    Examples:
         >>> y = gg.feature_alpha_dropout(gg.randn(2, 4, 3), 0.2, training=True)
     """
     (input,) = as_tensor_args(input)

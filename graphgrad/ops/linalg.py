@@ -118,7 +118,7 @@ def matmul(a, b) -> Tensor:
     Shapes: (..., n, k) @ (..., k, m) -> (..., n, m), batch dims broadcast; (k,) @ (..., k, m) ->
     (..., m); (..., n, k) @ (k,) -> (..., n); (k,) @ (k,) -> ().
 
-    Example:
+    Examples:
         >>> gg.matmul(gg.ones((2, 3)), gg.ones((3, 4))).shape
         (2, 4)
     """
@@ -209,7 +209,7 @@ def linear(x, w, b=None) -> Tensor:
 
     Shapes: x (*, in); w (out, in); b (out,) or None -> (*, out).
 
-    Example:
+    Examples:
         >>> gg.ops.linalg.linear(gg.ones((8, 4)), gg.ones((3, 4)), gg.zeros(3)).shape
         (8, 3)
     """

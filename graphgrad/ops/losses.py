@@ -299,7 +299,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100, reductio
     probabilities, by the number of samples. ``label_smoothing`` in [0, 1] mixes the target with the
     uniform distribution.
 
-    Example:
+    Examples:
         >>> gg.cross_entropy(gg.randn(4, 3), gg.tensor([0, 2, 1, 2]))
     """
     _check_reduction("cross_entropy", reduction)

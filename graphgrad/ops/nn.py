@@ -108,7 +108,7 @@ class LogSoftmax(_Normalizer):
 def softmax(x, axis: int = -1, dim: Optional[int] = None) -> Tensor:
     """Softmax along ``axis`` (``dim``: PyTorch's name for it): non-negative, sums to 1. Shapes: (...) -> (...).
 
-    Example:
+    Examples:
         >>> gg.softmax(gg.tensor([[1.0, 2.0, 3.0]])).sum(axis=-1)
         tensor([1.])
     """
@@ -167,7 +167,7 @@ def batch_norm(x, running_mean: Optional[Tensor], running_var: Optional[Tensor],
     if given, are updated in place: ``r = (1 - momentum) r + momentum * stat``, with the unbiased
     batch variance (as PyTorch). Otherwise the running stats normalize.
 
-    Example:
+    Examples:
         >>> y = gg.batch_norm(x, rm, rv, w, b, training=True)   # x (32, 16, 8, 8)
     """
     x, running_mean, running_var, weight, bias = as_tensor_args(x, running_mean, running_var, weight, bias)
@@ -355,7 +355,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -
 
     Shapes: x (*, *normalized_shape); weight, bias ``normalized_shape``.
 
-    Example:
+    Examples:
         >>> y = gg.layer_norm(x, (128,), w, b)   # x (16, 64, 128), w and b (128,)
     """
     x, weight, bias = as_tensor_args(x, weight, bias)
@@ -437,7 +437,7 @@ def dropout(x, p: float = 0.5, training: bool = True, generator: Optional[Genera
     """Inverted dropout: zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
     Identity when ``training`` is False or ``p == 0``. Shapes: (...) -> (...).
 
-    Example:
+    Examples:
         >>> y = gg.dropout(x, 0.1, generator=gg.Generator(0))
     """
     if not 0.0 <= p <= 1.0:
@@ -519,7 +519,7 @@ def embedding(input, weight, padding_idx: Optional[int] = None) -> Tensor:
     Shapes: input (*) integer, weight (num_embeddings, D) -> (*, D). ``padding_idx``'s row gets no
     gradient (its value is returned as stored).
 
-    Example:
+    Examples:
         >>> gg.embedding(gg.tensor([[0, 2]]), gg.randn(10, 4)).shape
         (1, 2, 4)
     """

@@ -30,7 +30,7 @@ def instance_norm(input, running_mean: Optional[Tensor] = None, running_var: Opt
     Returns:
         ``(N, C, *S)``.
 
-    Example:
+    Examples:
         >>> gg.instance_norm(gg.randn(2, 3, 8, 8)).shape
         (2, 3, 8, 8)
     """
@@ -70,7 +70,7 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
     Args:
         input: ``(N, C, *)`` with at least one axis after the channels.
 
-    Example:
+    Examples:
         >>> gg.local_response_norm(gg.randn(2, 8, 5, 5), 3).shape
         (2, 8, 5, 5)
     """

@@ -345,7 +345,7 @@ def max_pool2d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = No
         ``ceil_mode``); with ``return_indices``, ``(values, indices)``. The gradient flows to the first
         maximum of each window.
 
-    Example:
+    Examples:
         >>> gg.max_pool2d(gg.randn(8, 16, 28, 28), 2).shape
         (8, 16, 14, 14)
     """
@@ -488,7 +488,7 @@ def avg_pool2d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = No
     Returns:
         ``(N, C, H_out, W_out)``, ``H_out = (H + 2p - k) // s + 1`` (rounded up with ``ceil_mode``).
 
-    Example:
+    Examples:
         >>> gg.avg_pool2d(gg.randn(2, 3, 8, 8), 2).shape
         (2, 3, 4, 4)
     """
@@ -688,7 +688,7 @@ def adaptive_avg_pool2d(input, output_size: Union[int, Sequence[Optional[int]]])
         ``(N, C, S_h, S_w)``; output ``i`` averages input rows ``floor(i*H/S_h)`` to
         ``ceil((i+1)*H/S_h) - 1`` (likewise for columns).
 
-    Example:
+    Examples:
         >>> gg.adaptive_avg_pool2d(gg.randn(2, 8, 7, 7), 1).shape   # global average pooling
         (2, 8, 1, 1)
     """
@@ -720,7 +720,7 @@ def interpolate(input, size: Optional[IntOrTuple] = None, scale_factor: Optional
     Returns:
         ``(N, C, *size)``.
 
-    Example:
+    Examples:
         >>> gg.interpolate(gg.randn(1, 3, 4, 4), scale_factor=2, mode="bilinear").shape
         (1, 3, 8, 8)
     """

@@ -115,7 +115,7 @@ def fractional_max_pool2d(input, kernel_size: IntOrTuple, output_size: Optional[
         _random_samples: ``(N, C, 2)`` offsets in [0, 1) (``(u_w, u_h)`` per plane, PyTorch's order);
             drawn from the global generator when ``None``.
 
-    Example:
+    Examples:
         >>> gg.fractional_max_pool2d(gg.randn(1, 3, 9, 9), 2, output_size=5).shape
         (1, 3, 5, 5)
     """
@@ -129,7 +129,7 @@ def fractional_max_pool3d(input, kernel_size: IntOrTuple, output_size: Optional[
     """Fractional max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``), as PyTorch's
     ``F.fractional_max_pool3d``; ``_random_samples`` is ``(N, C, 3)``. See :func:`fractional_max_pool2d`.
 
-    Example:
+    Examples:
         >>> gg.fractional_max_pool3d(gg.randn(1, 2, 6, 6, 6), 2, output_ratio=0.5).shape
         (1, 2, 3, 3, 3)
     """

@@ -36,15 +36,16 @@ def max_pool1d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = No
 
     Args:
         input: ``(N, C, L)`` (or ``(C, L)``).
-        kernel_size, stride (default ``kernel_size``), padding (``-inf``, at most half the kernel),
-        dilation: ints; ceil_mode: round the output length up.
+        kernel_size, stride, padding, dilation: ints (stride defaults to ``kernel_size``; padding
+            with ``-inf``, at most half the kernel).
+        ceil_mode: round the output length up.
         return_indices: also return the position ``l`` of each window's (first) maximum, int64.
 
     Returns:
         ``(N, C, L_out)``, ``L_out = (L + 2p - d(k-1) - 1) // s + 1``; with ``return_indices``,
         ``(values, indices)``.
 
-    Example:
+    Examples:
         >>> gg.max_pool1d(gg.randn(2, 3, 8), 2).shape
         (2, 3, 4)
     """
@@ -57,12 +58,12 @@ def max_pool3d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = No
 
     Args:
         input: ``(N, C, D, H, W)`` (or ``(C, D, H, W)``); the other arguments as :func:`max_pool1d`
-        (ints or triples). Indices are flat ``d * H * W + h * W + w``.
+            (ints or triples). Indices are flat ``d * H * W + h * W + w``.
 
     Returns:
         ``(N, C, D_out, H_out, W_out)`` (or ``(values, indices)``).
 
-    Example:
+    Examples:
         >>> gg.max_pool3d(gg.randn(1, 2, 4, 4, 4), 2).shape
         (1, 2, 2, 2, 2)
     """
@@ -80,7 +81,7 @@ def avg_pool1d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = No
     Returns:
         ``(N, C, L_out)``, ``L_out = (L + 2p - k) // s + 1``.
 
-    Example:
+    Examples:
         >>> gg.avg_pool1d(gg.randn(2, 3, 8), 2).shape
         (2, 3, 4)
     """
@@ -99,7 +100,7 @@ def avg_pool3d(input, kernel_size: IntOrTuple, stride: Optional[IntOrTuple] = No
     Returns:
         ``(N, C, D_out, H_out, W_out)``.
 
-    Example:
+    Examples:
         >>> gg.avg_pool3d(gg.randn(1, 2, 4, 4, 4), 2).shape
         (1, 2, 2, 2, 2)
     """
@@ -183,7 +184,7 @@ def max_unpool1d(input, indices, kernel_size: IntOrTuple, stride: Optional[IntOr
     Returns:
         ``(N, C, L_out)``.
 
-    Example:
+    Examples:
         >>> y, i = gg.max_pool1d(x, 2, return_indices=True)
         >>> gg.max_unpool1d(y, i, 2).shape == x.shape
     """
@@ -195,7 +196,7 @@ def max_unpool2d(input, indices, kernel_size: IntOrTuple, stride: Optional[IntOr
     """The partial inverse of ``max_pool2d`` (``(N, C, H, W)`` values and flat ``h * W + w`` indices),
     as PyTorch's ``F.max_unpool2d``; see :func:`max_unpool1d`.
 
-    Example:
+    Examples:
         >>> y, i = gg.max_pool2d(gg.randn(1, 2, 4, 4), 2, return_indices=True)
         >>> gg.max_unpool2d(y, i, 2).shape
         (1, 2, 4, 4)
@@ -215,7 +216,7 @@ def adaptive_avg_pool1d(input, output_size: Union[int, Sequence[int]]) -> Tensor
     """Average pooling of ``(N, C, L)`` (or ``(C, L)``) to length ``output_size``, as PyTorch's
     ``F.adaptive_avg_pool1d``: output ``i`` averages ``[floor(i*L/S), ceil((i+1)*L/S))``.
 
-    Example:
+    Examples:
         >>> gg.adaptive_avg_pool1d(gg.randn(2, 3, 10), 4).shape
         (2, 3, 4)
     """
@@ -226,7 +227,7 @@ def adaptive_avg_pool3d(input, output_size: Union[int, Sequence[Optional[int]]])
     """Average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) to ``output_size`` (``S`` or
     ``(S_d, S_h, S_w)``, ``None`` keeps that size), as PyTorch's ``F.adaptive_avg_pool3d``.
 
-    Example:
+    Examples:
         >>> gg.adaptive_avg_pool3d(gg.randn(1, 2, 5, 6, 7), 1).shape
         (1, 2, 1, 1, 1)
     """
@@ -304,7 +305,7 @@ def adaptive_max_pool1d(input, output_size: Union[int, Sequence[int]], return_in
     """Max pooling of ``(N, C, L)`` (or ``(C, L)``) to length ``output_size``, as PyTorch's
     ``F.adaptive_max_pool1d``; with ``return_indices`` also the position of each maximum.
 
-    Example:
+    Examples:
         >>> gg.adaptive_max_pool1d(gg.randn(2, 3, 10), 4).shape
         (2, 3, 4)
     """
@@ -315,7 +316,7 @@ def adaptive_max_pool2d(input, output_size: Union[int, Sequence[Optional[int]]],
     """Max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) to ``output_size`` (``S`` or ``(S_h, S_w)``,
     ``None`` keeps that size), as PyTorch's ``F.adaptive_max_pool2d``; indices are flat ``h * W + w``.
 
-    Example:
+    Examples:
         >>> gg.adaptive_max_pool2d(gg.randn(2, 3, 7, 7), 1).shape   # global max pooling
         (2, 3, 1, 1)
     """
@@ -326,7 +327,7 @@ def adaptive_max_pool3d(input, output_size: Union[int, Sequence[Optional[int]]],
     """Max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) to ``output_size``, as PyTorch's
     ``F.adaptive_max_pool3d``; indices are flat ``d * H * W + h * W + w``.
 
-    Example:
+    Examples:
         >>> gg.adaptive_max_pool3d(gg.randn(1, 2, 4, 5, 6), (2, 2, 3)).shape
         (1, 2, 2, 2, 3)
     """
@@ -347,9 +348,9 @@ def lp_pool1d(input, norm_type: float, kernel_size: IntOrTuple, stride: Optional
 
     Args:
         input: ``(N, C, L)`` (or ``(C, L)``); norm_type: ``p``; kernel_size; stride (default
-        ``kernel_size``); ceil_mode. (As in PyTorch, ``x^p`` is not taken of ``|x|``.)
+            ``kernel_size``); ceil_mode. (As in PyTorch, ``x^p`` is not taken of ``|x|``.)
 
-    Example:
+    Examples:
         >>> gg.lp_pool1d(gg.rand(2, 3, 8), 2, 2).shape
         (2, 3, 4)
     """
@@ -360,7 +361,7 @@ def lp_pool2d(input, norm_type: float, kernel_size: IntOrTuple, stride: Optional
               ceil_mode: bool = False) -> Tensor:
     """2-D power-average pooling of ``(N, C, H, W)``, as PyTorch's ``F.lp_pool2d``; see :func:`lp_pool1d`.
 
-    Example:
+    Examples:
         >>> gg.lp_pool2d(gg.rand(2, 3, 8, 8), 2, 2).shape
         (2, 3, 4, 4)
     """

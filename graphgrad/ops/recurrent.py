@@ -676,7 +676,7 @@ def lstm(x, w_ih, w_hh, b_ih=None, b_hh=None, h0=None, c0=None, reverse: bool = 
     Shapes: x (T, B, I); w_ih (4H, I); w_hh (4H, H); b_ih, b_hh (4H,); h0, c0 (B, H)
     -> (y (T, B, H), h_n (B, H), c_n (B, H)).
 
-    Example:
+    Examples:
         >>> y, h, c = gg.lstm(gg.randn(5, 3, 2), gg.randn(16, 2), gg.randn(16, 4))
         >>> y.shape, h.shape
         ((5, 3, 4), (3, 4))
@@ -704,7 +704,7 @@ def gru(x, w_ih, w_hh, b_ih=None, b_hh=None, h0=None, reverse: bool = False) -> 
     Shapes: x (T, B, I); w_ih (3H, I); w_hh (3H, H); b_ih, b_hh (3H,); h0 (B, H)
     -> (y (T, B, H), h_n (B, H)).
 
-    Example:
+    Examples:
         >>> y, h = gg.gru(gg.randn(5, 3, 2), gg.randn(12, 2), gg.randn(12, 4))
         >>> y.shape, h.shape
         ((5, 3, 4), (3, 4))

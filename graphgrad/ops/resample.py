@@ -89,7 +89,7 @@ def pixel_shuffle(input, upscale_factor: int) -> Tensor:
     """Rearrange ``(*, C * r^2, H, W)`` into ``(*, C, H * r, W * r)``, as PyTorch's ``F.pixel_shuffle``:
     ``out[..., c, h * r + i, w * r + j] = input[..., c * r^2 + i * r + j, h, w]``.
 
-    Example:
+    Examples:
         >>> gg.pixel_shuffle(gg.randn(1, 8, 3, 3), 2).shape
         (1, 2, 6, 6)
     """
@@ -105,7 +105,7 @@ def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
     """Rearrange ``(*, C, H * r, W * r)`` into ``(*, C * r^2, H, W)``, the inverse of
     :func:`pixel_shuffle`, as PyTorch's ``F.pixel_unshuffle``.
 
-    Example:
+    Examples:
         >>> gg.pixel_unshuffle(gg.randn(1, 2, 6, 6), 2).shape
         (1, 8, 3, 3)
     """
@@ -121,7 +121,7 @@ def channel_shuffle(input, groups: int) -> Tensor:
     """Interleave the channels of ``(N, C, *)`` from ``groups`` groups, as PyTorch's
     ``F.channel_shuffle`` (ShuffleNet): channel ``g * (C / groups) + k`` moves to ``k * groups + g``.
 
-    Example:
+    Examples:
         >>> gg.channel_shuffle(gg.arange(6.0).reshape(1, 6, 1), 2).reshape(-1).tolist()
         [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
     """

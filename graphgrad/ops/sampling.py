@@ -43,7 +43,7 @@ def affine_grid(theta, size: Sequence[int], align_corners: Optional[bool] = None
     Returns:
         ``(N, H, W, 2)`` or ``(N, D, H, W, 3)``: ``grid[n, ...] = theta[n] @ (x, y[, z], 1)``.
 
-    Example:
+    Examples:
         >>> theta = gg.tensor([[[1.0, 0, 0], [0, 1.0, 0]]])      # the identity
         >>> gg.affine_grid(theta, (1, 3, 4, 5)).shape
         (1, 4, 5, 2)
@@ -107,7 +107,7 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     Returns:
         ``(N, C, H_out, W_out)`` (or ``(N, C, D_out, H_out, W_out)``); differentiable in both inputs.
 
-    Example:
+    Examples:
         >>> theta = gg.tensor([[[0.5, 0, 0], [0, 0.5, 0]]])     # zoom in 2x
         >>> x = gg.randn(1, 3, 8, 8)
         >>> gg.grid_sample(x, gg.affine_grid(theta, x.shape)).shape

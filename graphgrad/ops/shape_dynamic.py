@@ -265,7 +265,7 @@ def shape_of(x: Tensor, start: int = 0, end: Optional[int] = None) -> Tensor:
     (TensorFlow's ``tf.shape``): in a graph whose placeholders have ``None`` dimensions, this is how
     to compute with the batch size or the sequence length. Eagerly it is just the shape.
 
-    Example:
+    Examples:
         >>> x = gg.placeholder(gg.float32, (None, 3))
         >>> n = gg.shape_of(x)[0]          # the batch size, when the graph runs
     """

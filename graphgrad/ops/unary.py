@@ -663,7 +663,7 @@ def gelu(x, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit ``x * Phi(x)`` (``Phi`` the standard normal CDF, by ``erf``);
     ``approximate="tanh"`` uses the tanh formula. Shapes: (...) -> (...).
 
-    Example:
+    Examples:
         >>> gg.gelu(gg.tensor([-1.0, 0.0, 1.0]))
         tensor([-0.1587,  0.    ,  0.8413])
     """

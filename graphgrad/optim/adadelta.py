@@ -29,7 +29,7 @@ class Adadelta(Optimizer):
 
     State per parameter: ``square_avg`` and ``acc_delta``.
 
-    Example:
+    Examples:
         >>> opt = gg.optim.Adadelta(model.parameters())
     """
 

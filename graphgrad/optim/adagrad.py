@@ -29,7 +29,7 @@ class Adagrad(Optimizer):
     State per parameter: ``step`` and ``state_sum`` (PyTorch's ``sum``), created when the
     optimizer is built, as PyTorch does.
 
-    Example:
+    Examples:
         >>> opt = gg.optim.Adagrad(model.parameters(), lr=0.1)
     """
 

@@ -30,7 +30,7 @@ class Adam(Optimizer):
     State per parameter: ``step``, ``m``, ``v`` (PyTorch's ``exp_avg``, ``exp_avg_sq``), ``v_max``
     with amsgrad (``max_exp_avg_sq``).
 
-    Example:
+    Examples:
         >>> opt = gg.optim.Adam(model.parameters(), lr=3e-4)
     """
 
@@ -73,7 +73,7 @@ class AdamW(Adam):
     before the Adam update, instead of adding ``weight_decay * param`` to the gradient. The default
     ``weight_decay`` is 1e-2, as in PyTorch. Same arguments and state as :class:`Adam`.
 
-    Example:
+    Examples:
         >>> opt = gg.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.05)
     """
 

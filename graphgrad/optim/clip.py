@@ -54,7 +54,7 @@ def clip_grad_norm_(parameters: Params, max_norm: float, norm_type: float = 2.0,
     Returns:
         the total norm of the gradients before clipping (a 0-d Tensor).
 
-    Example:
+    Examples:
         >>> loss.backward()
         >>> norm = gg.optim.clip_grad_norm_(model.parameters(), max_norm=1.0)
         >>> opt.step()
@@ -79,7 +79,7 @@ def clip_grad_norm_(parameters: Params, max_norm: float, norm_type: float = 2.0,
 def clip_grad_value_(parameters: Params, clip_value: float) -> None:
     """Clamp every gradient element of ``parameters`` into ``[-clip_value, clip_value]``.
 
-    Example:
+    Examples:
         >>> gg.optim.clip_grad_value_(model.parameters(), 0.5)
     """
     clip_value = float(clip_value)

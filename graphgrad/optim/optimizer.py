@@ -14,7 +14,7 @@ parameter, a ``state_dict`` of the module all see the new values) and its dtype:
 parameter stays float32 even if its gradient is float64 (the gradient is cast to the parameter's
 dtype before the rule). Both ways give the same numbers.
 
-Example:
+Examples:
     >>> model = gg.nn.Linear(3, 1)
     >>> opt = gg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     >>> for x, y in data:

@@ -32,7 +32,7 @@ class RMSprop(Optimizer):
     State per parameter: ``square_avg``; ``buf`` with momentum (PyTorch's ``momentum_buffer``),
     ``grad_avg`` when centered.
 
-    Example:
+    Examples:
         >>> opt = gg.optim.RMSprop(model.parameters(), lr=1e-3, momentum=0.9, centered=True)
     """
 

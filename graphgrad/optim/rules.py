@@ -62,7 +62,7 @@ def state_for(rule: str, **hyper: Any) -> dict:
     true: a momentum fed at run time needs its buffer). An initial value given in :data:`STATE`
     as a string is read from ``hyper`` (Adagrad's ``initial_accumulator_value``; 0.0 if absent).
 
-    Example:
+    Examples:
         >>> state_for("adam", amsgrad=True)
         {'m': 0.0, 'v': 0.0, 'v_max': 0.0}
     """

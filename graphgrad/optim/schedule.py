@@ -121,7 +121,7 @@ class StepLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` every ``step_size`` steps:
     ``lr = base_lr * gamma ** (epoch // step_size)``.
 
-    Example:
+    Examples:
         >>> sched = gg.optim.StepLR(opt, step_size=30, gamma=0.1)  # 0.1 for 30 epochs, 0.01 for 30...
     """
 
@@ -144,7 +144,7 @@ class MultiStepLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` at each milestone (an epoch number):
     ``lr = base_lr * gamma ** (number of milestones <= epoch)``.
 
-    Example:
+    Examples:
         >>> sched = gg.optim.MultiStepLR(opt, milestones=[30, 80], gamma=0.1)
     """
 
@@ -167,7 +167,7 @@ class MultiStepLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` every step: ``lr = base_lr * gamma ** epoch``.
 
-    Example:
+    Examples:
         >>> sched = gg.optim.ExponentialLR(opt, gamma=0.95)
     """
 
@@ -193,7 +193,7 @@ class CosineAnnealingLR(LRScheduler):
     computed recursively from the current learning rate, as PyTorch does (so it composes with
     other schedulers); past ``T_max`` it rises again (the cosine continues).
 
-    Example:
+    Examples:
         >>> sched = gg.optim.CosineAnnealingLR(opt, T_max=100, eta_min=1e-5)
     """
 
@@ -240,7 +240,7 @@ class OneCycleLR(LRScheduler):
         final_div_factor: ``min_lr = initial_lr / final_div_factor`` (default 1e4).
         three_phase: see above (default False).
 
-    Example:
+    Examples:
         >>> sched = gg.optim.OneCycleLR(opt, max_lr=0.1, total_steps=len(loader) * epochs)
     """
 
@@ -348,7 +348,7 @@ class LinearWarmup(LRScheduler):
         start_factor: the fraction of ``base_lr`` at step 0 (in (0, 1]; default 1/3 as LinearLR).
         after: the scheduler to run after the warm-up (not ReduceLROnPlateau), or ``None``.
 
-    Example:
+    Examples:
         >>> cosine = gg.optim.CosineAnnealingLR(opt, T_max=90)
         >>> sched = gg.optim.LinearWarmup(opt, warmup_steps=10, start_factor=0.01, after=cosine)
     """
@@ -420,7 +420,7 @@ class ReduceLROnPlateau(LRScheduler):
         min_lr: the lower bound of the learning rate (or one per group; default 0).
         eps: a reduction smaller than this is skipped (default 1e-8).
 
-    Example:
+    Examples:
         >>> sched = gg.optim.ReduceLROnPlateau(opt, mode="min", factor=0.5, patience=3)
         >>> for epoch in range(100):
         ...     train(); sched.step(validation_loss())

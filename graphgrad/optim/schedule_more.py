@@ -41,7 +41,7 @@ class _Lambda(LRScheduler):
 class LambdaLR(_Lambda):
     """``lr = base_lr * lr_lambda(epoch)`` (one function, or one per param group).
 
-    Example:
+    Examples:
         >>> sched = gg.optim.LambdaLR(opt, lambda epoch: 0.95 ** epoch)
     """
 
@@ -267,7 +267,7 @@ class SequentialLR(_Combinator):
     """Run ``schedulers`` one after the other, switching at each of ``milestones`` (step numbers);
     each starts from its own step 0 when its turn comes.
 
-    Example:
+    Examples:
         >>> warm = gg.optim.LinearLR(opt, start_factor=0.1, total_iters=5)
         >>> sched = gg.optim.SequentialLR(opt, [warm, gg.optim.CosineAnnealingLR(opt, 95)], milestones=[5])
     """

@@ -27,7 +27,7 @@ class SGD(Optimizer):
 
     State per parameter: ``velocity`` (PyTorch's ``momentum_buffer``), with momentum only.
 
-    Example:
+    Examples:
         >>> opt = gg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
     """
 

@@ -9,7 +9,7 @@ Under a launcher with several ranks, ``fit`` runs every callback on every rank w
 (averaged over the ranks), except those whose ``main_process_only`` is true (``CSVLogger``,
 ``TensorBoard``: they only write), which run on rank 0 alone; callbacks print on rank 0 only.
 
-Example:
+Examples:
     >>> model.fit(x, y, epochs=50, validation_split=0.2,
     ...           callbacks=[EarlyStopping(patience=3, restore_best_weights=True),
     ...                      ModelCheckpoint("ckpt/best.safetensors")])

@@ -15,7 +15,7 @@ How predictions become labels (classification metrics):
 The stateful classes accumulate over batches (``update``), report over everything seen
 (``result``) and start again with ``reset``; ``fit`` creates one per compiled metric.
 
-Example:
+Examples:
     >>> accuracy([[0.1, 0.9], [0.8, 0.2]], [1, 1])
     0.5
     >>> m = Accuracy(); m.update(logits, labels); m.result()

@@ -5,7 +5,7 @@
 Module whose parameters, ``state_dict`` keys and train/eval mode are those of the wrapped module
 (no ``module.`` prefix), so checkpoints of the two are interchangeable.
 
-Example:
+Examples:
     >>> model = gg.Sequential([gg.nn.Linear(2, 16), gg.nn.ReLU(), gg.nn.Linear(16, 3)])
     >>> model.compile(optimizer="adam", loss="cross_entropy", metrics=["accuracy"])
     >>> history = model.fit(x, y, epochs=20, batch_size=32, validation_split=0.2)
@@ -789,7 +789,7 @@ def _shape_of(out: Any) -> str:
 class Sequential(Model):
     """A :class:`Model` over ``gg.nn.Sequential(*layers)``; layers can be added with :meth:`add`.
 
-    Example:
+    Examples:
         >>> model = gg.Sequential([gg.nn.Linear(4, 8), gg.nn.ReLU(), gg.nn.Linear(8, 3)])
         >>> model.summary(input_shape=(4,))
     """

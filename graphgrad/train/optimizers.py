@@ -8,7 +8,7 @@ Within one train step every rule reads the values from before the step: the upda
 from the variables' reads first, and only then assigned (an assign writes a new array, so a read
 computed earlier in the run keeps the old value).
 
-Example:
+Examples:
     >>> x = gg.placeholder(gg.float32, (100, 2)); y = gg.placeholder(gg.int64, (100,))
     >>> w = gg.Variable(gg.randn(2, 3), name="w")
     >>> loss = gg.cross_entropy(x @ w, y)

@@ -89,7 +89,7 @@ def plot_decision_boundary(model_or_fn: Any, x: Any, y: Any, path: str, resoluti
     Returns:
         ``path``.
 
-    Example:
+    Examples:
         >>> plot_decision_boundary(model, x, y, "spiral.png")
     """
     points, labels = _host(x).astype(np.float64), _host(y).reshape(-1).astype(np.int64)

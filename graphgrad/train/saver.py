@@ -21,7 +21,7 @@ class Saver:
             graph); default every Variable of the session's graph. ``save`` always writes the whole
             graph with every Variable's value, so that ``gg.load_graph`` can rebuild it.
 
-    Example:
+    Examples:
         >>> saver = gg.train.Saver()
         >>> path = saver.save(sess, "/tmp/ckpt/model")   # '/tmp/ckpt/model.json' (+ model.npz)
         >>> saver.restore(sess, "/tmp/ckpt/model")

@@ -4,7 +4,7 @@ The files are written with the ``tensorboard`` package's own ``EventFileWriter``
 classes (the ``tensorboard`` extra: ``pip install 'graphgrad[tensorboard]'``), so TensorBoard reads
 them as it reads TensorFlow's and PyTorch's. Open them with ``tensorboard --logdir runs``.
 
-Example:
+Examples:
     >>> with SummaryWriter("runs/exp1") as w:
     ...     for step in range(100):
     ...         w.add_scalar("loss", loss_value, step)

@@ -129,7 +129,7 @@ def to_dot(target: Any, *, rankdir: str = "TB", show_props: bool = False, cluste
         The DOT source (nodes are ``n0``, ``n1``... in creation order, labelled with op type, name
         and output shape/dtype).
 
-    Example:
+    Examples:
         >>> print(gg.viz.to_dot(loss))          # the subgraph ``loss`` depends on
         >>> gg.viz.to_svg(g, "graph.svg")       # needs Graphviz's ``dot``
     """

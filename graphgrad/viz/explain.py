@@ -54,7 +54,7 @@ def explain(target: Any, *args: Any, feeds: Iterable[Any] = (), level: Optional[
     Returns:
         The report text.
 
-    Example:
+    Examples:
         >>> x = gg.placeholder(gg.float32, (4,))
         >>> gg.explain(x * 2 * 2 * 2)      # one Mul by 8 remains
     """

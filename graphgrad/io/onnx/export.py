@@ -373,7 +373,7 @@ def export(target: Any, path: Optional[Union[str, os.PathLike]], example_inputs:
     Raises:
         OnnxExportError: an op without ONNX form (naming the op and where its node was made).
 
-    Example:
+    Examples:
         >>> model.eval()
         >>> gg.onnx.export(model, "mlp.onnx", np.zeros((1, 2), np.float32),
         ...                dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})

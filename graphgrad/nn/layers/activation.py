@@ -19,7 +19,7 @@ __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", 
 class ReLU(Module):
     """``max(x, 0)``.
 
-    Example:
+    Examples:
         >>> gg.nn.ReLU()(gg.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
@@ -46,7 +46,7 @@ class ReLU6(Module):
 class LeakyReLU(Module):
     """``x`` where ``x > 0``, else ``negative_slope * x``.
 
-    Example:
+    Examples:
         >>> gg.nn.LeakyReLU(0.1)(gg.tensor([-1.0, 2.0]))
         tensor([-0.1,  2. ])
     """
@@ -178,7 +178,7 @@ class Softmax(Module):
     ``dim`` defaults to -1 (the last axis); PyTorch's legacy implicit choice for ``dim=None`` is
     not reproduced.
 
-    Example:
+    Examples:
         >>> gg.nn.Softmax(dim=1)(gg.randn(2, 3)).sum(axis=1)
         tensor([1., 1.])
     """

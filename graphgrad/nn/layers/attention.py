@@ -87,7 +87,7 @@ class MultiheadAttention(Module):
     Parameters: ``in_proj_weight`` (3E, E), ``in_proj_bias`` (3E,), ``out_proj.weight`` (E, E),
     ``out_proj.bias`` (E,) (PyTorch's ``state_dict`` keys).
 
-    Example:
+    Examples:
         >>> mha = gg.nn.MultiheadAttention(16, 4, batch_first=True)
         >>> x = gg.randn(2, 5, 16)
         >>> out, weights = mha(x, x, x)
@@ -275,7 +275,7 @@ class TransformerEncoderLayer(Module):
 
     Shapes: src (S, N, E) ((N, S, E) with ``batch_first``; unbatched (S, E)) -> same.
 
-    Example:
+    Examples:
         >>> layer = gg.nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, batch_first=True)
         >>> layer(gg.randn(2, 5, 16)).shape
         (2, 5, 16)
@@ -319,7 +319,7 @@ class TransformerEncoder(Module):
     """A stack of ``num_layers`` copies of ``encoder_layer`` (each with its own parameters), then an
     optional ``norm`` (PyTorch's ``nn.TransformerEncoder``; submodules ``layers.<i>`` and ``norm``).
 
-    Example:
+    Examples:
         >>> enc = gg.nn.TransformerEncoder(gg.nn.TransformerEncoderLayer(16, 4, 32), num_layers=2)
         >>> enc(gg.randn(5, 2, 16)).shape
         (5, 2, 16)

@@ -155,7 +155,7 @@ class Conv1d(_Conv):
     Shapes: input (N, C_in, L) -> (N, C_out, L_out), ``L_out = (L + 2p - d(k-1) - 1) // s + 1``.
     Parameters: ``weight`` (C_out, C_in / groups, k), ``bias`` (C_out,).
 
-    Example:
+    Examples:
         >>> gg.nn.Conv1d(16, 33, 3, stride=2)(gg.randn(20, 16, 50)).shape
         (20, 33, 24)
     """
@@ -180,7 +180,7 @@ class Conv2d(_Conv):
     ``H_out = (H + 2 pH - dH (kH - 1) - 1) // sH + 1`` (same for W).
     Parameters: ``weight`` (C_out, C_in / groups, kH, kW), ``bias`` (C_out,).
 
-    Example:
+    Examples:
         >>> gg.nn.Conv2d(3, 8, 3, padding=1)(gg.randn(2, 3, 16, 16)).shape
         (2, 8, 16, 16)
     """
@@ -195,13 +195,13 @@ class Conv3d(_Conv):
 
     Args:
         in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode:
-        as Conv2d, with triples for the spatial arguments.
+            as Conv2d, with triples for the spatial arguments.
 
     Shapes: input (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out),
     ``D_out = (D + 2 pD - dD (kD - 1) - 1) // sD + 1`` (same for H, W).
     Parameters: ``weight`` (C_out, C_in / groups, kD, kH, kW), ``bias`` (C_out,).
 
-    Example:
+    Examples:
         >>> gg.nn.Conv3d(2, 4, 3, padding=1)(gg.randn(1, 2, 5, 6, 6)).shape
         (1, 4, 5, 6, 6)
     """
@@ -274,7 +274,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     picks the output padding that gives ``output_size``.
     Parameters: ``weight`` (C_in, C_out / groups, kH, kW), ``bias`` (C_out,).
 
-    Example:
+    Examples:
         >>> up = gg.nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1)
         >>> up(gg.randn(1, 16, 12, 12), output_size=(24, 24)).shape
         (1, 8, 24, 24)
@@ -292,7 +292,7 @@ class ConvTranspose3d(_ConvTransposeNd):
     ``D_out = (D - 1) sD - 2 pD + dD (kD - 1) + output_padding + 1`` (same for H, W).
     Parameters: ``weight`` (C_in, C_out / groups, kD, kH, kW), ``bias`` (C_out,).
 
-    Example:
+    Examples:
         >>> gg.nn.ConvTranspose3d(4, 2, 2, stride=2)(gg.randn(1, 4, 3, 3, 3)).shape
         (1, 2, 6, 6, 6)
     """

@@ -87,7 +87,7 @@ class _LazyConvTransposeNd(_LazyConv):
 class LazyConv1d(_LazyConvNd, Conv1d):
     """Conv1d whose ``in_channels`` is read from the first input (see Conv1d for the arguments).
 
-    Example:
+    Examples:
         >>> conv = gg.nn.LazyConv1d(8, 3)
         >>> conv(gg.randn(2, 5, 10)).shape, conv.weight.shape
         ((2, 8, 8), (8, 5, 3))
@@ -97,7 +97,7 @@ class LazyConv1d(_LazyConvNd, Conv1d):
 class LazyConv2d(_LazyConvNd, Conv2d):
     """Conv2d whose ``in_channels`` is read from the first input (see Conv2d for the arguments).
 
-    Example:
+    Examples:
         >>> gg.nn.LazyConv2d(16, 3, padding=1)(gg.randn(1, 3, 8, 8)).shape
         (1, 16, 8, 8)
     """
@@ -114,7 +114,7 @@ class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
 class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
     """ConvTranspose2d whose ``in_channels`` is read from the first input.
 
-    Example:
+    Examples:
         >>> gg.nn.LazyConvTranspose2d(4, 2, stride=2)(gg.randn(1, 6, 3, 3)).shape
         (1, 4, 6, 6)
     """

@@ -23,7 +23,7 @@ class Dropout(Module):
 
     Shapes: (*) -> (*).
 
-    Example:
+    Examples:
         >>> drop = gg.nn.Dropout(0.2, generator=gg.Generator(0))
         >>> drop(gg.ones(4, 5)).shape
         (4, 5)
@@ -56,7 +56,7 @@ class Dropout1d(_DropoutVariant):
     """Channel dropout of ``(N, C, L)`` or ``(C, L)``: in training mode each channel is zeroed as a whole
     with probability ``p``, the others scaled by ``1 / (1 - p)``; the identity in eval mode.
 
-    Example:
+    Examples:
         >>> gg.nn.Dropout1d(0.5)(gg.ones(2, 4, 3)).shape
         (2, 4, 3)
     """
@@ -67,7 +67,7 @@ class Dropout1d(_DropoutVariant):
 class Dropout2d(_DropoutVariant):
     """Channel dropout of ``(N, C, H, W)`` (a 3-D input is read as ``(N, C, L)``, as PyTorch); see Dropout1d.
 
-    Example:
+    Examples:
         >>> gg.nn.Dropout2d(0.2)(gg.ones(2, 4, 3, 3)).shape
         (2, 4, 3, 3)
     """
@@ -85,7 +85,7 @@ class AlphaDropout(_DropoutVariant):
     """Alpha dropout for SELU networks (see ``F.alpha_dropout``): keeps zero mean and unit variance;
     the identity in eval mode.
 
-    Example:
+    Examples:
         >>> gg.nn.AlphaDropout(0.2)(gg.randn(4, 5)).shape
         (4, 5)
     """

@@ -32,7 +32,7 @@ class Embedding(Module):
     Shapes: input (*) integer -> (*, embedding_dim).
     Parameters: ``weight`` (num_embeddings, embedding_dim), drawn from N(0, 1), as PyTorch.
 
-    Example:
+    Examples:
         >>> emb = gg.nn.Embedding(10, 3, padding_idx=0)
         >>> emb(gg.tensor([[1, 2, 4], [0, 3, 9]])).shape
         (2, 3, 3)
@@ -84,7 +84,7 @@ class Embedding(Module):
         """An Embedding holding a copy of ``embeddings`` (num_embeddings, embedding_dim); ``freeze``
         makes it non-trainable (``weight.requires_grad = False``).
 
-        Example:
+        Examples:
             >>> emb = gg.nn.Embedding.from_pretrained(gg.tensor([[1.0, 2.3, 3.0], [4.0, 5.1, 6.3]]))
         """
         weight = embeddings if isinstance(embeddings, Tensor) else Tensor(embeddings)

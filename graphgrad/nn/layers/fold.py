@@ -18,7 +18,7 @@ class Unfold(Module):
 
     Shapes: (N, C, H, W) -> (N, C * kh * kw, L), L the number of windows.
 
-    Example:
+    Examples:
         >>> gg.nn.Unfold(kernel_size=(2, 3))(gg.randn(2, 5, 3, 4)).shape
         (2, 30, 4)
     """
@@ -42,7 +42,7 @@ class Fold(Module):
 
     Shapes: (N, C * kh * kw, L) -> (N, C, H, W) with (H, W) = ``output_size``.
 
-    Example:
+    Examples:
         >>> gg.nn.Fold(output_size=(4, 5), kernel_size=(2, 2))(gg.randn(1, 12, 12)).shape
         (1, 3, 4, 5)
     """

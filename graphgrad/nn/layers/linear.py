@@ -51,7 +51,7 @@ class Linear(Module):
     Parameters: ``weight`` (out_features, in_features), ``bias`` (out_features,), both initialized
     from U(-1/sqrt(in_features), 1/sqrt(in_features)), as PyTorch.
 
-    Example:
+    Examples:
         >>> fc = gg.nn.Linear(20, 30)
         >>> fc(gg.randn(128, 20)).shape
         (128, 30)
@@ -125,7 +125,7 @@ class Bilinear(Module):
     Parameters: ``weight`` (out_features, in1_features, in2_features), ``bias`` (out_features,), from
     U(-1/sqrt(in1_features), 1/sqrt(in1_features)), as PyTorch.
 
-    Example:
+    Examples:
         >>> m = gg.nn.Bilinear(20, 30, 40)
         >>> m(gg.randn(128, 20), gg.randn(128, 30)).shape
         (128, 40)
@@ -163,7 +163,7 @@ class Flatten(Module):
 
     Shapes: (N, *dims) -> (N, prod(dims)) with the defaults ``start_dim=1, end_dim=-1``.
 
-    Example:
+    Examples:
         >>> gg.nn.Flatten()(gg.randn(32, 1, 5, 5)).shape
         (32, 25)
     """
@@ -184,7 +184,7 @@ class Unflatten(Module):
 
     Shapes: (*, S, *) -> (*, *unflattened_size, *) with ``prod(unflattened_size) == S``.
 
-    Example:
+    Examples:
         >>> gg.nn.Unflatten(1, (2, 5, 5))(gg.randn(2, 50)).shape
         (2, 2, 5, 5)
     """

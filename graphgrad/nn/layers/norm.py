@@ -107,7 +107,7 @@ class BatchNorm1d(_BatchNorm):
 
     Shapes: (N, C) or (N, C, L) -> same.
 
-    Example:
+    Examples:
         >>> bn = gg.nn.BatchNorm1d(100)
         >>> bn(gg.randn(20, 100)).shape
         (20, 100)
@@ -121,7 +121,7 @@ class BatchNorm2d(_BatchNorm):
 
     Shapes: (N, C, H, W) -> same.
 
-    Example:
+    Examples:
         >>> gg.nn.BatchNorm2d(16)(gg.randn(4, 16, 8, 8)).shape
         (4, 16, 8, 8)
     """
@@ -140,7 +140,7 @@ class LayerNorm(Module):
 
     Shapes: (*, *normalized_shape) -> same.
 
-    Example:
+    Examples:
         >>> gg.nn.LayerNorm(10)(gg.randn(20, 5, 10)).shape
         (20, 5, 10)
     """
@@ -187,7 +187,7 @@ class GroupNorm(Module):
 
     Shapes: (N, C, *) -> same.
 
-    Example:
+    Examples:
         >>> gg.nn.GroupNorm(3, 6)(gg.randn(20, 6, 10, 10)).shape
         (20, 6, 10, 10)
     """

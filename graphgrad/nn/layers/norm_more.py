@@ -22,7 +22,7 @@ class BatchNorm3d(_BatchNorm):
 
     Shapes: (N, C, D, H, W) -> same.
 
-    Example:
+    Examples:
         >>> gg.nn.BatchNorm3d(4)(gg.randn(2, 4, 3, 5, 5)).shape
         (2, 4, 3, 5, 5)
     """
@@ -67,7 +67,7 @@ class InstanceNorm1d(_InstanceNorm):
 
     Shapes: (N, C, L) -> same.
 
-    Example:
+    Examples:
         >>> gg.nn.InstanceNorm1d(4)(gg.randn(2, 4, 10)).shape
         (2, 4, 10)
     """
@@ -78,7 +78,7 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     """Instance normalization of ``(N, C, H, W)`` (or ``(C, H, W)``); see :class:`InstanceNorm1d`.
 
-    Example:
+    Examples:
         >>> gg.nn.InstanceNorm2d(3, affine=True)(gg.randn(2, 3, 8, 8)).shape
         (2, 3, 8, 8)
     """
@@ -99,7 +99,7 @@ class LocalResponseNorm(Module):
 
     Shapes: (N, C, *) -> same.
 
-    Example:
+    Examples:
         >>> gg.nn.LocalResponseNorm(2)(gg.randn(2, 6, 4, 4)).shape
         (2, 6, 4, 4)
     """
@@ -177,7 +177,7 @@ class _LazyInstanceNorm(_LazyNorm):
 class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):
     """BatchNorm1d whose ``num_features`` is read from the first input.
 
-    Example:
+    Examples:
         >>> bn = gg.nn.LazyBatchNorm1d()
         >>> bn(gg.randn(8, 5)).shape, bn.weight.shape
         ((8, 5), (5,))
@@ -199,7 +199,7 @@ class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
 class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
     """InstanceNorm2d whose ``num_features`` is read from the first input.
 
-    Example:
+    Examples:
         >>> gg.nn.LazyInstanceNorm2d(affine=True)(gg.randn(2, 3, 4, 4)).shape
         (2, 3, 4, 4)
     """

@@ -58,7 +58,7 @@ class ConstantPad1d(_PadNd):
 
     Shapes: (*, W) -> (*, W + left + right).
 
-    Example:
+    Examples:
         >>> gg.nn.ConstantPad1d((1, 2), 3.5)(gg.zeros(1, 2, 4)).shape
         (1, 2, 7)
     """
@@ -71,7 +71,7 @@ class ConstantPad2d(_PadNd):
 
     Shapes: (*, H, W) -> (*, H + top + bottom, W + left + right).
 
-    Example:
+    Examples:
         >>> gg.nn.ConstantPad2d(1, -1.0)(gg.zeros(1, 2, 3, 3)).shape
         (1, 2, 5, 5)
     """
@@ -97,7 +97,7 @@ class ZeroPad1d(_ZeroPadNd):
 class ZeroPad2d(_ZeroPadNd):
     """Zero padding of the last two axes (``padding`` int or ``(left, right, top, bottom)``).
 
-    Example:
+    Examples:
         >>> gg.nn.ZeroPad2d((1, 1, 2, 0))(gg.ones(1, 1, 3, 3)).shape
         (1, 1, 5, 5)
     """
@@ -115,7 +115,7 @@ class ReflectionPad1d(_ModePadNd):
     """Reflection padding of the last axis (the edge not repeated: ``[1, 2, 3]`` padded by 2 on the left
     gives ``[3, 2, 1, 2, 3]``); each amount must be smaller than the axis. Shapes: (C, W) or (N, C, W).
 
-    Example:
+    Examples:
         >>> gg.nn.ReflectionPad1d(2)(gg.arange(4.0).reshape(1, 1, 4)).shape
         (1, 1, 8)
     """
@@ -138,7 +138,7 @@ class ReflectionPad3d(_ModePadNd):
 class ReplicationPad1d(_ModePadNd):
     """Edge-value padding of the last axis. Shapes: (C, W) or (N, C, W).
 
-    Example:
+    Examples:
         >>> gg.nn.ReplicationPad1d((0, 2))(gg.tensor([[[1.0, 2.0]]])).tolist()
         [[[1.0, 2.0, 2.0, 2.0]]]
     """
@@ -161,7 +161,7 @@ class ReplicationPad3d(_ModePadNd):
 class CircularPad1d(_ModePadNd):
     """Wrap-around padding of the last axis (the left pad is the axis's end). Shapes: (C, W) or (N, C, W).
 
-    Example:
+    Examples:
         >>> gg.nn.CircularPad1d(1)(gg.tensor([[[1.0, 2.0, 3.0]]])).tolist()
         [[[3.0, 1.0, 2.0, 3.0, 1.0]]]
     """

@@ -51,7 +51,7 @@ class MaxPool1d(_MaxPoolNd):
 
     Shapes: (N, C, L) or (C, L) -> (N, C, L_out), ``L_out = (L + 2p - d(k-1) - 1) // s + 1``.
 
-    Example:
+    Examples:
         >>> gg.nn.MaxPool1d(2)(gg.randn(1, 3, 8)).shape
         (1, 3, 4)
     """
@@ -69,7 +69,7 @@ class MaxPool2d(_MaxPoolNd):
 
     Shapes: (N, C, H, W) -> (N, C, H_out, W_out), ``H_out = (H + 2p - d(k-1) - 1) // s + 1``.
 
-    Example:
+    Examples:
         >>> gg.nn.MaxPool2d(2)(gg.randn(1, 3, 8, 8)).shape
         (1, 3, 4, 4)
     """
@@ -80,7 +80,7 @@ class MaxPool3d(_MaxPoolNd):
 
     Shapes: (N, C, D, H, W) -> (N, C, D_out, H_out, W_out).
 
-    Example:
+    Examples:
         >>> gg.nn.MaxPool3d(2)(gg.randn(1, 3, 4, 4, 4)).shape
         (1, 3, 2, 2, 2)
     """
@@ -94,11 +94,11 @@ class AvgPool1d(Module):
 
     Args:
         kernel_size, stride (default ``kernel_size``), padding (zeros); ceil_mode; count_include_pad:
-        count padding zeros in the divisor.
+            count padding zeros in the divisor.
 
     Shapes: (N, C, L) -> (N, C, L_out), ``L_out = (L + 2p - k) // s + 1``.
 
-    Example:
+    Examples:
         >>> gg.nn.AvgPool1d(2)(gg.randn(1, 3, 8)).shape
         (1, 3, 4)
     """
@@ -142,11 +142,11 @@ class AvgPool2d(_AvgPoolNd):
 
     Args:
         kernel_size, stride (default ``kernel_size``), padding (zeros); ceil_mode; count_include_pad:
-        count padding zeros in the divisor; divisor_override: divide by this instead.
+            count padding zeros in the divisor; divisor_override: divide by this instead.
 
     Shapes: (N, C, H, W) -> (N, C, H_out, W_out), ``H_out = (H + 2p - k) // s + 1``.
 
-    Example:
+    Examples:
         >>> gg.nn.AvgPool2d(2)(gg.randn(1, 3, 8, 8)).shape
         (1, 3, 4, 4)
     """
@@ -157,7 +157,7 @@ class AvgPool3d(_AvgPoolNd):
 
     Shapes: (N, C, D, H, W) -> (N, C, D_out, H_out, W_out).
 
-    Example:
+    Examples:
         >>> gg.nn.AvgPool3d(2)(gg.randn(1, 3, 4, 4, 4)).shape
         (1, 3, 2, 2, 2)
     """
@@ -193,7 +193,7 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
 
     Shapes: (N, C, H, W) -> (N, C, H_out, W_out).
 
-    Example:
+    Examples:
         >>> gg.nn.FractionalMaxPool2d(3, output_ratio=0.5)(gg.randn(2, 4, 10, 10)).shape
         (2, 4, 5, 5)
     """
@@ -231,7 +231,7 @@ class MaxUnpool1d(_MaxUnpoolNd):
 
     Shapes: (N, C, L_in) -> (N, C, (L_in - 1) * stride - 2 * padding + kernel_size) (or ``output_size``).
 
-    Example:
+    Examples:
         >>> y, i = gg.nn.MaxPool1d(2, return_indices=True)(x)
         >>> gg.nn.MaxUnpool1d(2)(y, i).shape == x.shape
     """
@@ -244,7 +244,7 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     Shapes: (N, C, H_in, W_in) -> (N, C, H_out, W_out), ``H_out = (H_in - 1) * sH - 2 pH + kH``.
 
-    Example:
+    Examples:
         >>> y, i = gg.nn.MaxPool2d(2, return_indices=True)(gg.randn(1, 2, 4, 4))
         >>> gg.nn.MaxUnpool2d(2)(y, i).shape
         (1, 2, 4, 4)
@@ -280,7 +280,7 @@ class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
 
     Shapes: (N, C, L) -> (N, C, S).
 
-    Example:
+    Examples:
         >>> gg.nn.AdaptiveAvgPool1d(4)(gg.randn(2, 3, 10)).shape
         (2, 3, 4)
     """
@@ -293,7 +293,7 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
     Shapes: (N, C, H, W) -> (N, C, S_h, S_w).
 
-    Example:
+    Examples:
         >>> gg.nn.AdaptiveAvgPool2d(1)(gg.randn(2, 8, 7, 7)).shape   # global average pooling
         (2, 8, 1, 1)
     """
@@ -328,7 +328,7 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
 
     Shapes: (N, C, L) -> (N, C, S).
 
-    Example:
+    Examples:
         >>> gg.nn.AdaptiveMaxPool1d(4)(gg.randn(2, 3, 10)).shape
         (2, 3, 4)
     """
@@ -341,7 +341,7 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     Shapes: (N, C, H, W) -> (N, C, S_h, S_w).
 
-    Example:
+    Examples:
         >>> gg.nn.AdaptiveMaxPool2d(1)(gg.randn(2, 8, 7, 7)).shape   # global max pooling
         (2, 8, 1, 1)
     """
@@ -380,7 +380,7 @@ class LPPool1d(_LPPoolNd):
 
     Shapes: (N, C, L) -> (N, C, L_out), ``L_out = (L - k) // s + 1``.
 
-    Example:
+    Examples:
         >>> gg.nn.LPPool1d(2, 3, stride=2)(gg.rand(1, 4, 9)).shape
         (1, 4, 4)
     """
@@ -393,7 +393,7 @@ class LPPool2d(_LPPoolNd):
 
     Shapes: (N, C, H, W) -> (N, C, H_out, W_out).
 
-    Example:
+    Examples:
         >>> gg.nn.LPPool2d(2, 2)(gg.rand(1, 4, 8, 8)).shape
         (1, 4, 4, 4)
     """

@@ -111,7 +111,7 @@ class RNNCell(_CellBase):
 
     Shapes: input (N, H_in) or (H_in,); hx (N, H) or (H,) (zeros when ``None``) -> h' of hx's shape.
 
-    Example:
+    Examples:
         >>> cell = gg.nn.RNNCell(10, 20)
         >>> cell(gg.randn(3, 10)).shape
         (3, 20)
@@ -135,7 +135,7 @@ class LSTMCell(_CellBase):
     Shapes: input (N, H_in) or (H_in,); hx a pair (h, c) of (N, H) or (H,) (zeros when ``None``)
     -> (h', c').
 
-    Example:
+    Examples:
         >>> cell = gg.nn.LSTMCell(10, 20)
         >>> h, c = cell(gg.randn(3, 10))
     """
@@ -156,7 +156,7 @@ class GRUCell(_CellBase):
 
     Shapes: input (N, H_in) or (H_in,); hx (N, H) or (H,) (zeros when ``None``) -> h'.
 
-    Example:
+    Examples:
         >>> cell = gg.nn.GRUCell(10, 20)
         >>> cell(gg.randn(3, 10)).shape
         (3, 20)
@@ -361,7 +361,7 @@ class RNN(_RNNBase):
     Shapes: input (L, N, H_in), (N, L, H_in) with ``batch_first``, or unbatched (L, H_in); h_0
     (D * num_layers, N, H) -> output (L, N, D * H), h_n (D * num_layers, N, H), D = 2 if bidirectional.
 
-    Example:
+    Examples:
         >>> rnn = gg.nn.RNN(10, 20, num_layers=2)
         >>> out, h_n = rnn(gg.randn(5, 3, 10))
         >>> out.shape, h_n.shape
@@ -393,7 +393,7 @@ class LSTM(_RNNBase):
     Shapes: input (L, N, H_in) (or (N, L, H_in) with ``batch_first``, or unbatched (L, H_in)); hx a
     pair (h_0, c_0) of (D * num_layers, N, H) -> ``(output, (h_n, c_n))``, output (L, N, D * H).
 
-    Example:
+    Examples:
         >>> lstm = gg.nn.LSTM(10, 20, batch_first=True)
         >>> out, (h, c) = lstm(gg.randn(3, 5, 10))
         >>> out.shape, h.shape
@@ -420,7 +420,7 @@ class GRU(_RNNBase):
 
     Args and shapes: as :class:`RNN` (no ``nonlinearity``); returns ``(output, h_n)``.
 
-    Example:
+    Examples:
         >>> gru = gg.nn.GRU(10, 20, bidirectional=True)
         >>> out, h_n = gru(gg.randn(5, 3, 10))
         >>> out.shape, h_n.shape

@@ -35,7 +35,7 @@ class TransformerDecoderLayer(Module):
 
     Shapes: tgt (T, N, E) ((N, T, E) with ``batch_first``; unbatched (T, E)), memory (S, N, E) -> like tgt.
 
-    Example:
+    Examples:
         >>> layer = gg.nn.TransformerDecoderLayer(16, 4, dim_feedforward=32, batch_first=True)
         >>> layer(gg.randn(2, 5, 16), gg.randn(2, 7, 16)).shape
         (2, 5, 16)
@@ -114,7 +114,7 @@ class Transformer(Module):
 
     Shapes: src (S, N, E), tgt (T, N, E) ((N, *, E) with ``batch_first``) -> (T, N, E).
 
-    Example:
+    Examples:
         >>> model = gg.nn.Transformer(d_model=16, nhead=4, num_encoder_layers=2, num_decoder_layers=2,
         ...                           dim_feedforward=32, batch_first=True)
         >>> mask = gg.nn.Transformer.generate_square_subsequent_mask(5)

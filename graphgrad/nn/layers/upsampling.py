@@ -27,7 +27,7 @@ class Upsample(Module):
 
     Shapes: (N, C, *S) -> (N, C, *S_out).
 
-    Example:
+    Examples:
         >>> gg.nn.Upsample(scale_factor=2, mode="bilinear")(gg.randn(1, 3, 4, 4)).shape
         (1, 3, 8, 8)
     """
@@ -51,7 +51,7 @@ class Upsample(Module):
 class UpsamplingNearest2d(Upsample):
     """Nearest-neighbour upsampling of ``(N, C, H, W)``: ``Upsample(size, scale_factor, 'nearest')``.
 
-    Example:
+    Examples:
         >>> gg.nn.UpsamplingNearest2d(scale_factor=2)(gg.randn(1, 1, 2, 2)).shape
         (1, 1, 4, 4)
     """
@@ -64,7 +64,7 @@ class UpsamplingBilinear2d(Upsample):
     """Bilinear upsampling of ``(N, C, H, W)`` with aligned corners, as PyTorch's
     ``Upsample(size, scale_factor, 'bilinear', align_corners=True)``.
 
-    Example:
+    Examples:
         >>> gg.nn.UpsamplingBilinear2d(scale_factor=2)(gg.randn(1, 1, 2, 2)).shape
         (1, 1, 4, 4)
     """
@@ -76,7 +76,7 @@ class UpsamplingBilinear2d(Upsample):
 class PixelShuffle(Module):
     """``(*, C * r^2, H, W) -> (*, C, H * r, W * r)`` (see ``F.pixel_shuffle``; sub-pixel convolution).
 
-    Example:
+    Examples:
         >>> gg.nn.PixelShuffle(3)(gg.randn(1, 9, 4, 4)).shape
         (1, 1, 12, 12)
     """
@@ -95,7 +95,7 @@ class PixelShuffle(Module):
 class PixelUnshuffle(Module):
     """``(*, C, H * r, W * r) -> (*, C * r^2, H, W)``, the inverse of PixelShuffle (see ``F.pixel_unshuffle``).
 
-    Example:
+    Examples:
         >>> gg.nn.PixelUnshuffle(3)(gg.randn(1, 1, 12, 12)).shape
         (1, 9, 4, 4)
     """
@@ -114,7 +114,7 @@ class PixelUnshuffle(Module):
 class ChannelShuffle(Module):
     """Interleave the channels of ``(N, C, *)`` from ``groups`` groups (see ``F.channel_shuffle``).
 
-    Example:
+    Examples:
         >>> gg.nn.ChannelShuffle(2)(gg.randn(1, 4, 2, 2)).shape
         (1, 4, 2, 2)
     """
