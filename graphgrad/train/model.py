@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from graphgrad import backend, config
 from graphgrad.backend import np
@@ -35,6 +35,7 @@ from graphgrad.ops import losses as _losses
 from graphgrad.train import metrics as _metrics
 from graphgrad.train.callbacks import Callback, CallbackList, History
 from graphgrad.train.loss_meaning import warn_if_softmax_into_logits_loss
+from graphgrad.train.data_arrays import _Data, _as_array, _epoch_rng, _validation, batch_rows
 
 __all__ = ["Model", "Sequential"]
 
@@ -117,147 +118,6 @@ def _resolve_loss(spec: Any) -> Optional[Callable]:
         return spec
     raise TypeError(f"compile: loss must be a name, a function loss(y_pred, y_true) or a loss Module, "
                     f"got {type(spec).__name__}")
-
-
-# ---- data --------------------------------------------------------------------------------------------------
-def _is_data_array(value: Any) -> bool:
-    return isinstance(value, (Tensor, list)) or backend.is_array(value) or isinstance(value, np.generic)
-
-
-def _as_array(value: Any):
-    """A Tensor, array or nested list as a backend array (Tensors keep their device)."""
-    if isinstance(value, Tensor):
-        return value._value()
-    if backend.is_array(value):
-        return value
-    return np.asarray(value)
-
-
-def _take(array, index):
-    xp = backend.namespace_of(array)
-    return array[xp.asarray(index)]
-
-
-def _unpack(batch: Any) -> tuple:
-    """A loader's batch as ``(x, y)`` (``y`` is ``None`` for input-only batches)."""
-    if isinstance(batch, (tuple, list)):
-        if len(batch) == 2:
-            return batch[0], batch[1]
-        if len(batch) == 1:
-            return batch[0], None
-        raise ValueError(f"a batch must be (x, y) or (x,), got a {type(batch).__name__} of {len(batch)} items")
-    if isinstance(batch, dict) and "x" in batch:
-        return batch["x"], batch.get("y")
-    return batch, None
-
-
-def _epoch_rng(seed: Optional[int], epoch: int):
-    """The random source of one epoch's shuffle: a function of ``(seed, epoch)``, or graphgrad's default
-    generator (saved in checkpoints) when there is no seed."""
-    if seed is None:
-        from graphgrad.core.random import rng_of
-
-        return rng_of(None)
-    return np.random.default_rng([int(seed), int(epoch)])
-
-
-class _Data:
-    """Batches of ``(x, y)`` from arrays (optionally shuffled each epoch, or in the order of
-    ``sampler``: this rank's share, see :meth:`sharded`) or from a loader."""
-
-    def __init__(self, x: Any, y: Any = None, batch_size: Optional[int] = 32, what: str = "x") -> None:
-        if x is None:
-            raise ValueError(f"{what}: no data given")
-        self.loader = None
-        self.sampler = None
-        if _is_data_array(x):
-            self.x = _as_array(x)
-            self.y = None if y is None else _as_array(y)
-            if self.x.ndim == 0:
-                raise ValueError(f"{what}: x must have a batch dimension, got a scalar")
-            if self.y is not None and self.y.shape[0] != self.x.shape[0]:
-                raise ValueError(f"{what}: x has {self.x.shape[0]} samples but y has {self.y.shape[0]}")
-            self.batch_size = int(batch_size or 32)
-        elif hasattr(x, "__iter__"):
-            if y is not None:
-                raise ValueError(f"{what}: when x is a DataLoader (or another iterable of batches), y must be None: "
-                                 "the batches carry the targets")
-            self.loader = x
-        else:
-            raise TypeError(f"{what}: x must be an array, a Tensor or a DataLoader, got {type(x).__name__}")
-
-    def __len__(self) -> int:
-        if self.loader is not None:
-            try:
-                return len(self.loader)
-            except TypeError:
-                return 0
-        n = self.x.shape[0] if self.sampler is None else len(self.sampler)
-        return -(-n // self.batch_size)
-
-    def split(self, fraction: float) -> tuple:
-        """``(train, validation)``: the last ``fraction`` of the samples (before shuffling, as Keras)."""
-        if self.loader is not None:
-            raise ValueError("validation_split needs array inputs; with a DataLoader pass validation_data")
-        if not 0.0 < fraction < 1.0:
-            raise ValueError(f"validation_split must be in (0, 1), got {fraction}")
-        n = self.x.shape[0]
-        cut = n - int(round(n * fraction))
-        if cut <= 0 or cut >= n:
-            raise ValueError(f"validation_split={fraction} leaves no training or no validation samples out of {n}")
-        head, tail = copy.copy(self), copy.copy(self)
-        head.x, tail.x = self.x[:cut], self.x[cut:]
-        head.y = None if self.y is None else self.y[:cut]
-        tail.y = None if self.y is None else self.y[cut:]
-        return head, tail
-
-    def sharded(self, world, training: bool, shuffle: bool = False, seed: int = 0, in_order: bool = False) -> "_Data":
-        """This rank's share: a ``DistributedSampler``'s for training, an unpadded ``ShardSampler``'s
-        for evaluation (``in_order``: split only a loader that keeps the dataset's order)."""
-        from graphgrad.distributed.sampler import DistributedSampler, ShardSampler
-        from graphgrad.distributed.training import shard_loader
-
-        share = copy.copy(self)
-        if self.loader is not None:
-            share.loader = shard_loader(self.loader, world, training, seed, in_order)
-        elif training:
-            share.sampler = DistributedSampler(range(self.x.shape[0]), world.size, world.rank, shuffle, seed)
-        else:
-            share.sampler = ShardSampler(range(self.x.shape[0]), world.size, world.rank)
-        return share
-
-    def batches(self, shuffle: bool = False, rng=None, epoch: Optional[int] = None) -> Iterable:
-        if self.loader is not None:
-            sampler = getattr(self.loader, "sampler", None)
-            if epoch is not None and hasattr(sampler, "set_epoch"):
-                sampler.set_epoch(epoch)  # a DistributedSampler's order depends on the epoch
-            for batch in self.loader:
-                yield _unpack(batch)
-            return
-        if self.sampler is not None:
-            if epoch is not None and hasattr(self.sampler, "set_epoch"):
-                self.sampler.set_epoch(epoch)
-            order = self.sampler.index_array()
-            n = len(order)
-        else:
-            n = self.x.shape[0]
-            order = rng.permutation(n) if shuffle else None
-        for start in range(0, n, self.batch_size):
-            if order is None:
-                xb = self.x[start:start + self.batch_size]
-                yb = None if self.y is None else self.y[start:start + self.batch_size]
-            else:
-                index = order[start:start + self.batch_size]
-                xb = _take(self.x, index)
-                yb = None if self.y is None else _take(self.y, index)
-            yield xb, yb
-
-
-def _validation(validation_data: Any, batch_size: int) -> _Data:
-    if isinstance(validation_data, (tuple, list)) and len(validation_data) in (2, 3) and \
-            _is_data_array(validation_data[0]):
-        return _Data(validation_data[0], validation_data[1], batch_size, "validation_data")
-    return _Data(validation_data, None, batch_size, "validation_data")
 
 
 def _parallel_world():
@@ -428,6 +288,8 @@ class Model(Module):
     def _tensor(self, value: Any, float_dtype) -> Optional[Tensor]:
         if value is None:
             return None
+        if isinstance(value, tuple):  # the inputs of a model with several
+            return tuple(self._tensor(v, float_dtype) for v in value)
         if isinstance(value, Tensor):
             if value.dtype.kind == "f" and value.dtype != float_dtype:
                 return Tensor(value._value().astype(float_dtype))
@@ -438,7 +300,7 @@ class Model(Module):
         return Tensor(array)
 
     def _remember_input(self, xb: Tensor) -> None:
-        if self.input_spec is None and xb.ndim >= 1:
+        if self.input_spec is None and isinstance(xb, Tensor) and xb.ndim >= 1:
             object.__setattr__(self, "input_spec", (tuple(xb.shape[1:]), xb.dtype))
 
     # ---- training ----------------------------------------------------------------------------------------------
@@ -458,7 +320,9 @@ class Model(Module):
 
         Args:
             x, y: inputs ``(N, ...)`` and targets ``(N, ...)`` (arrays, Tensors or lists), or ``x`` a
-                ``gg.data.DataLoader`` (or any iterable of ``(x, y)`` batches) and ``y`` None.
+                ``gg.data.DataLoader`` (or any iterable of ``(x, y)`` batches) and ``y`` None. For a
+                model with several inputs, ``x`` is a tuple of arrays with ``N`` rows each; the module
+                then receives a tuple of Tensors (also in ``evaluate`` and ``predict``).
             batch_size: samples per update for array inputs.
             epochs: the index of the last epoch (training runs ``initial_epoch..epochs-1``).
             verbose: 0 silent, 1 progress bar (tqdm; else one line per epoch), 2 one line per epoch.
@@ -530,7 +394,7 @@ class Model(Module):
                 if yb is None:
                     raise ValueError("fit: the batches have no targets; pass y or a loader of (x, y) batches")
                 self._remember_input(xb)
-                n = int(xb.shape[0])
+                n = batch_rows(xb)
                 callback_list.on_train_batch_begin(index, {"batch": index, "size": n})
                 loss, output = self.train_step(xb, yb)
                 if index == 0 and epoch == initial_epoch:
@@ -586,9 +450,9 @@ class Model(Module):
                         raise ValueError("evaluate: the batches have no targets")
                     self._remember_input(xb)
                     output = self(xb)
-                    samples += int(xb.shape[0])
+                    samples += batch_rows(xb)
                     if self.loss_fn is not None:
-                        loss_mean.update(self.loss_fn(output, yb).item(), int(xb.shape[0]))
+                        loss_mean.update(self.loss_fn(output, yb).item(), batch_rows(xb))
                     for metric in metrics:
                         metric.update(output, yb)
         finally:
@@ -629,7 +493,7 @@ class Model(Module):
         world = _parallel_world()
         if world is not None:
             verbose = verbose if world.rank == 0 else 0
-            total = data.x.shape[0] if data.loader is None else len(getattr(data.loader, "dataset", ()))
+            total = batch_rows(data.x) if data.loader is None else len(getattr(data.loader, "dataset", ()))
             share = data.sharded(world, training=False, in_order=True)
             if total >= world.size and (data.loader is None or share.loader is not data.loader):
                 data = share
