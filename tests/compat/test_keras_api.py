@@ -361,3 +361,24 @@ def test_the_tensorflow_beginner_quickstart_runs_as_written():
     probability_model = keras.Sequential([model, layers.Softmax()])
     assert np.allclose(probability_model(x_train[:5]).numpy().sum(axis=1), 1.0, atol=1e-5)
     assert probability_model.predict(x_train[:5], verbose=0).shape == (5, 10)
+
+
+def test_a_model_with_two_inputs_trains_on_a_list_of_arrays():
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    image = rng.standard_normal((300, 6, 6, 1)).astype("float32")
+    meta = rng.standard_normal((300, 3)).astype("float32")
+    y = ((image[:, :3].mean(axis=(1, 2, 3)) > 0) ^ (meta[:, 0] > 0)).astype("int64")
+    image_in, meta_in = keras.Input(shape=(6, 6, 1), name="image"), keras.Input(shape=(3,), name="meta")
+    h = layers.Flatten()(layers.Conv2D(8, 3, activation="relu")(image_in))
+    h = layers.concatenate([h, layers.Dense(8, activation="relu")(meta_in)])
+    h = layers.Dense(16, activation="relu")(h)
+    model = keras.Model(inputs=[image_in, meta_in], outputs=layers.Dense(2, activation="softmax")(h))
+    model.compile(optimizer=keras.optimizers.Adam(3e-3), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    history = model.fit([image[:240], meta[:240]], y[:240], epochs=25, batch_size=16, verbose=0,
+                        validation_data=([image[240:], meta[240:]], y[240:]))
+    assert history.history["accuracy"][-1] > 0.9
+    assert model.predict([image[:7], meta[:7]], verbose=0).shape == (7, 2)
+    assert isinstance(model.train_on_batch([image[:8], meta[:8]], y[:8]), float)
+    with pytest.raises(ValueError, match="expected 2 input arrays"):
+        model.predict([image], verbose=0)

@@ -216,6 +216,14 @@ class Model(gg.Model):
                         metrics=[_metrics.as_graphgrad_metric(m) for m in metrics])
         object.__setattr__(self, "keras_optimizer", opt)
 
+    def _inputs_of(self, x: Any) -> Any:
+        """Keras' list of arrays for a model with several inputs as graphgrad's tuple."""
+        if self._inputs is not None and len(self._inputs) > 1 and isinstance(x, (list, tuple)):
+            if len(x) != len(self._inputs):
+                raise ValueError(f"{self.name}: expected {len(self._inputs)} input arrays, got {len(x)}")
+            return tuple(gg.tensor(v).numpy() if not hasattr(v, "shape") else v for v in x)
+        return x
+
     def _ready(self, what: str, x: Any) -> None:
         if self._keras_compile is None:
             raise RuntimeError(f"{what}: call model.compile(optimizer=..., loss=..., metrics=...) first")
@@ -232,6 +240,9 @@ class Model(gg.Model):
         if steps_per_epoch is not None:
             raise NotImplementedError("fit: steps_per_epoch is not supported by graphgrad.compat.keras")
         self._ready("fit", x)
+        x = self._inputs_of(x)
+        if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
+            validation_data = (self._inputs_of(validation_data[0]),) + tuple(validation_data[1:])
         return super().fit(x, y, batch_size=batch_size or 32, epochs=epochs, verbose=_verbose(verbose),
                            callbacks=callbacks, validation_split=validation_split, validation_data=validation_data,
                            shuffle=shuffle, initial_epoch=initial_epoch)
@@ -242,7 +253,7 @@ class Model(gg.Model):
         """The loss (a float), or ``[loss, *metrics]`` when compiled with metrics, as Keras;
         ``return_dict=True`` gives ``{"loss": ..., "accuracy": ...}``."""
         self._ready("evaluate", x)
-        logs = super().evaluate(x, y, batch_size=batch_size or 32, verbose=0, callbacks=callbacks)
+        logs = super().evaluate(self._inputs_of(x), y, batch_size=batch_size or 32, verbose=0, callbacks=callbacks)
         if _verbose(verbose):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()), file=sys.stdout, flush=True)
         if return_dict:
@@ -254,14 +265,14 @@ class Model(gg.Model):
                 callbacks: Any = None, **kwargs):
         """The model's outputs as a NumPy array (probabilities when it ends in a softmax)."""
         self._build_on(x)
-        return super().predict(x, batch_size=batch_size or 32)
+        return super().predict(self._inputs_of(x), batch_size=batch_size or 32)
 
     def predict_on_batch(self, x: Any):
         return self.predict(x, batch_size=len(x), verbose=0)
 
     def train_on_batch(self, x: Any, y: Any):
         self._ready("train_on_batch", x)
-        xb, yb = self._tensor(x, self._float_dtype()), self._tensor(y, self._float_dtype())
+        xb, yb = self._tensor(self._inputs_of(x), self._float_dtype()), self._tensor(y, self._float_dtype())
         self.train()
         loss, _ = self.train_step(xb, yb)
         return float(loss.item())
