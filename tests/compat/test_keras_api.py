@@ -382,3 +382,21 @@ def test_a_model_with_two_inputs_trains_on_a_list_of_arrays():
     assert isinstance(model.train_on_batch([image[:8], meta[:8]], y[:8]), float)
     with pytest.raises(ValueError, match="expected 2 input arrays"):
         model.predict([image], verbose=0)
+
+
+def test_class_weight_weights_the_training_loss_only():
+    x, y = _blobs(90)
+    model = _mlp()
+    model.fit(x, y, epochs=1, verbose=0)
+    weights = model.get_weights()
+    xb, yb = x[:32], y[:32]
+    per_sample = keras.losses.sparse_categorical_crossentropy(yb, model.predict(xb, verbose=0)).numpy()
+    class_weight = {0: 1.0, 1: 3.0, 2: 0.5}
+    expected = float(np.mean(per_sample * np.array([class_weight[int(c)] for c in yb])))
+    losses = []
+    model.set_weights(weights)
+    model.fit(xb, yb, epochs=1, batch_size=32, shuffle=False, class_weight=class_weight, verbose=0,
+              validation_data=(xb, yb),
+              callbacks=[keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: losses.append(dict(logs)))])
+    assert math.isclose(losses[0]["loss"], expected, rel_tol=1e-4)       # the weighted loss, before the step
+    assert math.isclose(losses[0]["val_loss"], model.evaluate(xb, yb, verbose=0)[0], rel_tol=1e-5)  # unweighted

@@ -16,7 +16,7 @@ from graphgrad.compat.keras.engine import as_tensor
 __all__ = ["sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy",
            "mean_squared_error", "mean_absolute_error", "huber", "mse", "mae", "Loss", "SparseCategoricalCrossentropy",
            "CategoricalCrossentropy", "BinaryCrossentropy", "MeanSquaredError", "MeanAbsoluteError", "Huber", "get",
-           "as_graphgrad_loss"]
+           "as_graphgrad_loss", "with_class_weight"]
 
 EPSILON = 1e-7
 
@@ -209,3 +209,34 @@ def as_graphgrad_loss(identifier: Any) -> Any:
     loss.__name__ = getattr(keras_loss, "name", getattr(keras_loss, "__name__", "loss"))
     loss.keras_loss = keras_loss
     return loss
+
+
+def _per_sample(keras_loss: Callable, y_true, y_pred):
+    """One loss per sample: a Loss object's function, or a plain function's own result."""
+    if isinstance(keras_loss, Loss):
+        return type(keras_loss).fn(y_true, y_pred, **keras_loss.kwargs)
+    return keras_loss(y_true, y_pred)
+
+
+def with_class_weight(loss: Any, class_weight: dict) -> Any:
+    """``fit(class_weight={0: 1.0, 1: 5.0})``: each sample's loss times its class's weight, averaged
+    over the batch (Keras' ``sum_over_batch_size``). Classes are integer labels, the argmax of one-hot
+    targets, or 0/1 for binary targets."""
+    keras_loss = loss.keras_loss
+    size = max(int(k) for k in class_weight) + 1
+    table = [float(class_weight.get(k, class_weight.get(str(k), 1.0))) for k in range(size)]
+
+    def weighted(y_pred, y_true):
+        per_sample = _per_sample(keras_loss, y_true, y_pred)
+        labels = as_tensor(y_true)
+        if labels.ndim == per_sample.ndim + 1 and labels.shape[-1] > 1:
+            labels = gg.argmax(labels, axis=-1)
+        labels = labels.reshape(tuple(per_sample.shape))
+        if labels.dtype.kind == "f":
+            labels = gg.round(labels)
+        weights = gg.tensor(table, dtype=per_sample.dtype)[labels.astype("int64")]
+        return gg.mean(per_sample * weights)
+
+    weighted.__name__ = loss.__name__
+    weighted.keras_loss = keras_loss
+    return weighted

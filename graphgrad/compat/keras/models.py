@@ -235,17 +235,34 @@ class Model(gg.Model):
             initial_epoch: int = 0, steps_per_epoch: Any = None, validation_steps: Any = None,
             validation_batch_size: Any = None, validation_freq: int = 1, **kwargs):
         """Keras' ``fit``; returns the ``History`` (``history.history["val_loss"]``...)."""
-        if class_weight is not None or sample_weight is not None:
-            raise NotImplementedError("fit: class_weight / sample_weight are not supported by graphgrad.compat.keras")
+        if sample_weight is not None:
+            raise NotImplementedError("fit: sample_weight is not supported by graphgrad.compat.keras (class_weight is)")
         if steps_per_epoch is not None:
             raise NotImplementedError("fit: steps_per_epoch is not supported by graphgrad.compat.keras")
         self._ready("fit", x)
         x = self._inputs_of(x)
         if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
             validation_data = (self._inputs_of(validation_data[0]),) + tuple(validation_data[1:])
-        return super().fit(x, y, batch_size=batch_size or 32, epochs=epochs, verbose=_verbose(verbose),
-                           callbacks=callbacks, validation_split=validation_split, validation_data=validation_data,
-                           shuffle=shuffle, initial_epoch=initial_epoch)
+        if class_weight:  # only the training loss is weighted (not validation's), as in Keras
+            object.__setattr__(self, "_train_loss", _losses.with_class_weight(self.loss_fn, class_weight))
+        try:
+            return super().fit(x, y, batch_size=batch_size or 32, epochs=epochs, verbose=_verbose(verbose),
+                               callbacks=callbacks, validation_split=validation_split,
+                               validation_data=validation_data, shuffle=shuffle, initial_epoch=initial_epoch)
+        finally:
+            object.__setattr__(self, "_train_loss", None)
+
+    def train_step(self, x, y) -> tuple:
+        """graphgrad's step, with the class-weighted loss while ``fit(class_weight=...)`` runs."""
+        train_loss = getattr(self, "_train_loss", None)
+        if train_loss is None:
+            return super().train_step(x, y)
+        output = self(x)
+        loss = train_loss(output, y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss, output
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, verbose: Any = "auto",
                  sample_weight: Any = None, steps: Any = None, callbacks: Any = None, return_dict: bool = False,
