@@ -134,6 +134,21 @@ real.set_weights(weights)
 mine.set_weights(weights)
 assert np.abs(mine.predict(x, verbose=0) - real.predict(x, verbose=0)).max() < 1e-5
 assert mine.count_params() == real.count_params()
+# training from the same weights: fit's epoch losses are Keras' (shuffle=False, same batches)
+x = rng.standard_normal((100, 5)).astype("float32")
+y = rng.integers(0, 3, 100)
+for make, tolerance in ((lambda k: k.optimizers.SGD(0.1, momentum=0.9), 1e-4), (lambda k: k.optimizers.Adam(0.01), 1e-4),
+                        (lambda k: k.optimizers.Adagrad(0.1), 1e-4), (lambda k: k.optimizers.RMSprop(0.01), 1e-2)):
+    models = [k.Sequential([k.Input(shape=(5,)), k.layers.Dense(8, activation="relu"), k.layers.BatchNormalization(),
+                            k.layers.Dense(3, activation="softmax")]) for k in (keras, gk)]
+    models[1].set_weights(models[0].get_weights())
+    histories = []
+    for k, model in zip((keras, gk), models):
+        model.compile(optimizer=make(k), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        histories.append(model.fit(x, y, batch_size=16, epochs=4, shuffle=False, validation_split=0.2,
+                                   verbose=0).history)
+    assert np.allclose(histories[0]["loss"], histories[1]["loss"], rtol=tolerance), histories
+    assert np.allclose(histories[0]["val_loss"], histories[1]["val_loss"], rtol=max(tolerance, 1e-3)), histories
 print("ok", len(cases))
 '''
 
