@@ -1,6 +1,7 @@
 """Batches for ``Model.fit``/``evaluate``/``predict`` from arrays (shuffled per epoch, split for
 validation, sharded over ranks) or from a loader. ``x`` may be one array or, for a model with
-several inputs, a tuple of arrays with the same number of rows (each batch is then a tuple)."""
+several inputs, a tuple of arrays with the same number of rows (each batch is then a tuple); ``y``
+likewise for a model with several outputs."""
 from __future__ import annotations
 
 import copy
@@ -41,6 +42,19 @@ def _is_multi_input(x: Any) -> bool:
     """``x`` a tuple of arrays (several inputs): a tuple of at least two arrays or Tensors (not lists)."""
     return isinstance(x, tuple) and len(x) > 1 and all(
         isinstance(v, Tensor) or backend.is_array(v) for v in x)
+
+
+def _targets(y: Any):
+    """``y`` as an array, or a tuple of arrays for a model with several outputs."""
+    if y is None:
+        return None
+    if _is_multi_input(y):
+        ys = tuple(_as_array(v) for v in y)
+        if len({batch_rows(v) for v in ys}) != 1:
+            raise ValueError(f"the targets of y must all have the same number of samples, got shapes "
+                             f"{[tuple(v.shape) for v in ys]}")
+        return ys
+    return _as_array(y)
 
 
 def batch_rows(x: Any) -> int:
@@ -86,17 +100,17 @@ class _Data:
             if len(rows) != 1 or None in rows:
                 raise ValueError(f"{what}: the inputs of x must all have the same number of samples, got "
                                  f"shapes {[tuple(v.shape) for v in self.x]}")
-            self.y = None if y is None else _as_array(y)
-            if self.y is not None and self.y.shape[0] != batch_rows(self.x):
-                raise ValueError(f"{what}: x has {batch_rows(self.x)} samples but y has {self.y.shape[0]}")
+            self.y = _targets(y)
+            if self.y is not None and batch_rows(self.y) != batch_rows(self.x):
+                raise ValueError(f"{what}: x has {batch_rows(self.x)} samples but y has {batch_rows(self.y)}")
             self.batch_size = int(batch_size or 32)
         elif _is_data_array(x):
             self.x = _as_array(x)
-            self.y = None if y is None else _as_array(y)
+            self.y = _targets(y)
             if self.x.ndim == 0:
                 raise ValueError(f"{what}: x must have a batch dimension, got a scalar")
-            if self.y is not None and self.y.shape[0] != self.x.shape[0]:
-                raise ValueError(f"{what}: x has {self.x.shape[0]} samples but y has {self.y.shape[0]}")
+            if self.y is not None and batch_rows(self.y) != self.x.shape[0]:
+                raise ValueError(f"{what}: x has {self.x.shape[0]} samples but y has {batch_rows(self.y)}")
             self.batch_size = int(batch_size or 32)
         elif hasattr(x, "__iter__"):
             if y is not None:
@@ -127,8 +141,8 @@ class _Data:
             raise ValueError(f"validation_split={fraction} leaves no training or no validation samples out of {n}")
         head, tail = copy.copy(self), copy.copy(self)
         head.x, tail.x = _rows(self.x, 0, cut), _rows(self.x, cut, n)
-        head.y = None if self.y is None else self.y[:cut]
-        tail.y = None if self.y is None else self.y[cut:]
+        head.y = None if self.y is None else _rows(self.y, 0, cut)
+        tail.y = None if self.y is None else _rows(self.y, cut, n)
         return head, tail
 
     def sharded(self, world, training: bool, shuffle: bool = False, seed: int = 0, in_order: bool = False) -> "_Data":
@@ -165,7 +179,7 @@ class _Data:
         for start in range(0, n, self.batch_size):
             if order is None:
                 xb = _rows(self.x, start, start + self.batch_size)
-                yb = None if self.y is None else self.y[start:start + self.batch_size]
+                yb = None if self.y is None else _rows(self.y, start, start + self.batch_size)
             else:
                 index = order[start:start + self.batch_size]
                 xb = _take(self.x, index)

@@ -322,7 +322,9 @@ class Model(Module):
             x, y: inputs ``(N, ...)`` and targets ``(N, ...)`` (arrays, Tensors or lists), or ``x`` a
                 ``gg.data.DataLoader`` (or any iterable of ``(x, y)`` batches) and ``y`` None. For a
                 model with several inputs, ``x`` is a tuple of arrays with ``N`` rows each; the module
-                then receives a tuple of Tensors (also in ``evaluate`` and ``predict``).
+                then receives a tuple of Tensors (also in ``evaluate`` and ``predict``). For several
+                outputs, ``y`` is a tuple of arrays and the loss receives ``(outputs, targets)``
+                tuples (``predict`` returns a list of arrays).
             batch_size: samples per update for array inputs.
             epochs: the index of the last epoch (training runs ``initial_epoch..epochs-1``).
             verbose: 0 silent, 1 progress bar (tqdm; else one line per epoch), 2 one line per epoch.
@@ -400,7 +402,7 @@ class Model(Module):
                 if index == 0 and epoch == initial_epoch:
                     warn_if_softmax_into_logits_loss(self, output, self.loss_fn, getattr(self, "_loss_spec", None))
                 loss_mean.update(loss.item(), n)
-                output = output.detach()
+                output = output.detach() if isinstance(output, Tensor) else type(output)(o.detach() for o in output)
                 for metric in metrics:
                     metric.update(output, yb)
                 batch_logs = _logs(loss_mean, metrics, int(loss_mean.count), batch_world)
@@ -508,9 +510,17 @@ class Model(Module):
                 for xb, _ in data.batches():
                     xb = self._tensor(xb, float_dtype)
                     self._remember_input(xb)
-                    outputs.append(self(xb).numpy())
+                    out = self(xb)
+                    outputs.append(out.numpy() if isinstance(out, Tensor) else tuple(o.numpy() for o in out))
         finally:
             self.train(was_training)
+        if outputs and isinstance(outputs[0], tuple):  # several outputs: a list of arrays
+            joined = [np.concatenate(parts, axis=0) for parts in zip(*outputs)]
+            if world is not None:
+                from graphgrad.distributed.training import gather_rows
+
+                return [gather_rows(part, total, world) for part in joined]
+            return joined
         if world is not None:
             from graphgrad.distributed.training import gather_rows
 
