@@ -94,6 +94,8 @@ for _family in FAMILIES:
             if isinstance(_value, type):
                 OP_CLASSES[_name] = _value
             else:
+                if getattr(_value, "__name__", None) in ("fn", "function", "<lambda>"):  # made by a factory
+                    _value.__name__ = _value.__qualname__ = _name  # (tracebacks, help() and the API docs)
                 RAW_FUNCTIONS[_name] = _value
                 if not _takes_name(_value):
                     if id(_value) not in _WRAPPED:  # aliases share one wrapper
