@@ -184,6 +184,11 @@ def test_save_and_load_model_keep_architecture_weights_and_compile(tmp_path):
         assert sorted(archive.namelist()) == ["config.json", "metadata.json", "model.weights.npz"]
         config = json.loads(archive.read("config.json"))
     assert config["compile"]["optimizer"]["name"] == "SGD"
+    logits_model = keras.Sequential([keras.Input(shape=(2,)), layers.Dense(3)])
+    logits_model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    logits_model.save(str(tmp_path / "logits.keras"))
+    assert math.isclose(keras.models.load_model(str(tmp_path / "logits.keras")).evaluate(x, y, verbose=0),
+                        logits_model.evaluate(x, y, verbose=0), rel_tol=1e-6)  # the loss object, from_logits kept
     restored = keras.models.load_model(path)
     assert np.allclose(restored.predict(x, verbose=0), model.predict(x, verbose=0), atol=1e-6)
     assert restored.optimizer.param_groups[0]["momentum"] == 0.9
@@ -400,3 +405,33 @@ def test_class_weight_weights_the_training_loss_only():
               callbacks=[keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: losses.append(dict(logs)))])
     assert math.isclose(losses[0]["loss"], expected, rel_tol=1e-4)       # the weighted loss, before the step
     assert math.isclose(losses[0]["val_loss"], model.evaluate(xb, yb, verbose=0)[0], rel_tol=1e-5)  # unweighted
+
+
+def test_a_model_with_two_outputs_and_per_output_losses_metrics_and_weights(tmp_path):
+    keras.utils.set_random_seed(0)
+    x, y = _blobs(240)
+    target = (x[:, :1] * 2.0).astype("float32")
+    inputs = keras.Input(shape=(2,))
+    h = layers.Dense(16, activation="relu")(inputs)
+    label = layers.Dense(3, activation="softmax", name="label")(h)
+    value = layers.Dense(1, name="value")(h)
+    model = keras.Model(inputs=inputs, outputs=[label, value])
+    model.compile(optimizer=keras.optimizers.Adam(0.01),
+                  loss={"label": "sparse_categorical_crossentropy", "value": "mse"},
+                  loss_weights={"label": 1.0, "value": 0.5}, metrics={"label": ["accuracy"], "value": ["mae"]})
+    history = model.fit(x, {"label": y, "value": target}, epochs=30, batch_size=16, validation_split=0.2, verbose=0)
+    assert {"loss", "label_loss", "value_loss", "label_accuracy", "value_mae", "val_label_accuracy"} <= set(history.history)
+    last = {k: v[-1] for k, v in history.history.items()}
+    assert math.isclose(last["loss"], last["label_loss"] + 0.5 * last["value_loss"], rel_tol=0.05)
+    loss, label_loss, value_loss, accuracy, mae = model.evaluate(x, [y, target], verbose=0)
+    assert accuracy > 0.95 and mae < 0.3
+    probabilities, values = model.predict(x[:4], verbose=0)
+    assert probabilities.shape == (4, 3) and values.shape == (4, 1)
+    model.save(str(tmp_path / "two.keras"))
+    restored = keras.models.load_model(str(tmp_path / "two.keras"))
+    assert np.allclose(restored.predict(x[:4], verbose=0)[1], values, atol=1e-6)
+    assert np.allclose(restored.evaluate(x, [y, target], verbose=0), [loss, label_loss, value_loss, accuracy, mae],
+                       rtol=1e-5)
+    with pytest.raises(ValueError, match="outputs"):
+        model.compile(optimizer="adam", loss={"nope": "mse"})
+        model.fit(x, [y, target], verbose=0)

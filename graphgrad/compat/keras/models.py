@@ -10,8 +10,8 @@ from typing import Any, Optional, Sequence
 import graphgrad as gg
 
 from graphgrad.compat.keras import losses as _losses
-from graphgrad.compat.keras import metrics as _metrics
 from graphgrad.compat.keras import optimizers as _optimizers
+from graphgrad.compat.keras import outputs as _multi
 from graphgrad.compat.keras.engine import Input, InputLayer, KerasTensor, Layer, as_tensor, snake_case, unique_name
 
 __all__ = ["Model", "Sequential", "load_model", "save_model"]
@@ -202,18 +202,19 @@ class Model(gg.Model):
         """Keras' ``compile``: ``optimizer`` a name or a ``keras.optimizers`` object; ``loss`` a Keras
         loss name, object or function ``fn(y_true, y_pred)`` (crossentropies take probabilities
         unless ``from_logits=True``); ``metrics`` names (``"accuracy"``...) or ``keras.metrics``."""
-        if loss_weights is not None or weighted_metrics is not None:
-            raise NotImplementedError("compile: loss_weights / weighted_metrics are not supported by graphgrad.compat.keras")
-        object.__setattr__(self, "_keras_compile", (optimizer, loss, list(metrics or [])))
+        if weighted_metrics is not None:
+            raise NotImplementedError("compile: weighted_metrics is not supported by graphgrad.compat.keras")
+        metrics = dict(metrics) if isinstance(metrics, dict) else list(metrics or [])
+        object.__setattr__(self, "_keras_compile", (optimizer, loss, metrics, loss_weights))
         object.__setattr__(self, "compiled", False)
         if self.built:
             self._apply_compile()
 
     def _apply_compile(self) -> None:
-        optimizer, loss, metrics = self._keras_compile
+        optimizer, loss, metrics, loss_weights = self._keras_compile
         opt = _optimizers.get(optimizer).bind(self.parameters())
-        super().compile(optimizer=opt, loss=_losses.as_graphgrad_loss(loss),
-                        metrics=[_metrics.as_graphgrad_metric(m) for m in metrics])
+        gg_loss, gg_metrics = _multi.compile_arguments(self, loss, metrics, loss_weights)
+        super().compile(optimizer=opt, loss=gg_loss, metrics=gg_metrics)
         object.__setattr__(self, "keras_optimizer", opt)
 
     def _inputs_of(self, x: Any) -> Any:
@@ -240,9 +241,9 @@ class Model(gg.Model):
         if steps_per_epoch is not None:
             raise NotImplementedError("fit: steps_per_epoch is not supported by graphgrad.compat.keras")
         self._ready("fit", x)
-        x = self._inputs_of(x)
+        x, y = self._inputs_of(x), _multi.targets_of(self, y)
         if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
-            validation_data = (self._inputs_of(validation_data[0]),) + tuple(validation_data[1:])
+            validation_data = (self._inputs_of(validation_data[0]), _multi.targets_of(self, validation_data[1]))
         if class_weight:  # only the training loss is weighted (not validation's), as in Keras
             object.__setattr__(self, "_train_loss", _losses.with_class_weight(self.loss_fn, class_weight))
         try:
@@ -270,7 +271,7 @@ class Model(gg.Model):
         """The loss (a float), or ``[loss, *metrics]`` when compiled with metrics, as Keras;
         ``return_dict=True`` gives ``{"loss": ..., "accuracy": ...}``."""
         self._ready("evaluate", x)
-        logs = super().evaluate(self._inputs_of(x), y, batch_size=batch_size or 32, verbose=0, callbacks=callbacks)
+        logs = super().evaluate(self._inputs_of(x), _multi.targets_of(self, y), batch_size=batch_size or 32, verbose=0, callbacks=callbacks)
         if _verbose(verbose):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()), file=sys.stdout, flush=True)
         if return_dict:
@@ -289,7 +290,8 @@ class Model(gg.Model):
 
     def train_on_batch(self, x: Any, y: Any):
         self._ready("train_on_batch", x)
-        xb, yb = self._tensor(self._inputs_of(x), self._float_dtype()), self._tensor(y, self._float_dtype())
+        xb = self._tensor(self._inputs_of(x), self._float_dtype())
+        yb = self._tensor(_multi.targets_of(self, y), self._float_dtype())
         self.train()
         loss, _ = self.train_step(xb, yb)
         return float(loss.item())

@@ -179,7 +179,7 @@ def model_from_config(config: dict, custom_objects: Optional[dict] = None):
 def _compile_config(model) -> Optional[dict]:
     if model._keras_compile is None:
         return None
-    optimizer, loss, metrics = model._keras_compile
+    optimizer, loss, metrics, loss_weights = model._keras_compile
     opt = getattr(model, "keras_optimizer", None) or optimizer
     if isinstance(opt, str):
         opt_config: Any = opt
@@ -187,26 +187,36 @@ def _compile_config(model) -> Optional[dict]:
         opt_config = {k: v for k, v in opt.get_config().items() if k != "clipnorm"}
     else:
         return None
-    if isinstance(loss, str) or loss is None:
+    if _names_only(loss):
         loss_config: Any = loss
     elif isinstance(loss, _losses.Loss):
-        loss_config = {"class_name": type(loss).__name__,
-                       "config": {k: v for k, v in loss.get_config().items()}}
+        loss_config = {"__loss__": type(loss).__name__, "config": {k: v for k, v in loss.get_config().items()}}
     else:
         return None
-    if not all(isinstance(m, str) for m in metrics):
+    if not _names_only(metrics) or not (loss_weights is None or isinstance(loss_weights, (list, dict, float, int))):
         return None
-    return {"optimizer": opt_config, "loss": loss_config, "metrics": list(metrics)}
+    return {"optimizer": opt_config, "loss": loss_config, "metrics": metrics, "loss_weights": loss_weights}
+
+
+def _names_only(spec: Any) -> bool:
+    """Whether ``spec`` is None, a name, or lists/dicts of those (JSON as it is)."""
+    if spec is None or isinstance(spec, str):
+        return True
+    if isinstance(spec, (list, tuple)):
+        return all(_names_only(s) for s in spec)
+    if isinstance(spec, dict):
+        return all(isinstance(k, str) and _names_only(v) for k, v in spec.items())
+    return False
 
 
 def _compile_from(config: dict) -> tuple:
     loss = config["loss"]
-    if isinstance(loss, dict):
-        cls = getattr(_losses, loss["class_name"])
+    if isinstance(loss, dict) and "__loss__" in loss:  # a keras.losses object (else a dict by output name)
+        cls = getattr(_losses, loss["__loss__"])
         kwargs = dict(loss["config"])
         kwargs.pop("name", None)
         loss = cls(**kwargs)
-    return _optimizers.get(config["optimizer"]), loss, config["metrics"]
+    return _optimizers.get(config["optimizer"]), loss, config["metrics"], config.get("loss_weights")
 
 
 # ---- whole models ---------------------------------------------------------------------------------------------------------
