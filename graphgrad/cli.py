@@ -222,8 +222,11 @@ def _dispatch(args) -> int:
         return 0
     if args.command == "demo":
         start = time.perf_counter()
-        spiral_mlp(epochs=3 if args.quick else 60, seed=args.seed, image=args.image)
-        demo_graph(steps=20 if args.quick else 1000, seed=args.seed)
-        digits_cnn(epochs=1 if args.quick else 40, seed=args.seed)
+        # small models: one BLAS thread (a second one only spins, and on a busy machine that made
+        # the demo three times slower: docs/performance.md)
+        with gg.backend.blas_threads(1):
+            spiral_mlp(epochs=3 if args.quick else 60, seed=args.seed, image=args.image)
+            demo_graph(steps=20 if args.quick else 1000, seed=args.seed)
+            digits_cnn(epochs=1 if args.quick else 40, seed=args.seed)
         print(f"demo finished in {time.perf_counter() - start:.1f}s")
     return 0

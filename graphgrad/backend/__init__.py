@@ -12,6 +12,7 @@ import numpy as np
 
 from graphgrad.backend import emulated, numpy_backend
 from graphgrad.backend.allocator import malloc_tuned, tune_at_import, tune_malloc  # noqa: F401  (public)
+from graphgrad.backend.parallel import blas_threads  # noqa: F401  (public)
 
 tune_at_import()
 

@@ -262,7 +262,8 @@ def getitem(x, key: Any) -> Tensor:
     """
     x = _tensor(x)
     struct, arrays = _parse_key(key)
-    if not arrays and struct.count(Ellipsis) <= 1 and len(struct) - struct.count(Ellipsis) <= x.ndim \
+    rank = x.ndim if x.shape is not None else len(struct)  # an unknown rank: the key's length will do
+    if not arrays and struct.count(Ellipsis) <= 1 and len(struct) - struct.count(Ellipsis) <= rank \
             and all(k is Ellipsis or k == ("slice", None, None, None) for k in struct):
         return x
     return GetItem(struct).apply(x, *arrays)

@@ -473,6 +473,9 @@ def logsumexp(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim
     axis, keepdims = _axis_args("logsumexp", x, axis, keepdims, dim, keepdim)
     m = max(x, axis, keepdims=True)
     m = where(isfinite(m), m, 0)
+    if x.shape is None and not keepdims:  # rank unknown until run time: reduce without keepdims instead
+        top = max(x, axis)
+        return log(sum(exp(x - m), axis)) + where(isfinite(top), top, 0)
     s = log(sum(exp(x - m), axis, keepdims=True)) + m
     if keepdims:
         return s

@@ -494,3 +494,49 @@ def test_tf_install_makes_tensorflow_imports_resolve_here():
 def test_tf_unmapped_names_say_so():
     with pytest.raises(AttributeError, match="docs/tensorflow.md"):
         tf.while_loop  # noqa: B018
+
+
+UNKNOWN_RANK_WORKS = {
+    "softmax_xent": lambda x: tf.nn.softmax_cross_entropy_with_logits(labels=np.eye(4, dtype=np.float32)[:3], logits=x),
+    "log_softmax": lambda x: tf.nn.log_softmax(x),
+    "transpose_perm": lambda x: tf.transpose(x, [1, 0]),
+    "expand_dims": lambda x: tf.expand_dims(x, 0),
+    "index": lambda x: x[1:, 0],
+    "reduce_mean_neg": lambda x: tf.reduce_mean(x, -1),
+    "reduce_max": lambda x: tf.reduce_max(x, 1, keepdims=True),
+    "logsumexp": lambda x: tf.reduce_logsumexp(x, 1),
+    "matmul": lambda x: tf.matmul(x, tf.ones([4, 2])),
+    "matmul_tb": lambda x: tf.matmul(x, x, transpose_b=True),
+    "reshape": lambda x: tf.reshape(x, [2, -1]),
+    "where": lambda x: tf.where(x > 0, x, -x),
+    "l2_normalize": lambda x: tf.nn.l2_normalize(x, 1),
+    "bias_add": lambda x: tf.nn.bias_add(x, tf.ones([4])),
+    "mse": lambda x: tf.losses.mean_squared_error(tf.zeros([3, 4]), x),
+    "fill_shape": lambda x: tf.fill(tf.shape(x), 2.0) * x,
+}
+
+
+@pytest.mark.parametrize("case", UNKNOWN_RANK_WORKS)
+def test_tf_a_shapeless_placeholder_works_as_a_shaped_one(case):
+    a = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32)
+    results = []
+    for shape in (None, [3, 4]):
+        tf.reset_default_graph()
+        x = tf.placeholder(tf.float32, shape)
+        w = tf.Variable(1.5)
+        y = UNKNOWN_RANK_WORKS[case](x * w)
+        grads = tf.gradients(tf.reduce_sum(y), [x, w])
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(y))
+        results.append(run([y] + grads + [train], {x: a})[:3])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda x: tf.concat([x, x], 0), lambda x: tf.gather(x, [0]),
+                                  lambda x: tf.nn.conv2d(x, tf.ones([2, 2, 1, 1]), [1, 1, 1, 1], "SAME"),
+                                  lambda x: tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+                                  lambda x: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0], logits=x),
+                                  lambda x: tf.split(x, 2), lambda x: tf.tile(x, [2])])
+def test_tf_functions_that_need_a_rank_say_so(make):
+    with pytest.raises(ValueError, match="give the placeholder a shape"):  # a ShapeError, a ValueError as in TF
+        make(tf.placeholder(tf.float32))

@@ -85,3 +85,18 @@ def test_matmul_and_reshape_of_unknown_rank():
     got = gg.Session(graph=g).run([gx, gw], {x: a})
     np.testing.assert_allclose(got[0], 2 * (a @ b) @ b.T, rtol=1e-5)
     np.testing.assert_allclose(got[1], a.T @ (2 * (a @ b)), rtol=1e-5)
+
+
+def test_indexing_and_logsumexp_of_unknown_rank():
+    g = gg.Graph()
+    a = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    with g.as_default():
+        x = gg.placeholder(gg.float32)
+        k = gg.placeholder(gg.float32, (3, 4))
+        outs = [gg.sum(v[0] * 2 + v[:, 1:3].sum()) + gg.sum(gg.logsumexp(v, 1)) for v in (x, k)]
+        grads = [gg.gradients(o, [v])[0] for o, v in zip(outs, (x, k))]
+    sess = gg.Session(graph=g)
+    got = sess.run([outs[0], grads[0]], {x: a})
+    want = sess.run([outs[1], grads[1]], {k: a})
+    for u, v in zip(got, want):
+        np.testing.assert_allclose(u, v, rtol=1e-5)

@@ -26,7 +26,7 @@ from typing import Any, Optional
 import graphgrad as _gg
 from graphgrad.compat.tf._common import (SCOPES, as_axis, as_dtype, bool_, current_scope, default_dtype, float16,
                                          float32, float64, graph_state, in_graph, int8, int16, int32, int64, named,
-                                         uint8)
+                                         need_rank, uint8)
 
 bool = bool_  # noqa: A001
 double, half = float64, float16
@@ -646,10 +646,17 @@ def matmul(a: Any, b: Any, transpose_a: builtins.bool = False, transpose_b: buil
             raise _gg.ShapeError(f"matmul: {which} must have rank 2 or more (TensorFlow's matmul multiplies "
                                  f"matrices), got rank {rank}; use tf.reshape or tf.expand_dims for a vector")
     if transpose_a or adjoint_a:
-        a = _gg.swapaxes(a, -1, -2)
+        a = _matrix_transpose(a)
     if transpose_b or adjoint_b:
-        b = _gg.swapaxes(b, -1, -2)
+        b = _matrix_transpose(b)
     return _gg.matmul(a, b)
+
+
+def _matrix_transpose(x: Any) -> Tensor:
+    """The last two axes swapped; a tensor of unknown rank is taken as a matrix."""
+    if isinstance(x, Tensor) and x.shape is None:
+        return _gg.ops.Transpose((1, 0)).apply(x)
+    return _gg.swapaxes(x, -1, -2)
 
 
 # ---- reductions ------------------------------------------------------------------------------------------------
@@ -742,11 +749,13 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
 # ---- arrays ----------------------------------------------------------------------------------------------------
 @in_graph
 def concat(values: Any, axis: int) -> Tensor:
+    need_rank("concat", *values)
     return _gg.concatenate(list(values), axis=int(axis))
 
 
 @in_graph
 def stack(values: Any, axis: int = 0) -> Tensor:
+    need_rank("stack", *values)
     return _gg.stack(list(values), axis=axis)
 
 
@@ -755,6 +764,7 @@ pack = stack
 
 @in_graph
 def unstack(value: Any, num: Optional[int] = None, axis: int = 0) -> list:
+    need_rank("unstack", value)
     n = value.shape[axis] if num is None else num
     if n is None:
         raise ValueError(f"unstack: the size of axis {axis} of shape {value.shape} is unknown; pass num=")
@@ -767,6 +777,7 @@ unpack = unstack
 @in_graph
 def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None) -> list:
     """Into ``num_or_size_splits`` equal pieces, or pieces of the sizes listed (one may be -1)."""
+    need_rank("split", value)
     if isinstance(num_or_size_splits, int):
         return _gg.split(value, num_or_size_splits, axis=int(axis))
     sizes = [int(s) for s in num_or_size_splits]
@@ -791,28 +802,39 @@ def reshape(tensor: Any, shape: Any) -> Tensor:
 @in_graph
 def transpose(a: Any, perm: Any = None, conjugate: Any = False) -> Tensor:
     if perm is None:
+        need_rank("transpose", a)
         return _gg.transpose(a)
+    if isinstance(a, Tensor) and a.shape is None:  # rank known at run time: the permutation says it
+        return _gg.ops.Transpose(tuple(int(p) for p in perm)).apply(a)
     return _gg.permute(a, *[int(p) for p in perm])
 
 
 @in_graph
 def expand_dims(input: Any, axis: Any = None, dim: Any = None) -> Tensor:
-    return _gg.expand_dims(input, int(dim if axis is None else axis))
+    axis = int(dim if axis is None else axis)
+    if isinstance(input, Tensor) and input.shape is None:
+        if axis < 0:
+            need_rank("expand_dims (with a negative axis)", input)
+        return _gg.ops.ExpandDims((axis,)).apply(input)
+    return _gg.expand_dims(input, axis)
 
 
 @in_graph
 def squeeze(input: Any, axis: Any = None, squeeze_dims: Any = None) -> Tensor:
     axis = squeeze_dims if axis is None else axis
+    need_rank("squeeze", input)
     return _gg.squeeze(input, as_axis(axis) if axis not in ([], ()) else None)
 
 
 @in_graph
 def tile(input: Any, multiples: Any) -> Tensor:
+    need_rank("tile", input)
     return _gg.tile(input, tuple(int(m) for m in multiples))
 
 
 @in_graph
 def gather(params: Any, indices: Any, validate_indices: Any = None, axis: int = 0, batch_dims: int = 0) -> Tensor:
+    need_rank("gather", params)
     return _gg.take(params, indices, axis=int(axis))
 
 
@@ -859,23 +881,27 @@ def rank(input: Any) -> Tensor:
 
 @in_graph
 def slice(input_: Any, begin: Any, size: Any) -> Tensor:  # noqa: A001
+    need_rank("slice", input_)
     index = tuple(builtins.slice(int(b), None if int(s) == -1 else int(b) + int(s)) for b, s in zip(begin, size))
     return input_[index]
 
 
 @in_graph
 def reverse(tensor: Any, axis: Any) -> Tensor:
+    need_rank("reverse", tensor)
     return _gg.flip(tensor, as_axis(axis))
 
 
 @in_graph
 def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0) -> Tensor:
+    need_rank("pad", tensor)
     widths = [tuple(int(p) for p in pair) for pair in paddings]
     return _gg.pad(tensor, widths, mode=mode.lower(), constant_values=constant_values)
 
 
 @in_graph
 def cumsum(x: Any, axis: int = 0, exclusive: builtins.bool = False, reverse: builtins.bool = False) -> Tensor:
+    need_rank("cumsum", x)
     if reverse:
         x = _gg.flip(x, int(axis))
     out = _gg.cumsum(x, axis=int(axis))

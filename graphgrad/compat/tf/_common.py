@@ -73,6 +73,16 @@ def named(out: Any, name: Any, args: tuple = ()) -> Any:
     return out
 
 
+def need_rank(what: str, *tensors: Any) -> None:
+    """Raise an actionable ``ShapeError`` if a tensor's rank is unknown (a placeholder made without a
+    shape) where ``tf.<what>`` needs it."""
+    for x in tensors:
+        if isinstance(x, _gg.Tensor) and x.shape is None:
+            raise _gg.ShapeError(f"tf.{what}: the rank of {x.name or 'its input'} is unknown (it comes from a "
+                                 "placeholder made without a shape) and this function needs it: give the "
+                                 "placeholder a shape, e.g. tf.placeholder(tf.float32, [None, 784])")
+
+
 def as_axis(axis: Any) -> Any:
     """TF's axis (an int, a list or a tuple, or None) as graphgrad's (an int, a tuple or None)."""
     if isinstance(axis, (list, tuple)):

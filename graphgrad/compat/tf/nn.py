@@ -12,7 +12,7 @@ import math
 from typing import Any, Optional
 
 import graphgrad as _gg
-from graphgrad.compat.tf._common import as_axis, as_dtype, in_graph
+from graphgrad.compat.tf._common import as_axis, as_dtype, in_graph, need_rank
 
 Tensor = _gg.Tensor
 
@@ -126,6 +126,7 @@ def conv2d(input: Any, filter: Any = None, strides: Any = None, padding: Any = N
            data_format: str = "NHWC", dilations: Any = None, filters: Any = None) -> Tensor:
     """2-D convolution of ``input`` (N, H, W, C) with ``filter`` (kh, kw, C_in, C_out)."""
     filter = filters if filter is None else filter
+    need_rank("nn.conv2d", input, filter)
     data_format = _check_format(data_format, "conv2d")
     stride = _pair(strides if strides is not None else 1, data_format, "conv2d strides")
     dilation = _pair(dilations if dilations is not None else 1, data_format, "conv2d dilations")
@@ -139,6 +140,7 @@ def conv2d(input: Any, filter: Any = None, strides: Any = None, padding: Any = N
 
 
 def _pool(value: Any, ksize: Any, strides: Any, padding: str, data_format: str, what: str) -> tuple:
+    need_rank(f"nn.{what}", value)
     data_format = _check_format(data_format, what)
     kernel = _pair(ksize, data_format, f"{what} ksize")
     stride = _pair(strides, data_format, f"{what} strides")
@@ -210,6 +212,7 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod", val
         if len(params) != 1:
             raise NotImplementedError("embedding_lookup: partitioned params (a list of several) are not supported")
         params = params[0]
+    need_rank("nn.embedding_lookup", params)
     return _gg.embedding(_gg.astype(ids, _gg.int64), params)
 
 
@@ -239,8 +242,9 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any 
     """Cross-entropy with integer class ``labels`` (shape of ``logits`` without its last axis)."""
     if _sentinel is not None:
         raise ValueError("sparse_softmax_cross_entropy_with_logits: pass labels= and logits= by name")
+    need_rank("nn.sparse_softmax_cross_entropy_with_logits", logits)
     labels = _gg.astype(labels, _gg.int64)
-    if logits.shape is not None and len(logits.shape) > 2:
+    if len(logits.shape) > 2:
         logits = _gg.moveaxis(logits, -1, 1)
     return _gg.cross_entropy(logits, labels, reduction="none")
 
@@ -250,6 +254,7 @@ def sigmoid_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
     """Elementwise ``max(x, 0) - x * z + log(1 + exp(-|x|))`` for logits ``x`` and labels ``z``."""
     if _sentinel is not None:
         raise ValueError("sigmoid_cross_entropy_with_logits: pass labels= and logits= by name")
+    need_rank("nn.sigmoid_cross_entropy_with_logits", logits)
     return _gg.binary_cross_entropy_with_logits(logits, _gg.astype(labels, logits.dtype), reduction="none")
 
 
@@ -257,6 +262,7 @@ def sigmoid_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
 def weighted_cross_entropy_with_logits(labels: Any = None, logits: Any = None, pos_weight: Any = None,
                                        targets: Any = None) -> Tensor:
     labels = targets if labels is None else labels
+    need_rank("nn.weighted_cross_entropy_with_logits", logits)
     return _gg.binary_cross_entropy_with_logits(logits, _gg.astype(labels, logits.dtype), pos_weight=pos_weight,
                                                 reduction="none")
 
@@ -270,6 +276,7 @@ def moments(x: Any, axes: Any, shift: Any = None, name: Optional[str] = None, ke
         mean = _gg.mean(x, axis=axes, keepdims=True)
         variance = _gg.mean(_gg.square(x - _gg.stop_gradient(mean)), axis=axes, keepdims=True)
         if not keep:
+            need_rank("nn.moments (without keep_dims)", x)
             mean, variance = _gg.squeeze(mean, axes), _gg.squeeze(variance, axes)
     return mean, variance
 
@@ -287,6 +294,7 @@ def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: An
 
 def top_k(input: Any, k: int = 1, sorted: bool = True, name: Optional[str] = None):
     """``(values, indices)`` of the ``k`` largest along the last axis."""
+    need_rank("nn.top_k", input)
     with _gg.get_default_graph().as_default():
         return _gg.topk(input, int(k), dim=-1, sorted=sorted)
 
