@@ -35,3 +35,10 @@ def test_page_snippets_run(page, tmp_path):
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600,
                           env={**os.environ, **env})
     assert done.returncode == 0, f"{page.name}: a snippet failed:\n{done.stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("page", PAGES[1:], ids=[p.name for p in PAGES[1:]])
+def test_page_names_the_extra_its_examples_need(page):
+    """Each page says at its start which install its examples need (one extra that has it all)."""
+    start = "\n".join(page.read_text().split("\n")[:8])
+    assert 'pip install "graphgrad[all]"' in start, f"{page.name} does not name graphgrad[all] where it starts"
