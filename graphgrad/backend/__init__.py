@@ -108,8 +108,9 @@ def kernel(xp, name: str) -> Callable:
 
 
 def device_of(array: Any) -> str:
-    """``"cpu"`` for NumPy arrays, ``"cuda:N"`` for CuPy arrays, ``"emulated"`` for the emulated device's."""
-    if isinstance(array, np.ndarray):
+    """``"cpu"`` for NumPy arrays (and scalars), ``"cuda:N"`` for CuPy arrays, ``"emulated"`` for the
+    emulated device's."""
+    if isinstance(array, (np.ndarray, np.generic)):
         return "cpu"
     if type(array) is emulated.EmulatedArray:
         return emulated.DEVICE

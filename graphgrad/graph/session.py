@@ -4,6 +4,15 @@
 by creation (a topological order, since a node's inputs always exist before it), and executes each
 node's ``op.forward`` once. The plan, a flat list of steps over numbered value slots, is cached per
 (fetches, fed tensors), so a training loop does no graph work per step.
+
+Devices: a graph is built on the host and runs where its data is. A run's array namespace (NumPy,
+CuPy, the emulated device's) is that of its fed arrays and the variables it reads (all on one
+device), or, with neither, the default device's (``gg.device``, ``gg.set_default_device``). Values
+fed as Python numbers or lists belong to no device: they are made on the run's. Constants (kept in
+the graph as they were captured; the compiler's rewrites make theirs on the host) are moved to the
+run's device once per plan and device. Fetched values stay where they were computed: NumPy arrays
+(NumPy scalars for 0-d results, as in TensorFlow) on the CPU, device arrays (0-d arrays for 0-d
+results: CuPy has no scalars) on a device; ``graphgrad.backend.to_numpy`` copies one to the host.
 """
 from __future__ import annotations
 
@@ -15,7 +24,7 @@ from graphgrad.backend import np
 from graphgrad.core.autograd import GRAD_MODE, MODE_SWITCHES, ThreadLocalStack, check_finite
 from graphgrad.core.profiler import PROFILER
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import FeedError, GraphError, GraphgradError
+from graphgrad.errors import DeviceError, FeedError, GraphError, GraphgradError
 from graphgrad.graph.graph import Graph, GraphNode, get_default_graph, topo_order
 from graphgrad.graph.plan import reads_first, schedule, straight_line, variable_storage_slots
 from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, _shape_text, compatible
@@ -33,7 +42,7 @@ class _Plan:
     """
 
     __slots__ = ("steps", "template", "feed_slots", "fetch_slots", "program", "memory", "runner", "variables",
-                 "copied")
+                 "copied", "templates")
 
     def __init__(self, steps, template, feed_slots, fetch_slots, program, memory=None):
         self.steps = steps
@@ -50,6 +59,18 @@ class _Plan:
         # fetched values that are a variable's own array (or a view of it) are returned as copies:
         # later runs (and eager optimizers) update variables in place
         self.copied = variable_storage_slots(steps) & {f for f in fetch_slots if f is not None}
+        # the template's values per device (constants moved there), made at the first run on it;
+        # NumPy's is the template itself when it holds host values only
+        on_device = any(backend.is_array(v) and backend.namespace_of(v) is not np for v in template)
+        self.templates = {} if on_device else {"numpy": template}
+
+    def template_on(self, xp) -> list:
+        """The slot values a run on namespace ``xp`` starts from: constants moved to its device."""
+        name = backend.backend_name(xp)
+        values = self.templates.get(name)
+        if values is None:
+            values = self.templates[name] = [_on_device(xp, v) for v in self.template]
+        return values
 
     @property
     def peak_bytes(self) -> int:
@@ -116,8 +137,9 @@ class Session:
     # ---- run ----------------------------------------------------------------------------------------
     def run(self, fetches: Any, feed_dict: Optional[dict] = None) -> Any:
         """Evaluate ``fetches`` (a tensor, operation, Variable, name, or a nested list/tuple/dict/
-        namedtuple of them) and return NumPy values in the same structure: arrays, NumPy scalars for
-        0-d tensors, ``None`` for operations.
+        namedtuple of them) and return their values in the same structure: NumPy arrays, NumPy
+        scalars for 0-d tensors, ``None`` for operations; device arrays for a run on a device (see
+        the module docstring).
 
         ``feed_dict`` maps tensors (placeholders or any other graph tensor, Variables, or their names)
         to values (scalars, lists, arrays, tensors) that replace them for this run.
@@ -126,13 +148,15 @@ class Session:
             raise GraphError("this Session is closed")
         flat: list = []
         structure = self._flatten(fetches, flat)
-        feeds = {}
+        feeds, loose = {}, []
         for key, value in (feed_dict or {}).items():
             node = self._node_of(key, "feed_dict key")
             feeds[node] = _feed_value(node, value)
+            if _python_data(value):
+                loose.append(node)
         fetch_nodes = tuple(flat)
         plan_key = (fetch_nodes, frozenset(feeds))  # fed-but-unneeded tensors are part of the key: rare
-        return _unflatten(structure, iter(self._results(plan_key, fetch_nodes, feeds)))
+        return _unflatten(structure, iter(self._results(plan_key, fetch_nodes, feeds, loose)))
 
     def make_callable(self, fetches: Any, feed_list: Sequence = ()) -> Callable:
         """TensorFlow 1's ``Session.make_callable``: a function ``f(*feed_values)`` that runs
@@ -152,17 +176,20 @@ class Session:
             if len(values) != len(feed_nodes):
                 raise TypeError(f"this callable takes {len(feed_nodes)} feed values, got {len(values)}")
             feeds = {node: _feed_value(node, value) for node, value in zip(feed_nodes, values)}
-            results = self._results(plan_key, fetch_nodes, feeds)
+            loose = [node for node, value in zip(feed_nodes, values) if value.__class__ is not _ndarray
+                     and _python_data(value)]
+            results = self._results(plan_key, fetch_nodes, feeds, loose)
             return results if flat_list else _unflatten(structure, iter(results))
 
         return call
 
-    def _results(self, plan_key: tuple, fetch_nodes: tuple, feeds: dict) -> list:
-        """Run the plan of ``plan_key`` (made on first use) and return the fetched values, in order."""
+    def _results(self, plan_key: tuple, fetch_nodes: tuple, feeds: dict, loose: Sequence = ()) -> list:
+        """Run the plan of ``plan_key`` (made on first use) and return the fetched values, in order.
+        ``loose``: the fed nodes whose value was Python data (numbers, lists), made on the run's device."""
         plan = self._plans.get(plan_key)
         if plan is None:
             plan = self._plans[plan_key] = self._make_plan(fetch_nodes, feeds)
-        values = self._execute(plan, feeds)
+        values = self._execute(plan, feeds, loose)
         copied = plan.copied
         return [None if slot is None else _fetched(values[slot].copy() if slot in copied else values[slot])
                 for slot in plan.fetch_slots]
@@ -249,19 +276,19 @@ class Session:
         feed_slots = {orig: slot_of[copy] for orig, copy in fed.items() if copy in slot_of}
         return _Plan([tuple(s) for s in steps], template, feed_slots, fetch_slots, program, memory)
 
-    def _execute(self, plan: _Plan, feeds: dict) -> list:
-        values = list(plan.template)
+    def _execute(self, plan: _Plan, feeds: dict, loose: Sequence = ()) -> list:
+        xp = _run_namespace(plan, feeds, loose)
+        if loose and xp is not np:
+            feeds = dict(feeds)
+            for node in loose:  # Python numbers and lists are data of no device: made on the run's
+                feeds[node] = xp.asarray(feeds[node])
+        values = list(plan.template_on(xp))
         for node, value in feeds.items():
             slot = plan.feed_slots.get(node)
             if slot is not None:  # feeds the fetches do not need are ignored, as in TensorFlow
                 values[slot] = value
         if MODE_SWITCHES.count and GRAD_MODE.anomaly:
-            return self._interpret(plan, values)
-        xp = np
-        for array in [v.data for v in plan.variables] + list(feeds.values()):
-            if array.__class__ is not _ndarray:
-                xp = backend.namespace_of(array)
-                break
+            return self._interpret(plan, values, xp)
         state = [0]
         runner = plan.runner if not PROFILER.active else PROFILER.profile.plan_runner(plan)  # gg.profile()
         try:
@@ -270,12 +297,10 @@ class Session:
             raise _node_error(plan.steps[state[0]][3], exc) from exc
         return values
 
-    def _interpret(self, plan: _Plan, values: list) -> list:
+    def _interpret(self, plan: _Plan, values: list, xp) -> list:
         """Run the steps one by one, checking every output for NaN/inf (``gg.detect_anomaly()``)."""
         for slot, forward, args, node, frees in plan.steps:
             arrays = [values[i] for i in args]
-            first = arrays[0] if arrays else None
-            xp = np if first is None or first.__class__ is _ndarray else backend.namespace_of(first)
             try:
                 out = forward(xp, *arrays)
             except Exception as exc:
@@ -291,6 +316,45 @@ class Session:
             for dead in frees:
                 values[dead] = None
         return values
+
+
+def _run_namespace(plan: _Plan, feeds: dict, loose: Sequence = ()):
+    """The array namespace a run computes with: that of its fed arrays and the variables it reads,
+    which must share one device (a ``DeviceError`` names them otherwise); with neither, the default
+    device (``gg.device``). Feeds given as Python data (the nodes in ``loose``) have no device of
+    their own."""
+    arrays = [v.data for v in plan.variables] + [v for n, v in feeds.items() if n not in loose]
+    for first in arrays:
+        if first.__class__ is not _ndarray and backend.namespace_of(first) is not np:
+            break
+    else:  # all on the host (the common case, checked at the cost of a class comparison each)
+        return np if arrays else backend.namespace_for_device(config.default_device)
+    devices = {}
+    for variable in plan.variables:
+        devices.setdefault(backend.device_of(variable.data), f"variable {variable.base_name!r}")
+    for node, array in feeds.items():
+        if node in loose:
+            continue
+        devices.setdefault(backend.device_of(array), f"the value fed for {node.name!r}")
+    if len(devices) > 1:
+        shown = ", ".join(f"{what} on {device}" for device, what in devices.items())
+        raise DeviceError(f"Session.run: the fed values and the variables a run reads must be on one device, got "
+                          f"{shown}; move them with .to(device) (make a graph's Variables inside "
+                          "`with gg.device(...)`)")
+    return backend.namespace_of(first)
+
+
+def _python_data(value) -> bool:
+    """Whether a fed value is Python data (a number, a list), not an array or a tensor of some device."""
+    return not isinstance(value, Tensor) and not backend.is_array(value)
+
+
+def _on_device(xp, value):
+    """A template value (a constant's array, or a literal) on ``xp``'s device."""
+    if not backend.is_array(value) or isinstance(value, np.generic) or backend.namespace_of(value) is xp:
+        return value
+    host = backend.to_numpy(value)
+    return host if xp is np else xp.asarray(host)
 
 
 def _node_error(node: GraphNode, exc: Exception) -> Exception:
@@ -329,9 +393,11 @@ def _feed_value(node: GraphNode, value: Any):
 
 
 def _fetched(value):
-    """A fetched value as NumPy: an array, or a NumPy scalar for a 0-d result (as TensorFlow does)."""
-    array = backend.to_numpy(value)
-    return array[()] if array.ndim == 0 else array
+    """A fetched value where it was computed: on the CPU a NumPy array, or a NumPy scalar for a 0-d
+    result (as TensorFlow does); on a device the device array (0-d for a 0-d result)."""
+    if isinstance(value, np.ndarray):
+        return value[()] if value.ndim == 0 else value
+    return value if backend.is_array(value) else np.asarray(value)
 
 
 def _unflatten(structure: Any, values) -> Any:

@@ -206,10 +206,15 @@ def _flatten_outputs(value: Any, graph: TraceGraph, fetches: list) -> Any:
     return ("const", value)
 
 
+def _as_tensor(value) -> Tensor:
+    """A fetched value (an array on the device it was computed on, or a NumPy scalar) as a Tensor there."""
+    return Tensor._wrap(value if backend.is_array(value) and not isinstance(value, np.generic) else np.asarray(value))
+
+
 def _rebuild(structure: Any, values: list) -> Any:
     kind = structure[0]
     if kind == "fetch":
-        return Tensor._wrap(np.asarray(values[structure[1]]))
+        return _as_tensor(values[structure[1]])
     if kind == "const":
         return structure[1]
     if kind == "namedtuple":
@@ -313,7 +318,7 @@ class ConcreteFunction:
         values = self._run(*self.feed_dict(leaves).values())
         n = len(self.outputs)
         for (variable, _), value in zip(self.gradients, values[n:n + len(self.gradients)]):
-            variable.grad = Tensor._wrap(np.asarray(value))
+            variable.grad = _as_tensor(value)
         for variable, grad in self.final_grads:
             variable.grad = grad
         return _rebuild(self.structure, values[:n])

@@ -5,6 +5,11 @@ into a fresh :class:`Graph` (fed tensors become inputs of the copy), and every r
 copy. A rule is a function ``rule(node, ctx) -> Tensor | None`` registered for a phase and the op
 classes it looks at; returning a tensor replaces the node's output everywhere. The driver visits
 nodes in topological order until no rule fires (a fixed point), and logs what fired.
+
+Rewrites compute on the host: a rule reads a constant's value as a host NumPy array
+(:func:`host_value`; a constant captured from a device tensor is copied to the host once per rule
+that asks) and makes host constants. The Session moves constants to the run's device when it runs
+the plan (``session.py``), so a compiled graph runs on whatever device its feeds and variables are.
 """
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
+from graphgrad import backend
+from graphgrad.backend import np
 from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
@@ -104,26 +111,22 @@ class RewriteContext:
         return self.graph.add_node(op, tuple(inputs), spec, requires_grad=requires).out
 
     def constant(self, value, like: Optional[Tensor] = None) -> Tensor:
-        """A constant node (with ``like``'s dtype when given)."""
-        from graphgrad.backend import np
-
+        """A constant node (with ``like``'s dtype when given), on the host (see the module docstring)."""
         array = np.asarray(value, dtype=None if like is None else like.dtype)
         return self.graph.add_node(Const(array), (), TensorSpec(array.shape, array.dtype), name="Const").out
 
     @staticmethod
     def const_value(x):
-        """The value of a constant input (a Const node's array or a Python scalar), else None."""
+        """The value of a constant input (a Const node's array, on the host, or a Python scalar), else None."""
         if isinstance(x, Tensor):
             node = x._node
-            return node.op.value if node is not None and type(node.op) is Const else None
+            return host_value(node.op) if node is not None and type(node.op) is Const else None
         if isinstance(x, (bool, int, float)):
             return x
         return None
 
     def is_const(self, x, value=None) -> bool:
         """Whether ``x`` is a constant (equal everywhere to ``value`` when given)."""
-        from graphgrad.backend import np
-
         v = self.const_value(x)
         if v is None:
             return False
@@ -131,6 +134,13 @@ class RewriteContext:
             return True
         array = np.asarray(v)
         return array.size > 0 and bool(np.all(array == value))
+
+
+def host_value(const: Const):
+    """A ``Const`` op's value as a host NumPy array (the array itself when it is one already; a copy
+    from the device otherwise: rewrites compute on the host)."""
+    value = const.value
+    return value if isinstance(value, (np.ndarray, np.generic)) else backend.to_numpy(value)
 
 
 def copy_program(fetch_nodes: Iterable[GraphNode], feeds: Iterable[GraphNode] = ()) -> Program:

@@ -1,7 +1,9 @@
 """Constant folding: a node whose tensor inputs are all constants is computed once, at compile time.
 
-The node's ``op.forward`` runs on the constants' arrays (and its literal inputs) and the node is
-replaced by a ``Const`` holding the result. Not folded:
+The node's ``op.forward`` runs on the constants' arrays (and its literal inputs) with NumPy, on the
+host (a constant captured from a device tensor is read to the host first: rewrites compute on the
+host, and the Session moves constants to the run's device), and the node is replaced by a ``Const``
+holding the result. Not folded:
 
 * impure ops (see ``cse.IMPURE_OPS``: placeholders, assignments, random masks...) and variable
   reads (a variable's value changes between runs);
@@ -15,12 +17,11 @@ from __future__ import annotations
 
 import math
 
-from graphgrad import backend
 from graphgrad.backend import np
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.graph.rewrite.cse import is_pure
-from graphgrad.graph.rewrite.engine import rewrite
+from graphgrad.graph.rewrite.engine import host_value, rewrite
 from graphgrad.graph.variables import Const, ReadVariable
 
 #: The largest result (in elements) constant folding stores in the graph.
@@ -29,7 +30,7 @@ MAX_FOLD_ELEMENTS = 1_000_000
 
 def _const_array(x):
     node = x._node
-    return node.op.value if node is not None and type(node.op) is Const else None
+    return host_value(node.op) if node is not None and type(node.op) is Const else None
 
 
 @rewrite("fold")
@@ -55,15 +56,14 @@ def fold_constant_node(node, ctx):
             args.append(x)
     if first is None:
         return None
-    xp = np if isinstance(first, np.ndarray) else backend.namespace_of(first)
     try:
         with np.errstate(all="ignore"):
-            out = node.op.forward(xp, *args)
+            out = node.op.forward(np, *args)
     except Exception:
         return None
     if out is None:
         return None
-    out = xp.array(out, copy=True)  # owned and writable: never a view of another constant
+    out = np.array(out, copy=True)  # owned and writable: never a view of another constant
     if tuple(out.shape) != tuple(spec.shape) or out.dtype != spec.dtype:
         return None
     return ctx.graph.add_node(Const(out), (), TensorSpec(tuple(out.shape), out.dtype), name="Const").out

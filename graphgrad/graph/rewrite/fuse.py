@@ -1,4 +1,4 @@
-"""Elementwise fusion: connected groups of elementwise nodes become one generated NumPy kernel.
+"""Elementwise fusion: connected groups of elementwise nodes become one generated kernel over ``xp``.
 
 The "fuse" phase runs on the final graph (gradients and optimizer updates are already nodes). It
 finds groups of elementwise nodes of one output shape (float results; comparisons feeding a
@@ -7,7 +7,9 @@ used only inside the group, and replaces each group by one :class:`FusedElementw
 may also start with a ``MatMul`` whose only consumer is in the group (matmul + bias + relu becomes
 ``np.matmul(x, w, out=buf); np.add(buf, b, out=buf); np.maximum(buf, 0, out=buf)``).
 
-The kernel is Python source generated per group structure, compiled once (``exec``) and cached. When
+The kernel is Python source generated per group structure, compiled once (``exec``) and cached; it
+calls only ``xp`` (the run's array namespace: NumPy, CuPy or the emulated device's), so one kernel
+serves every device. When
 every shape is known it writes each instruction with ``out=`` into the output buffer or a few
 temporaries, reusing a buffer as soon as its value is dead (register allocation); otherwise it
 evaluates the same ufuncs without ``out=``. A group whose interior values are needed outside (at most
@@ -546,8 +548,10 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast, in_place=
         dtype = np.dtype(dstr)
         if small_:
             namespace[name.upper()] = _full_array(shape, value, dtype)
-            # on another array library (CuPy) the constant is moved there, once per call
-            head.insert(1, f"    {name} = {name.upper()} if xp is np else xp.asarray({name.upper()})")
+            namespace[name + "_scalar"] = dtype.type(value)
+            # the full array is a NumPy speed-up only: on a device (CuPy) the scalar serves, with no
+            # host array to move there on each call
+            head.insert(1, f"    {name} = {name.upper()} if xp is np else {name}_scalar")
             const_lines.append(f"# {name.upper()} = full({tuple(shape)}, {value!r}, {dtype}) (read-only)")
         else:
             namespace[name] = dtype.type(value)
