@@ -130,6 +130,8 @@ if __name__ == "__main__":
     parser.add_argument("--prompt", default=None, help="start of the sample (default: the text's first 32 characters)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    main(args.epochs, args.steps_per_epoch, args.text, lr=args.lr, dropout=args.dropout,
-         sample_length=args.sample_length, temperature=args.temperature, prompt=args.prompt, seed=args.seed,
-         verbose=True)
+    # a small model: one BLAS thread (a second only spins, and slows it 2-4x on a busy machine)
+    with gg.backend.blas_threads(1):
+        main(args.epochs, args.steps_per_epoch, args.text, lr=args.lr, dropout=args.dropout,
+             sample_length=args.sample_length, temperature=args.temperature, prompt=args.prompt, seed=args.seed,
+             verbose=True)

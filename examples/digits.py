@@ -71,4 +71,6 @@ if __name__ == "__main__":
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    main(args.epochs, args.seed, verbose=True)
+    # a small model: one BLAS thread (a second only spins, and slows it 2-4x on a busy machine)
+    with gg.backend.blas_threads(1):
+        main(args.epochs, args.seed, verbose=True)

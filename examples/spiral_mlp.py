@@ -64,4 +64,6 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--png", default="spiral_mlp.png", help="output picture ('' for none)")
     args = parser.parse_args()
-    main(args.steps, args.lr, args.seed, args.png, verbose=True)
+    # a small model: one BLAS thread (a second only spins, and slows it 2-4x on a busy machine)
+    with gg.backend.blas_threads(1):
+        main(args.steps, args.lr, args.seed, args.png, verbose=True)
