@@ -8,6 +8,8 @@ only when nothing leaks; every result is also compared with the CPU's. ``pytest 
 selects them."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -270,3 +272,23 @@ def test_emulated_session_device_rules():
     with gg.detect_anomaly():  # the step-by-step interpreter runs on the device too
         checked = sess.run(y, {x: gg.ones(3, 2, device="emulated"), lr: 0.5})
     assert isinstance(checked, emulated.EmulatedArray)
+
+
+# ---- an imported ONNX model run without gradients (its compiled Session path) ---------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["cnn_ts", "lstm_ts", "gpt2_dynamo"])
+def test_emulated_imported_onnx_model_runs_compiled_without_gradients(name, device):
+    """Under no_grad an imported module runs the graph it converted once per signature through a
+    Session: outputs on the device, equal to PyTorch's."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "io", "onnx", "torch_models")
+    with np.load(os.path.join(folder, name + ".npz")) as archive:
+        data = dict(archive)
+    net = gg.onnx.to_module(os.path.join(folder, name + ".onnx")).to(device)
+    x = gg.tensor(data["x"], device=device)
+    with gg.no_grad():
+        first = net(x)
+        again = net(x)  # the cached conversion and plan
+    assert net.conversions == 1
+    for y in (first, again):
+        assert y.device == x.device
+        np.testing.assert_allclose(y.numpy(), data["y"], rtol=1e-4, atol=1e-5)

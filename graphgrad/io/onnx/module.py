@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 
+from graphgrad import backend
 from graphgrad.backend import np
 from graphgrad.core.device import device
 from graphgrad.core.autograd import GRAD_MODE
@@ -265,7 +266,9 @@ class _Program:
 
     def run(self, leaves: list) -> list:
         results = self._call(*[t.data for t in leaves]) if self._call is not None else []
-        by_node = {t._node: Tensor._wrap(np.asarray(r)) for t, r in zip(self.fetches, results)}
+        # a Session returns device arrays from a run on a device (NumPy scalars for 0-d CPU results)
+        by_node = {t._node: Tensor._wrap(r if backend.is_array(r) and not isinstance(r, np.generic) else np.asarray(r))
+                   for t, r in zip(self.fetches, results)}
         return self._outputs(lambda t: by_node[t._node])
 
     def _outputs(self, computed) -> list:
@@ -275,7 +278,7 @@ class _Program:
             if value is None:
                 return None
             if value.data is not None:  # an import-time constant output
-                return Tensor(np.array(value.data, copy=True))
+                return Tensor._wrap(value.data.copy())
             return computed(value)
 
         return [rebuild(out) for out in self.outputs]
