@@ -6,7 +6,7 @@ node's ``op.forward`` once. The plan, a flat list of steps over numbered value s
 (fetches, fed tensors), so a training loop does no graph work per step.
 
 Devices: a graph is built on the host and runs where its data is. A run's array namespace (NumPy,
-CuPy, the emulated device's) is that of its fed arrays and the variables it reads (all on one
+CuPy, the emulated device's) is that of its fed arrays and the variables it uses (all on one
 device), or, with neither, the default device's (``gg.device``, ``gg.set_default_device``). Values
 fed as Python numbers or lists belong to no device: they are made on the run's. Constants (kept in
 the graph as they were captured; the compiler's rewrites make theirs on the host) are moved to the
@@ -27,7 +27,7 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DeviceError, FeedError, GraphError, GraphgradError
 from graphgrad.graph.graph import Graph, GraphNode, get_default_graph, topo_order
 from graphgrad.graph.plan import reads_first, schedule, straight_line, variable_storage_slots
-from graphgrad.graph.variables import Const, NoOp, Placeholder, ReadVariable, _shape_text, compatible
+from graphgrad.graph.variables import Assign, Const, NoOp, Placeholder, ReadVariable, _shape_text, compatible
 
 _ndarray = np.ndarray
 _SESSIONS = ThreadLocalStack()  # each thread's default sessions (``with sess:`` / ``sess.as_default()``)
@@ -52,10 +52,12 @@ class _Plan:
         self.program = program
         #: peak live intermediate bytes without/with buffer planning (``graph/plan.py``)
         self.memory = memory or {}
-        # the steps as one generated function (see plan.straight_line), and the variables read, whose
-        # arrays (with the feeds) decide the array namespace of a run
+        # the steps as one generated function (see plan.straight_line), and the variables read or
+        # assigned, whose arrays (with the feeds) decide the array namespace of a run (an initializer
+        # run reads none, and must still write a device variable's new value on its device)
         self.runner = straight_line(steps, len(template), [f for f in fetch_slots if f is not None])
-        self.variables = [s[3].op.variable for s in steps if isinstance(s[3].op, ReadVariable)]
+        self.variables = list({id(s[3].op.variable): s[3].op.variable for s in steps
+                               if isinstance(s[3].op, (ReadVariable, Assign))}.values())
         # fetched values that are a variable's own array (or a view of it) are returned as copies:
         # later runs (and eager optimizers) update variables in place
         self.copied = variable_storage_slots(steps) & {f for f in fetch_slots if f is not None}
@@ -319,7 +321,7 @@ class Session:
 
 
 def _run_namespace(plan: _Plan, feeds: dict, loose: Sequence = ()):
-    """The array namespace a run computes with: that of its fed arrays and the variables it reads,
+    """The array namespace a run computes with: that of its fed arrays and the variables it uses,
     which must share one device (a ``DeviceError`` names them otherwise); with neither, the default
     device (``gg.device``). Feeds given as Python data (the nodes in ``loose``) have no device of
     their own."""
@@ -338,7 +340,7 @@ def _run_namespace(plan: _Plan, feeds: dict, loose: Sequence = ()):
         devices.setdefault(backend.device_of(array), f"the value fed for {node.name!r}")
     if len(devices) > 1:
         shown = ", ".join(f"{what} on {device}" for device, what in devices.items())
-        raise DeviceError(f"Session.run: the fed values and the variables a run reads must be on one device, got "
+        raise DeviceError(f"Session.run: the fed values and the variables a run uses must be on one device, got "
                           f"{shown}; move them with .to(device) (make a graph's Variables inside "
                           "`with gg.device(...)`)")
     return backend.namespace_of(first)

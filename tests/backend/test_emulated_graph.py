@@ -272,6 +272,22 @@ def test_emulated_session_device_rules():
     with gg.detect_anomaly():  # the step-by-step interpreter runs on the device too
         checked = sess.run(y, {x: gg.ones(3, 2, device="emulated"), lr: 0.5})
     assert isinstance(checked, emulated.EmulatedArray)
+    with sess.as_default():
+        assert isinstance(y.eval({x: gg.ones(1, 2, device="emulated"), lr: 2.0}), emulated.EmulatedArray)
+
+
+def test_emulated_assign_and_initializer_runs_keep_variables_on_the_device():
+    """A run that only writes variables (an initializer reads none) runs on their device."""
+    graph = gg.Graph()
+    with graph.as_default(), gg.device("emulated"):
+        w = gg.Variable(np.ones((2, 2), np.float32), name="w")
+        triple = w.assign(w * 3.0)
+        init = gg.global_variables_initializer()
+    sess = gg.Session(graph)
+    sess.run(triple)
+    assert w.device == "emulated" and float(w.data.sum()) == 12.0
+    sess.run(init)  # outside any gg.device block: the variable's device decides
+    assert w.device == "emulated" and float(w.data.sum()) == 4.0
 
 
 # ---- an imported ONNX model run without gradients (its compiled Session path) ---------------------------
