@@ -214,12 +214,30 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
     out = tuple(_conv_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], *padding[i]) for i in range(nd))
     if nd <= 2 and w.shape[1] == 1 and groups > 1 and depthwise.usable(stride, out, co, x, w):
         return depthwise.forward(xp, x, w, out, stride, padding, dilation)
+    if groups == 1 and _pointwise(kernel, stride, padding):
+        return _pointwise_forward(xp, x, w, out)
     per_sample = _per_sample(n, out)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
     y = xp.matmul(w.reshape(groups, co // groups, -1), cols)
     if per_sample:  # (n, g, co/g, p)
         return y.reshape((n, co) + out)
     return _batch_first(xp, y.reshape(co, -1), n, out)  # from (g, co/g, n*p)
+
+
+def _pointwise(kernel: tuple, stride: tuple, padding: tuple) -> bool:
+    """A 1x1 convolution with stride 1 and no padding: a matrix product over the channels."""
+    return all(k == 1 for k in kernel) and all(s == 1 for s in stride) and not any(lo or hi for lo, hi in padding)
+
+
+def _pointwise_forward(xp, x, w, out):
+    """y (N, C_out, *S) = w (C_out, C_in) times each sample's (C_in, prod(S)), no window copies; a 1x1
+    map (squeeze-excitation) is one (N, C_in) x (C_in, C_out) product."""
+    n, c = x.shape[:2]
+    co = w.shape[0]
+    w2 = w.reshape(co, c)
+    if math.prod(out) == 1:
+        return xp.matmul(x.reshape(n, c), w2.T).reshape((n, co) + out)
+    return xp.matmul(w2, x.reshape(n, c, -1)).reshape((n, co) + out)
 
 
 def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
