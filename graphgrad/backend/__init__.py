@@ -97,6 +97,17 @@ def backend_name(xp) -> str:
     return "numpy" if xp is np else "emulated" if xp is emulated.xp else "cupy"
 
 
+def placement(xp) -> str:
+    """Where namespace ``xp`` allocates now: ``"cpu"``, ``"emulated"``, or ``"cuda:N"`` for CuPy's
+    current GPU (a key for values kept per device, such as a plan's constants)."""
+    name = backend_name(xp)
+    if name == "numpy":
+        return "cpu"
+    if name == "emulated":
+        return emulated.DEVICE
+    return f"cuda:{int(xp.cuda.runtime.getDevice())}"
+
+
 def kernel(xp, name: str) -> Callable:
     """The backend-specific kernel ``name`` for namespace ``xp`` (e.g. ``erf``)."""
     key = (backend_name(xp), name)

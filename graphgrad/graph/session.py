@@ -64,14 +64,14 @@ class _Plan:
         # the template's values per device (constants moved there), made at the first run on it;
         # NumPy's is the template itself when it holds host values only
         on_device = any(backend.is_array(v) and backend.namespace_of(v) is not np for v in template)
-        self.templates = {} if on_device else {"numpy": template}
+        self.templates = {} if on_device else {"cpu": template}
 
     def template_on(self, xp) -> list:
         """The slot values a run on namespace ``xp`` starts from: constants moved to its device."""
-        name = backend.backend_name(xp)
-        values = self.templates.get(name)
+        where = "cpu" if xp is np else backend.placement(xp)
+        values = self.templates.get(where)
         if values is None:
-            values = self.templates[name] = [_on_device(xp, v) for v in self.template]
+            values = self.templates[where] = [_on_device(xp, v) for v in self.template]
         return values
 
     @property
@@ -353,7 +353,9 @@ def _python_data(value) -> bool:
 
 def _on_device(xp, value):
     """A template value (a constant's array, or a literal) on ``xp``'s device."""
-    if not backend.is_array(value) or isinstance(value, np.generic) or backend.namespace_of(value) is xp:
+    if not backend.is_array(value) or isinstance(value, np.generic):
+        return value
+    if backend.namespace_of(value) is xp and backend.device_of(value) == backend.placement(xp):
         return value
     host = backend.to_numpy(value)
     return host if xp is np else xp.asarray(host)
