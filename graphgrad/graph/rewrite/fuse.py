@@ -9,12 +9,12 @@ may also start with a ``MatMul`` whose only consumer is in the group (matmul + b
 
 The kernel is Python source generated per group structure, compiled once (``exec``) and cached; it
 calls only ``xp`` (the run's array namespace: NumPy, CuPy or the emulated device's), so one kernel
-serves every device. When
-every shape is known it writes each instruction with ``out=`` into the output buffer or a few
-temporaries, reusing a buffer as soon as its value is dead (register allocation); otherwise it
-evaluates the same ufuncs without ``out=``. A group whose interior values are needed outside (at most
-``MAX_EXTRA_OUTPUTS`` of them, same dtype) returns a tuple of its outputs, one array each, and
-:class:`Unpack` nodes hand them out (its spec says ``(k, *shape)``: the bytes it makes).
+serves every device. When every shape is known it writes each instruction with ``out=`` into the
+output buffer or a few temporaries, reusing a buffer as soon as its value is dead (register
+allocation); otherwise it evaluates the same ufuncs without ``out=``. A group whose interior values
+are needed outside (at most ``MAX_EXTRA_OUTPUTS`` of them, same dtype) returns a tuple of its
+outputs, one array each, and :class:`Unpack` nodes hand them out (its spec says ``(k, *shape)``:
+the bytes it makes).
 
 Semantics are those of the unfused ops: each value has its node's dtype (the graph's specs), Python
 scalars stay weak (they are converted to the dtype of the array they meet), and ops whose rule is
