@@ -66,6 +66,7 @@ _GRAPH_OPTIMIZERS = {
     "sgd": lambda: gg.train.GradientDescentOptimizer(0.1),
     "momentum": lambda: gg.train.MomentumOptimizer(0.05, momentum=0.9),
     "adam": lambda: gg.train.AdamOptimizer(0.05),
+    "rmsprop": lambda: gg.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True),
 }
 
 
