@@ -16,6 +16,7 @@ def register(register_kernel) -> None:
     from cupyx.scipy.special import digamma, erf, erfc, erfinv, expit, gammaln, polygamma
 
     register_kernel("cupy", "erf", erf)
+    register_kernel("cupy", "erf_fast", erf)
     register_kernel("cupy", "sigmoid", expit)
     register_kernel("cupy", "lgamma", gammaln)
     register_kernel("cupy", "digamma", digamma)

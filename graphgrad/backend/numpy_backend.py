@@ -100,6 +100,39 @@ def erf_rational(x):
     return out
 
 
+# erf(x) = tanh(x * R(x^2)) on |x| <= 4, R of degree 6 (increasing powers), fitted here by weighted least
+# squares on atanh(erf(x)) / x, weighted by erf's sensitivity to it in float32 ulps, reweighted towards
+# the minimax error: 1.4 ulp evaluated in float64, 3.7 ulp evaluated in float32 as below. Every pass is a
+# float32 SIMD loop (NumPy's tanh included), so it runs ~2x faster than erf_rational's float64 passes.
+_ERF_TANH_R = (1.1283792646810522, 0.10276899935488447, -0.00019124662403909135, -0.0006205292635586529,
+               8.796751928228843e-05, -5.726719813304002e-06, 1.453083736503803e-07)
+_ERF_FAST_BLOCK = 1 << 15  # float32 temporaries of a block stay in L2
+
+
+def erf_fast(x):
+    """erf of a float32 array within 4 ulp (``tanh(x * R(x^2))``, all in float32), for GELU, whose
+    ``1 + erf`` loses far more than that for negative x anyway (PyTorch's float32 GELU too); other
+    dtypes and ``gg.erf`` use :func:`erf` (1 ulp). NaN stays NaN."""
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        return erf(x)
+    out = np.empty(x.shape, x.dtype)
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    coefficients = [np.float32(c) for c in _ERF_TANH_R]
+
+    def blocks(start: int, stop: int) -> None:
+        for begin in range(start, stop, _ERF_FAST_BLOCK):
+            end = min(begin + _ERF_FAST_BLOCK, stop)
+            a = np.clip(flat_x[begin:end], -4.1, 4.1)  # erf rounds to 1 in float32 from 3.9, tanh from here
+            t = a * a
+            acc = _horner(t, coefficients)
+            acc *= a
+            np.tanh(acc, out=flat_out[begin:end])
+
+    parallel_for(np, blocks, flat_x.size, min_part=2 * _ERF_FAST_BLOCK, align=_ERF_FAST_BLOCK)
+    return out
+
+
 def erf(x):
     """Error function: within 1 ulp for float16/float32 (:func:`erf_rational`), accurate to float64
     rounding for float64 (SciPy's kernel when installed, else :func:`erf_fallback`)."""
@@ -180,6 +213,6 @@ def scatter_add_rows(index, rows, num: int):
     return out
 
 
-KERNELS = {"erf": erf, "sigmoid": sigmoid, "scatter_add_rows": scatter_add_rows, "lgamma": special.lgamma,
+KERNELS = {"erf": erf, "erf_fast": erf_fast, "sigmoid": sigmoid, "scatter_add_rows": scatter_add_rows, "lgamma": special.lgamma,
            "digamma": special.digamma, "polygamma": special.polygamma,
            "erfc": lambda x: special.erfc(x, erf), "erfinv": lambda y: special.erfinv(y, erf)}

@@ -373,6 +373,19 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TANH_K = math.sqrt(2.0 / math.pi)  # gelu's tanh formula: tanh(k * (x + c x^3))
 _TANH_C = 0.044715
 _MIN_PART = 1 << 16  # elements of gelu per thread, at least (fewer are not worth a thread)
+_BLOCK = 1 << 16  # elements per block: gelu's temporaries stay in cache (whole arrays: GeluGrad 1.3x slower)
+
+
+def _in_blocks(xp, fn):
+    """``fn(start, stop)`` run over consecutive blocks of ``_BLOCK`` items (NumPy), or in one call (a GPU)."""
+    if xp is not np:
+        return fn
+
+    def run(start: int, stop: int) -> None:
+        for begin in range(start, stop, _BLOCK):
+            fn(begin, min(begin + _BLOCK, stop))
+
+    return run
 
 
 def _check_approximate(approximate: str) -> str:
@@ -398,8 +411,8 @@ class Gelu(FloatUnary):
             x = x.astype(float_result(x.dtype))
         flat = x.reshape(-1)
         out = xp.empty_like(flat)
-        parallel_for(xp, lambda start, stop: self._gelu(xp, flat[start:stop], out[start:stop]), flat.size,
-                     min_part=_MIN_PART)
+        parallel_for(xp, _in_blocks(xp, lambda start, stop: self._gelu(xp, flat[start:stop], out[start:stop])),
+                     flat.size, min_part=_MIN_PART, align=_BLOCK)
         return out.reshape(x.shape)
 
     def _gelu(self, xp, x, y) -> None:
@@ -413,7 +426,7 @@ class Gelu(FloatUnary):
             xp.tanh(y, out=y)
             y += 1.0
         else:
-            xp.add(kernel(xp, "erf")(x * _SQRT_HALF), 1.0, out=y)
+            xp.add(kernel(xp, "erf_fast")(x * _SQRT_HALF), 1.0, out=y)
         y *= x
         y *= 0.5
 
@@ -441,8 +454,9 @@ class GeluGrad(Op):
         dtype = xp.result_type(x, g)
         flat = [a.reshape(-1) for a in (x, y, g)]
         out = xp.empty(flat[0].size, dtype)
-        parallel_for(xp, lambda start, stop: self._grad(xp, *(a[start:stop] for a in flat), out[start:stop]),
-                     out.size, min_part=_MIN_PART)
+        parallel_for(xp, _in_blocks(xp, lambda start, stop: self._grad(xp, *(a[start:stop] for a in flat),
+                                                                     out[start:stop])),
+                     out.size, min_part=_MIN_PART, align=_BLOCK)
         return out.reshape(x.shape)
 
     def _grad(self, xp, x, y, g, out) -> None:

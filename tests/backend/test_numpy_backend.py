@@ -115,3 +115,16 @@ def test_float32_sigmoid_is_within_4_ulp_everywhere():
     ulps = np.abs(got - want) / np.spacing(want.astype(np.float32)).astype(np.float64)
     assert ulps.max() <= 4
     assert np.isnan(numpy_backend.sigmoid(np.float32([np.nan]))).all()
+
+
+def test_erf_fast_float32_within_4_ulp_odd_and_saturating():
+    x = np.concatenate([np.linspace(-6, 6, 400001), np.geomspace(1e-45, 1e-3, 2000), -np.geomspace(1e-45, 1e-3, 2000),
+                        [0.0, -0.0, 10.0, -10.0, 1e30, -1e30]]).astype(np.float32)
+    expected = np.array([math.erf(float(v)) for v in x])
+    got = numpy_backend.erf_fast(x)
+    assert got.dtype == np.float32
+    assert _ulps(got, expected, np.float32).max() <= 4.0
+    assert np.array_equal(np.signbit(got), np.signbit(x))
+    special = numpy_backend.erf_fast(np.array([np.inf, -np.inf, np.nan], np.float32))
+    assert special[0] == 1.0 and special[1] == -1.0 and np.isnan(special[2])
+    assert numpy_backend.erf_fast(np.float64(0.5)) == math.erf(0.5)  # other dtypes: the 1-ulp erf
