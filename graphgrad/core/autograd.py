@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence
 from graphgrad import config
 from graphgrad.core.profiler import PROFILER, profile_span
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import GradError, NonFiniteError
+from graphgrad.errors import GradError, NonFiniteError, ShapeError
 
 
 _SEQUENCE = itertools.count()
@@ -112,6 +112,38 @@ def note_inplace_write(target, how: Optional[str] = None) -> None:
     ``zero_``, optimizer steps, ``load_state_dict``, checkpoint loads."""
     if target is not None:
         INPLACE_WRITES.note(target, how)
+
+
+def in_place_source(x: Tensor, how: str) -> Tensor:
+    """The value of ``x`` before an in-place op that autograd must record (``x += y``, ``x.relu_()``,
+    ``x[i] = v`` with ``x`` or the operand requiring grad), as a new tensor with ``x``'s array and
+    history: compute the op's result from it, then :func:`rebind_in_place`. Raises ``GradError`` for a
+    leaf that requires grad (as PyTorch) and for a tensor that a recorded op already took as an input:
+    graphgrad's nodes refer to tensors, not versions, so that op's gradient would reach the new value."""
+    if x.requires_grad and x._node is None:
+        raise GradError(f"{how}: a leaf tensor that requires grad can't be used in an in-place operation while "
+                        "gradients are recorded; use `with gg.no_grad():` (an optimizer-style update) or write "
+                        "out-of-place code")
+    if getattr(x, "_used", False):
+        raise GradError(f"{how}: this tensor was already used as the input of an op recorded for autograd, and "
+                        "graphgrad keeps no earlier version of it for that op's gradient (PyTorch does); write the "
+                        "operation out of place (e.g. `x = x + y` instead of `x += y`)")
+    return Tensor._wrap(x.data, x._node, x.requires_grad)
+
+
+def rebind_in_place(x: Tensor, result: Tensor, how: str) -> Tensor:
+    """Make ``x`` the result of an in-place op computed out of place from :func:`in_place_source`:
+    ``x`` takes ``result``'s array and the node that made it, so gradients flow through the op as
+    PyTorch's do through the new version of ``x``. The old array is left as it was (the nodes that
+    saved it keep their values); views taken of ``x`` before the op keep the old values. Returns ``x``."""
+    if result.shape != x.shape:
+        raise ShapeError(f"{how}: the result of shape {tuple(result.shape)} does not fit the tensor of shape "
+                        f"{tuple(x.shape)} being modified in place")
+    x.data = result.data
+    x._node = result._node
+    x.requires_grad = result.requires_grad
+    note_inplace_write(x, how)
+    return x
 
 
 def _check_saved(node) -> None:

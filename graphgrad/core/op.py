@@ -138,6 +138,9 @@ class Op:
         if requires and (not switched or GRAD_MODE.enabled) and out.dtype.kind in "fc":
             t._node = Node(self, inputs, out if self.saves_output else None)
             t.requires_grad = True
+            for x in inputs:
+                if isinstance(x, Tensor):
+                    x._used = True
             if switched and GRAD_MODE.anomaly:
                 record_creation_site(t._node)
         else:

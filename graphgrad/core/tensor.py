@@ -124,7 +124,9 @@ class Tensor:
         tensor([2., 4.])
     """
 
-    __slots__ = ("data", "requires_grad", "grad", "_node", "_spec", "_hooks", "name", "__weakref__")
+    # _used (set only once an op recorded for autograd took the tensor as an input; unset reads as
+    # False): an in-place op may then no longer give the tensor a new autograd history
+    __slots__ = ("data", "requires_grad", "grad", "_node", "_spec", "_hooks", "name", "_used", "__weakref__")
     __array_ufunc__ = None  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
     __hash__ = object.__hash__  # tensors are dict keys by identity, even though == is elementwise
 

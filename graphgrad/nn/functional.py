@@ -18,6 +18,7 @@ from graphgrad.core.random import Generator
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 from graphgrad.core.autograd import is_grad_enabled, note_inplace_write
+from graphgrad.ops.inplace import apply_in_place, recorded
 from graphgrad.ops.activations_more import (cosine_similarity, gumbel_softmax, hardshrink, pairwise_distance, pdist,
                                             prelu, softshrink, tanhshrink)
 from graphgrad.ops.activations_more import rrelu as _rrelu
@@ -131,20 +132,14 @@ def relu6(input, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0)
 
 
-# PyTorch's activations take ``inplace=``: accepted here, with the result computed out of place (what
-# a caller uses as the return value either way). The ``name_`` forms write into the input when it
-# does not take part in autograd, and return the result in every case.
-def _accepts_inplace(fn):
-    def function(input, *args, inplace: bool = False, **kwargs):
-        return fn(input, *args, **kwargs)
-
-    function.__name__, function.__doc__ = fn.__name__, fn.__doc__
-    function.__wrapped__ = fn
-    return function
-
-
+# PyTorch's activations take ``inplace=``; with ``inplace=True`` they behave as their ``name_`` forms:
+# the result is written into the input, or, when autograd records (the input in the autograd graph),
+# the input becomes the result (ops/inplace.py), as PyTorch's in-place activations do. Either way the
+# return value is the input tensor holding the result.
 def _writes_back(fn):
     def function(input, *args, **kwargs):
+        if isinstance(input, Tensor) and recorded(input):
+            return apply_in_place(input, lambda value: fn(value, *args, **kwargs), f"{fn.__name__}_()")
         out = fn(input, *args, **kwargs)
         if isinstance(input, Tensor) and input.data is not None and not (input.requires_grad and is_grad_enabled()):
             input.data[...] = out.data
@@ -153,7 +148,18 @@ def _writes_back(fn):
         return out
 
     function.__name__ = fn.__name__ + "_"
-    function.__doc__ = f"In place where allowed: ``{fn.__name__}(input, ...)`` written into ``input``."
+    function.__doc__ = f"In place: ``{fn.__name__}(input, ...)`` written into ``input`` (recorded by autograd)."
+    return function
+
+
+def _accepts_inplace(fn):
+    in_place = _writes_back(fn)
+
+    def function(input, *args, inplace: bool = False, **kwargs):
+        return in_place(input, *args, **kwargs) if inplace else fn(input, *args, **kwargs)
+
+    function.__name__, function.__doc__ = fn.__name__, fn.__doc__
+    function.__wrapped__ = fn
     return function
 
 

@@ -7,10 +7,11 @@ list of method names.
 from __future__ import annotations
 
 from graphgrad import ops
-from graphgrad.core.autograd import is_grad_enabled, note_inplace_write
+from graphgrad.core.autograd import note_inplace_write
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError
 from graphgrad.ops import elementwise as ew
+from graphgrad.ops.inplace import apply_in_place, recorded
 from graphgrad.ops import unary
 
 _ADD, _SUB, _MUL, _DIV = ew.Add(), ew.Sub(), ew.Mul(), ew.Div()
@@ -45,14 +46,12 @@ TENSOR_METHODS = (
 
 
 def _inplace(op):
-    """``a op= b`` writing into ``a``'s array (an optimizer update under ``no_grad``). Not recorded by
-    autograd, so it is refused while gradients are being recorded for ``a`` or ``b``."""
+    """``a op= b``: written into ``a``'s array when no gradient is recorded (an optimizer update under
+    ``no_grad``); with ``a`` or ``b`` in the autograd graph, ``a`` becomes ``op(a, b)``, recorded."""
 
     def method(a, b):
-        if is_grad_enabled() and (a.requires_grad or getattr(b, "requires_grad", False)):
-            a._check_inplace()
-            raise GradError(f"in-place {op.name} with an operand that requires grad is not recorded by autograd; "
-                            "use the out-of-place form or run it under gg.no_grad()")
+        if recorded(a, b):  # a tensor in the autograd graph: a becomes op(a, b), recorded (as PyTorch)
+            return apply_in_place(a, lambda value: op.apply(value, b), f"an in-place {op.name} (x op= y)")
         result = op.apply(a, b)
         if result.data is None:  # graph building (e.g. inside gg.function): an assign node
             if not getattr(a, "is_variable", False):
@@ -65,6 +64,20 @@ def _inplace(op):
         return a
 
     return method
+
+
+_CORE_SETITEM = Tensor.__setitem__
+
+
+def _setitem(x, key, value) -> None:
+    """``x[key] = value``: written into ``x``'s array, or, with ``x`` or ``value`` in the autograd graph,
+    ``x`` becomes ``index_put(x, key, value)``, recorded (PyTorch's ``CopySlices``), so gradients
+    reach ``value`` and the rest of ``x``."""
+    if isinstance(x, Tensor) and recorded(x, value):
+        indices = key if isinstance(key, tuple) else (key,)
+        apply_in_place(x, lambda v: ops.index_put(v, indices, value), "an item assignment (x[...] = value)")
+        return
+    _CORE_SETITEM(x, key, value)
 
 
 def _install() -> None:
@@ -114,6 +127,7 @@ def _install() -> None:
     T.__isub__ = _inplace(_SUB)
     T.__imul__ = _inplace(_MUL)
     T.__itruediv__ = _inplace(_DIV)
+    T.__setitem__ = _setitem
     T.float = lambda a: ew.astype(a, "float32")
     T.double = lambda a: ew.astype(a, "float64")
     T.half = lambda a: ew.astype(a, "float16")

@@ -17,6 +17,7 @@ from graphgrad.core.tensor import Tensor, ValuesIndices, dtype_and_device
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import GradError, GraphError
 from graphgrad.ops import array, elementwise as ew, reduce, shape
+from graphgrad.ops.inplace import apply_in_place, recorded
 
 
 def _sizes(args: tuple) -> tuple:
@@ -228,9 +229,11 @@ def _writable(x: Tensor, what: str):
 
 def _inplace_binary(fn):
     def method(x: Tensor, other: Any, *, alpha: Any = None) -> Tensor:
-        data = _writable(x, fn.__name__ + "_")
         if alpha is not None:
             other = other * alpha
+        if recorded(x, other):  # in the autograd graph: x becomes fn(x, other), recorded (as PyTorch)
+            return apply_in_place(x, lambda value: fn(value, other), fn.__name__ + "_()")
+        data = _writable(x, fn.__name__ + "_")
         result = fn(x.detach(), other.detach() if isinstance(other, Tensor) else other)
         data[...] = result.data
         return x
@@ -248,6 +251,8 @@ def fill_(x: Tensor, value: Any) -> Tensor:
 
 def copy_(x: Tensor, src: Any) -> Tensor:
     """Copy ``src`` (broadcast to ``x``'s shape, converted to its dtype) into ``x``. Returns ``x``."""
+    if isinstance(src, Tensor) and recorded(x, src):  # x becomes src (broadcast, cast), recorded
+        return apply_in_place(x, lambda value: shape.broadcast_to(ew.astype(src, x.dtype), tuple(x.shape)), "copy_()")
     data = _writable(x, "copy_")
     data[...] = backend.to_device(src.data, backend.device_of(data)) if isinstance(src, Tensor) else src
     return x
@@ -255,6 +260,8 @@ def copy_(x: Tensor, src: Any) -> Tensor:
 
 def clamp_(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Clamp in place to ``[min, max]``. Returns ``x``."""
+    if recorded(x, min, max):
+        return apply_in_place(x, lambda value: ew.clip(value, min, max), "clamp_()")
     data = _writable(x, "clamp_")
     data[...] = ew.clip(x.detach(), min, max).data
     return x

@@ -20,6 +20,7 @@ from graphgrad.ops import elementwise as ew
 from graphgrad.core.spec import normalize_axes
 from graphgrad.dtypes import float_result
 from graphgrad.ops import math_more, reduce, shape, unary
+from graphgrad.ops.inplace import apply_in_place, recorded
 from graphgrad.ops.torch_methods import _writable, masked_fill
 
 
@@ -210,6 +211,8 @@ RESHAPING = ("unsqueeze", "squeeze", "t", "transpose", "swapaxes", "swapdims")
 
 def _inplace(name: str, fn: Callable) -> Callable:
     def method(x: Tensor, *args, **kwargs) -> Tensor:
+        if recorded(x, *args, *kwargs.values()):  # in the autograd graph: x becomes x.name(...), recorded
+            return apply_in_place(x, lambda value: fn(value, *args, **kwargs), name + "_()")
         data = _writable(x, name + "_")
         args = tuple(a.detach() if isinstance(a, Tensor) else a for a in args)
         result = fn(x.detach(), *args, **kwargs).data

@@ -1,11 +1,12 @@
 """Activation layers: modules over the activation ops (no parameters). Shapes: (*) -> (*).
 
-``inplace=`` arguments are accepted for PyTorch compatibility and ignored (graphgrad never
-overwrites an input).
+``inplace=True`` writes the result into the input, as PyTorch: the input tensor itself becomes the
+result (recorded by autograd when it is in the autograd graph; see graphgrad/ops/inplace.py).
 """
 from __future__ import annotations
 
 from graphgrad.core.tensor import Tensor
+from graphgrad.nn import functional as F
 from graphgrad.nn.module import Module
 from graphgrad.ops.composite import elu, hardtanh, leaky_relu, mish, selu, silu, softplus
 from graphgrad.ops.unary import gelu
@@ -29,7 +30,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return relu(input)
+        return F.relu(input, inplace=True) if self.inplace else relu(input)
 
 
 class ReLU6(Module):
@@ -40,7 +41,7 @@ class ReLU6(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return hardtanh(input, 0.0, 6.0)
+        return F.hardtanh(input, 0.0, 6.0, inplace=True) if self.inplace else hardtanh(input, 0.0, 6.0)
 
 
 class LeakyReLU(Module):
@@ -57,6 +58,8 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.inplace:
+            return F.leaky_relu(input, self.negative_slope, inplace=True)
         return leaky_relu(input, self.negative_slope)
 
     def extra_repr(self) -> str:
@@ -72,7 +75,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return elu(input, self.alpha)
+        return F.elu(input, self.alpha, inplace=True) if self.inplace else elu(input, self.alpha)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}"
@@ -86,7 +89,7 @@ class SELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return selu(input)
+        return F.selu(input, inplace=True) if self.inplace else selu(input)
 
 
 class GELU(Module):
@@ -113,7 +116,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return silu(input)
+        return F.silu(input, inplace=True) if self.inplace else silu(input)
 
 
 class Mish(Module):
@@ -124,7 +127,7 @@ class Mish(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return mish(input)
+        return F.mish(input, inplace=True) if self.inplace else mish(input)
 
 
 class Softplus(Module):
@@ -152,6 +155,8 @@ class Hardtanh(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.inplace:
+            return F.hardtanh(input, self.min_val, self.max_val, inplace=True)
         return hardtanh(input, self.min_val, self.max_val)
 
     def extra_repr(self) -> str:

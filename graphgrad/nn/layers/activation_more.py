@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphgrad.core.tensor import Tensor
+from graphgrad.nn import functional as F
 from graphgrad.nn.module import Module
 from graphgrad.ops.pointwise import celu, glu, hardsigmoid, hardswish, logsigmoid, softmin, softsign, threshold
 
@@ -31,7 +32,7 @@ class Hardsigmoid(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return hardsigmoid(input)
+        return F.hardsigmoid(input, inplace=True) if self.inplace else hardsigmoid(input)
 
 
 class Hardswish(Module):
@@ -42,7 +43,7 @@ class Hardswish(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return hardswish(input)
+        return F.hardswish(input, inplace=True) if self.inplace else hardswish(input)
 
 
 class Softmin(Module):
