@@ -80,7 +80,12 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 
 def _fill(tensor: Tensor, values) -> Tensor:
-    """Write ``values`` (a NumPy array or scalar) into ``tensor``'s array in place, outside autograd."""
+    """Write ``values`` (a NumPy array or scalar) into ``tensor``'s array in place, outside autograd.
+    ``tensor`` may also be a backend array: PyTorch programs pass ``m.weight.data``, which is the
+    parameter's array in graphgrad; it is filled in place all the same."""
+    if backend.is_array(tensor):
+        _fill(Tensor._wrap(tensor), values)
+        return tensor
     if not isinstance(tensor, Tensor) or tensor.data is None:
         raise TypeError(f"initializers fill a tensor with a value (a Parameter or Tensor), got "
                         f"{type(tensor).__name__}{' (symbolic)' if isinstance(tensor, Tensor) else ''}")

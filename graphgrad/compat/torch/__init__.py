@@ -405,7 +405,7 @@ def broadcast_shapes(*shapes) -> tuple:
 
 
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
-from graphgrad.compat.torch import amp, autograd, backends, cuda, nn, optim, special, utils  # noqa: E402,F401
+from graphgrad.compat.torch import amp, autograd, backends, cuda, distributed, nn, optim, special, utils  # noqa: E402,F401
 autocast = amp.autocast
 
 
@@ -420,8 +420,8 @@ def __getattr__(name: str) -> Any:
 
 def install() -> None:
     """Make ``import torch`` (and its submodules) resolve to this namespace in this process."""
-    from graphgrad.compat.torch import amp, autograd, backends, cuda, nn, optim, special, utils
-    from graphgrad.compat.torch.nn import functional, init
+    from graphgrad.compat.torch import amp, autograd, backends, cuda, distributed, nn, optim, special, utils
+    from graphgrad.compat.torch.nn import functional, init, parallel
     from graphgrad.compat.torch.nn import utils as nn_utils
     from graphgrad.compat.torch.optim import lr_scheduler
     from graphgrad.compat.torch.utils import data
@@ -431,6 +431,9 @@ def install() -> None:
                          "torch.nn.utils": nn_utils, "torch.nn.utils.rnn": nn_utils.rnn, "torch.optim": optim, "torch.optim.lr_scheduler": lr_scheduler,
                          "torch.utils": utils, "torch.utils.data": data, "torch.autograd": autograd,
                          "torch.cuda": cuda, "torch.special": special, "torch.amp": amp, "torch.backends": backends,
-                         "torch.cuda.amp": amp, "torch.linalg": _gg.linalg}.items():
+                         "torch.cuda.amp": amp, "torch.linalg": _gg.linalg, "torch.nn.parallel": parallel,
+                         "torch.backends.cudnn": backends.cudnn, "torch.backends.cuda": backends.cuda,
+                         "torch.backends.mps": backends.mps, "torch.distributed": distributed,
+                         "torch.utils.data.distributed": data}.items():
         sys.modules[name] = module
 

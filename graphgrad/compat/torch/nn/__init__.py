@@ -2,4 +2,4 @@
 ``functional``, ``init`` and ``utils``."""
 from graphgrad.nn import *  # noqa: F401,F403
 from graphgrad.nn import Module, Parameter  # noqa: F401
-from graphgrad.compat.torch.nn import functional, init, utils  # noqa: F401
+from graphgrad.compat.torch.nn import functional, init, parallel, utils  # noqa: F401
