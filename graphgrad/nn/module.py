@@ -294,11 +294,13 @@ class Module:
         fn(self)
         return self
 
-    def to(self, *args, dtype=None, device: Optional[str] = None) -> "Module":
+    def to(self, *args, dtype=None, device: Optional[str] = None, memory_format=None,
+           non_blocking: bool = False) -> "Module":
         """Convert floating-point parameters and buffers to ``dtype`` and/or move everything to
         ``device`` (in place), PyTorch's ``module.to(device)``, ``to(dtype)``, ``to(device, dtype)``
         or ``to(tensor)``. A device is a string (``"cpu"``, ``"cuda:0"``) or an object whose ``str()``
-        is one. Returns self."""
+        is one. ``memory_format`` and ``non_blocking`` are accepted for PyTorch programs and change
+        nothing (NumPy lays arrays out itself). Returns self."""
         from graphgrad import backend
 
         dtype, device = dtype_and_device(args, dtype, device)

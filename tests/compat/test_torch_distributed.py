@@ -22,11 +22,25 @@ SHIM = ("import graphgrad.compat.torch as t; t.install(); import runpy, sys; "
         "runpy.run_path(sys.argv[1], run_name='__main__')\n")
 
 
+@pytest.fixture
+def fresh_world(monkeypatch):
+    """This process as a world of one that has not been initialised, put back as it was after."""
+    from graphgrad.distributed import world
+
+    saved = dict(world.WORLD.__dict__)
+    world.WORLD.__init__()
+    for name in world._LAUNCHER_SIZE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    yield world.WORLD
+    world.WORLD.__dict__.clear()
+    world.WORLD.__dict__.update(saved)
+
+
 def _last_lines(stdout: str) -> dict:
     return dict(line.split() for line in stdout.strip().splitlines()[-2:])
 
 
-def test_a_world_of_one_runs_the_collectives_in_place():
+def test_a_world_of_one_runs_the_collectives_in_place(fresh_world):
     dist = torch.distributed
     dist.init_process_group("gloo")
     assert dist.is_initialized() and dist.get_rank() == 0 and dist.get_world_size() == 1
@@ -43,7 +57,7 @@ def test_a_world_of_one_runs_the_collectives_in_place():
         dist.init_process_group("nccl", world_size=4)
 
 
-def test_a_collective_on_a_tensor_in_the_autograd_graph_is_recorded():
+def test_a_collective_on_a_tensor_in_the_autograd_graph_is_recorded(fresh_world):
     torch.distributed.init_process_group()
     w = gg.tensor([1.0, 2.0], requires_grad=True)
     h = w * 3

@@ -405,7 +405,24 @@ def broadcast_shapes(*shapes) -> tuple:
 
 
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
-from graphgrad.compat.torch import amp, autograd, backends, cuda, distributed, nn, optim, special, utils  # noqa: E402,F401
+from graphgrad.compat.torch import (amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim,  # noqa: E402,F401
+                                    profiler, random, special, testing, utils)
+from graphgrad.compat.torch.random import fork_rng  # noqa: E402,F401
+
+
+class memory_format:
+    """PyTorch's memory layouts (``torch.channels_last``...): accepted by ``.to()``/``.contiguous()``
+    and change nothing (NumPy lays arrays out itself)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+contiguous_format, channels_last = memory_format("contiguous_format"), memory_format("channels_last")
+channels_last_3d, preserve_format = memory_format("channels_last_3d"), memory_format("preserve_format")
 autocast = amp.autocast
 
 
@@ -420,7 +437,9 @@ def __getattr__(name: str) -> Any:
 
 def install() -> None:
     """Make ``import torch`` (and its submodules) resolve to this namespace in this process."""
-    from graphgrad.compat.torch import amp, autograd, backends, cuda, distributed, nn, optim, special, utils
+    from graphgrad.compat.torch import (amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim, profiler,
+                                        random, special, testing, utils)
+    from graphgrad.compat.torch.utils import checkpoint, tensorboard
     from graphgrad.compat.torch.nn import functional, init, parallel
     from graphgrad.compat.torch.nn import utils as nn_utils
     from graphgrad.compat.torch.optim import lr_scheduler
@@ -434,6 +453,11 @@ def install() -> None:
                          "torch.cuda.amp": amp, "torch.linalg": _gg.linalg, "torch.nn.parallel": parallel,
                          "torch.backends.cudnn": backends.cudnn, "torch.backends.cuda": backends.cuda,
                          "torch.backends.mps": backends.mps, "torch.distributed": distributed,
-                         "torch.utils.data.distributed": data}.items():
+                         "torch.utils.data.distributed": data, "torch.utils.data.sampler": data,
+                         "torch.utils.data.dataloader": data, "torch.utils.data.dataset": data,
+                         "torch.utils.checkpoint": checkpoint, "torch.utils.tensorboard": tensorboard,
+                         "torch.jit": jit, "torch.onnx": onnx, "torch.profiler": profiler, "torch.testing": testing,
+                         "torch.random": random, "torch.nn.modules": nn, "torch.nn.modules.module": nn,
+                         "torch.nn.modules.loss": nn, "torch.optim.optimizer": optim}.items():
         sys.modules[name] = module
 

@@ -1,0 +1,141 @@
+"""The torch submodules PyTorch programs import beyond the core: torch.jit (script/trace run the model
+eagerly), torch.onnx.export (graphgrad's exporter), torch.profiler (graphgrad's profiler with PyTorch's
+calls), torch.testing.assert_close, torch.utils.checkpoint, torch.utils.tensorboard, torch.random,
+memory formats, and the module paths older code imports from (torch.nn.modules.loss,
+torch.optim.optimizer, torch.utils.data.sampler)."""
+from __future__ import annotations
+
+import importlib
+import json
+
+import numpy as np
+import pytest
+
+import graphgrad.compat.torch as torch
+
+nn = torch.nn
+
+
+@pytest.fixture(autouse=True)
+def installed():
+    """``import torch`` resolves to graphgrad's inside each test; real PyTorch (or nothing) is put back
+    after, for the tests that compare with it in the same process."""
+    import sys
+
+    def torch_modules() -> dict:
+        return {n: m for n, m in sys.modules.items() if n == "torch" or n.startswith("torch.")}
+
+    saved = torch_modules()
+    for name in saved:
+        del sys.modules[name]
+    torch.install()
+    try:
+        yield
+    finally:
+        for name in torch_modules():
+            del sys.modules[name]
+        sys.modules.update(saved)
+
+
+def _model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()
+
+
+@pytest.mark.parametrize("path, name", [("torch.nn.modules.loss", "_Loss"), ("torch.nn.modules", "Module"),
+                                        ("torch.optim.optimizer", "Optimizer"),
+                                        ("torch.utils.data.sampler", "SubsetRandomSampler"),
+                                        ("torch.utils.data.dataloader", "default_collate"),
+                                        ("torch.utils.data.distributed", "DistributedSampler"),
+                                        ("torch.nn.parallel", "DistributedDataParallel"),
+                                        ("torch.backends.cudnn", "benchmark"), ("torch.random", "fork_rng"),
+                                        ("torch.utils.checkpoint", "checkpoint"), ("torch.jit", "script"),
+                                        ("torch.onnx", "export"), ("torch.profiler", "ProfilerActivity"),
+                                        ("torch.testing", "assert_close"), ("torch.distributed", "all_reduce"),
+                                        ("torch.utils.tensorboard", "SummaryWriter")])
+def test_module_paths_programs_import_from_resolve(path, name):
+    assert hasattr(importlib.import_module(path), name)
+
+
+def test_jit_script_and_trace_give_a_model_that_runs():
+    model = _model()
+    x = torch.randn(3, 4)
+    scripted, traced = torch.jit.script(model), torch.jit.trace(model, x)
+    torch.testing.assert_close(scripted(x), model(x))
+    torch.testing.assert_close(traced(x), model(x))
+
+    @torch.jit.ignore
+    def helper(v):
+        return v * 2
+
+    assert helper(3) == 6 and not torch.jit.is_scripting()
+
+
+def test_onnx_export_writes_a_model_onnxruntime_runs(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    model, x = _model(), torch.randn(3, 4)
+    path = str(tmp_path / "model.onnx")
+    torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, opset_version=17)
+    batch = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    got = ort.InferenceSession(path).run(None, {"input": batch})[0]
+    np.testing.assert_allclose(got, model(torch.tensor(batch)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_profiler_records_ops_and_blocks_and_writes_a_chrome_trace(tmp_path):
+    model, x = _model(), torch.randn(3, 4)
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        with record_function("model_inference"):
+            model(x)
+    table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=10)
+    assert "model_inference" in table and "Linear" in table
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    names = {e["name"] for e in json.load(open(tmp_path / "trace.json"))["traceEvents"]}
+    assert {"model_inference", "Linear", "Relu"} <= names
+
+
+def test_assert_close_uses_dtype_tolerances_and_reports():
+    torch.testing.assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-7]))
+    with pytest.raises(AssertionError, match="not close"):
+        torch.testing.assert_close(torch.tensor([1.0]), torch.tensor([1.1]))
+    with pytest.raises(AssertionError, match="shape"):
+        torch.testing.assert_close(torch.zeros(2), torch.zeros(3))
+    with pytest.raises(AssertionError, match="dtype"):
+        torch.testing.assert_close(torch.zeros(2), torch.zeros(2, dtype=torch.float64))
+    torch.testing.assert_close({"a": [torch.ones(2)]}, {"a": [torch.ones(2)]})
+
+
+def test_checkpoint_gives_the_same_values_and_gradients():
+    model = _model()
+    x = torch.randn(3, 4, requires_grad=True)
+    from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+
+    checkpoint(model, x, use_reentrant=False).sum().backward()
+    with_checkpoint = x.grad.numpy().copy()
+    x.grad = None
+    checkpoint_sequential(model, 2, x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), with_checkpoint)
+
+
+def test_fork_rng_restores_the_generator_and_memory_formats_are_accepted():
+    with torch.random.fork_rng():
+        first = torch.rand(3)
+    torch.testing.assert_close(torch.rand(3), first)
+    x = torch.randn(1, 3, 4, 4)
+    assert x.contiguous(memory_format=torch.channels_last).shape == (1, 3, 4, 4)
+    conv = nn.Conv2d(3, 2, 1)
+    assert conv.to(memory_format=torch.channels_last) is conv
+    assert repr(torch.channels_last) == "torch.channels_last"
+
+
+def test_tensorboard_summary_writer_writes_events(tmp_path):
+    pytest.importorskip("tensorboard")
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path / "run"))
+    writer.add_scalar("loss", 0.5, 0)
+    writer.close()
+    assert any(p.name.startswith("events.out.tfevents") for p in (tmp_path / "run").iterdir())
