@@ -12,7 +12,7 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.nn.module import Module
 from graphgrad.ops import losses as L
 
-__all__ = ["MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+__all__ = ["_Loss", "_WeightedLoss", "MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiMarginLoss", "KLDivLoss"]
 
 

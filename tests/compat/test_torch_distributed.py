@@ -57,11 +57,11 @@ def test_a_world_of_one_runs_the_collectives_in_place(fresh_world):
         dist.init_process_group("nccl", world_size=4)
 
 
-def test_a_collective_on_a_tensor_in_the_autograd_graph_is_recorded(fresh_world):
+def test_a_collective_writes_in_place_outside_autograd_as_pytorchs(fresh_world):
     torch.distributed.init_process_group()
     w = gg.tensor([1.0, 2.0], requires_grad=True)
     h = w * 3
-    torch.distributed.all_reduce(h)
+    torch.distributed.all_reduce(h)  # c10d collectives are not differentiable: h's history is kept
     h.sum().backward()
     assert w.grad.tolist() == [3.0, 3.0]
 

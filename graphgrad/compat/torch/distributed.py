@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import graphgrad as _gg
 from graphgrad import distributed as _dist
-from graphgrad.core.autograd import no_grad
-from graphgrad.core.tensor import Tensor
-from graphgrad.distributed.parallel import DistributedDataParallel  # noqa: F401  (torch.nn.parallel's too)
-from graphgrad.ops.inplace import apply_in_place, recorded
+from graphgrad.distributed import DistributedDataParallel  # noqa: F401  (torch.nn.parallel's too)
+
+Tensor = _gg.Tensor
 
 
 class ReduceOp:
@@ -118,13 +118,11 @@ class _Done:
 
 
 def _write(tensor: Tensor, compute, how: str) -> None:
-    """``tensor`` becomes ``compute(tensor)`` (a collective's result), as PyTorch's in-place collectives:
-    recorded by autograd when ``tensor`` is in the autograd graph, else written into its array."""
-    if recorded(tensor):
-        apply_in_place(tensor, compute, how)
-        return
-    with no_grad():
-        tensor.data[...] = compute(tensor).data
+    """``tensor`` becomes ``compute(tensor)`` (a collective's result) in place, outside autograd: PyTorch's
+    c10d collectives are not differentiable either (a later backward through a value saved before the
+    write raises, as PyTorch's version counter does)."""
+    with _gg.no_grad():
+        tensor.copy_(compute(tensor))
 
 
 def _finish(async_op: bool):
@@ -151,9 +149,7 @@ def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = Fals
 
 def all_gather(tensor_list: list, tensor: Tensor, group: Any = None, async_op: bool = False):
     """``tensor_list[r]`` becomes rank ``r``'s ``tensor`` (every rank's of the same shape)."""
-    from graphgrad.ops.shape import expand_dims
-
-    gathered = _dist.all_gather(expand_dims(tensor, 0))
+    gathered = _dist.all_gather(_gg.expand_dims(tensor, 0))
     if len(tensor_list) != gathered.shape[0]:
         raise ValueError(f"all_gather: tensor_list holds {len(tensor_list)} tensors for {gathered.shape[0]} ranks")
     for r, target in enumerate(tensor_list):

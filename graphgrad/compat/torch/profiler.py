@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional
 
-from graphgrad.core.profiler import profile as _gg_profile
-from graphgrad.core.profiler import record_function  # noqa: F401
+import graphgrad as _gg
+
+_gg_profile = _gg.profile
+record_function = _gg.record_function
 
 #: PyTorch's sort keys -> graphgrad's table columns
 _SORT = {"cpu_time_total": "total", "cuda_time_total": "total", "cpu_time": "total", "self_cpu_time_total": "self",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import numpy as _np
-
+import graphgrad as _gg
+from graphgrad.backend import np as _np
 from graphgrad.backend import to_numpy
-from graphgrad.core.tensor import Tensor
+
+Tensor = _gg.Tensor
 
 _DEFAULTS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
              "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}

@@ -3,4 +3,4 @@
 from graphgrad.nn import *  # noqa: F401,F403
 from graphgrad.nn import Module, Parameter  # noqa: F401
 from graphgrad.compat.torch.nn import functional, init, parallel, utils  # noqa: F401
-from graphgrad.nn.losses import _Loss, _WeightedLoss  # noqa: F401,E402  (torch.nn.modules.loss's bases)
+from graphgrad.nn import _Loss, _WeightedLoss  # noqa: F401,E402  (torch.nn.modules.loss's bases)
