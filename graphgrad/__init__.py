@@ -30,6 +30,7 @@ from graphgrad.graph import *  # noqa: F401,F403
 from graphgrad.graph.serialize import save_graph, load_graph
 from graphgrad.graph.trace import function
 from graphgrad import nn, optim
+from graphgrad import distributions  # gg.distributions: torch.distributions' Normal, Categorical...
 from graphgrad import data, viz
 from graphgrad.viz import explain
 from graphgrad import train

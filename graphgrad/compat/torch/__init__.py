@@ -408,6 +408,7 @@ def broadcast_shapes(*shapes) -> tuple:
 from graphgrad.compat.torch import (amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim,  # noqa: E402,F401
                                     profiler, random, special, testing, utils)
 from graphgrad.compat.torch.random import fork_rng  # noqa: E402,F401
+from graphgrad import distributions  # noqa: E402,F401  (torch.distributions)
 
 
 class memory_format:
@@ -458,6 +459,9 @@ def install() -> None:
                          "torch.utils.checkpoint": checkpoint, "torch.utils.tensorboard": tensorboard,
                          "torch.jit": jit, "torch.onnx": onnx, "torch.profiler": profiler, "torch.testing": testing,
                          "torch.random": random, "torch.nn.modules": nn, "torch.nn.modules.module": nn,
-                         "torch.nn.modules.loss": nn, "torch.optim.optimizer": optim}.items():
+                         "torch.nn.modules.loss": nn, "torch.optim.optimizer": optim,
+                         "torch.distributions": _gg.distributions, "torch.distributions.kl": _gg.distributions,
+                         "torch.distributions.normal": _gg.distributions,
+                         "torch.distributions.categorical": _gg.distributions}.items():
         sys.modules[name] = module
 
