@@ -280,19 +280,39 @@ def is_grad_enabled() -> bool:
 
 
 class set_grad_enabled(contextlib.ContextDecorator):
-    """Context manager and decorator that turns graph recording on or off."""
+    """Context manager and decorator that turns graph recording on or off. Called plainly,
+    ``gg.set_grad_enabled(False)`` switches the mode at once and leaves it so (PyTorch's too)."""
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
         self.prev = []
+        self.immediate = type(self) is set_grad_enabled  # no_grad()/enable_grad() act only inside `with`
+        if self.immediate:  # the mode switches now; `with` restores the previous one at its end
+            self.before = GRAD_MODE.enabled
+            GRAD_MODE.enabled = self.mode
+            MODE_SWITCHES.enter()
+
+    def __call__(self, fn):
+        if self.immediate:  # used as a decorator: the mode applies inside the function only
+            GRAD_MODE.enabled = self.before
+            MODE_SWITCHES.exit()
+            self.immediate = False
+        return super().__call__(fn)
 
     def __enter__(self):
+        if self.immediate:  # already switched by the constructor: its previous mode comes back at exit
+            self.immediate = False
+            self.prev.append(self.before)
+            return self
         self.prev.append(GRAD_MODE.enabled)
         GRAD_MODE.enabled = self.mode
         MODE_SWITCHES.enter()
         return self
 
     def __exit__(self, *exc) -> bool:
+        if not self.prev and self.immediate:  # exited without `with` (PyTorch allows it): back to before
+            self.immediate = False
+            self.prev.append(self.before)
         GRAD_MODE.enabled = self.prev.pop()
         MODE_SWITCHES.exit()
         return False

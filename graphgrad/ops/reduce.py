@@ -19,7 +19,7 @@ from graphgrad.core.spec import TensorSpec, normalize_axes, normalize_axis
 from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import float_result
 from graphgrad.errors import ArgumentError, DTypeError, ShapeError
-from graphgrad.ops.elementwise import equal, greater, maximum, where
+from graphgrad.ops.elementwise import astype, equal, greater, maximum, where
 from graphgrad.ops.unary import abs as _abs
 from graphgrad.ops.unary import exp, isfinite, log, sqrt
 
@@ -362,13 +362,16 @@ def _axis_args(name: str, x, axis, keepdims, dim, keepdim) -> tuple:
     return axis, keepdims
 
 
-def sum(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
+def sum(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None,
+        dtype=None) -> Tensor:
     """Sum of elements over ``axis``. Shapes: (...) -> reduced. Small ints and bool sum in int64.
 
     Example: ``gg.sum(x, axis=(0, -1), keepdims=True)``.
     """
     if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
         axis, keepdims = _axis_args("sum", x, axis, keepdims, dim, keepdim)
+    if dtype is not None:  # PyTorch's dtype=: the input converted first
+        x = astype(x, dtype)
     return Sum(axis, keepdims).apply(x)
 
 
@@ -380,17 +383,23 @@ def sum_to(x, shape) -> Tensor:
     return SumTo(shape).apply(x)
 
 
-def mean(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
+def mean(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None,
+        dtype=None) -> Tensor:
     """Arithmetic mean over ``axis``; integer inputs give float64. Shapes: (...) -> reduced."""
     if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
         axis, keepdims = _axis_args("mean", x, axis, keepdims, dim, keepdim)
+    if dtype is not None:  # PyTorch's dtype=: the input converted first
+        x = astype(x, dtype)
     return Mean(axis, keepdims).apply(x)
 
 
-def prod(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None) -> Tensor:
+def prod(x, axis: Axis = None, keepdims: bool = False, *, dim=None, keepdim: Optional[bool] = None,
+        dtype=None) -> Tensor:
     """Product of elements over ``axis`` (gradient exact with zeros). Shapes: (...) -> reduced."""
     if axis is not None or dim is not None or keepdim is not None:  # (plain calls skip this)
         axis, keepdims = _axis_args("prod", x, axis, keepdims, dim, keepdim)
+    if dtype is not None:  # PyTorch's dtype=: the input converted first
+        x = astype(x, dtype)
     return Prod(axis, keepdims).apply(x)
 
 

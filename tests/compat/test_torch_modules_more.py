@@ -139,3 +139,70 @@ def test_tensorboard_summary_writer_writes_events(tmp_path):
     writer.add_scalar("loss", 0.5, 0)
     writer.close()
     assert any(p.name.startswith("events.out.tfevents") for p in (tmp_path / "run").iterdir())
+
+
+def test_autograd_functional_jacobian_hessian_and_products():
+    import torch.autograd.functional as AF
+
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    np.testing.assert_allclose(AF.jacobian(lambda a: a ** 2, x).numpy(), np.diag([2.0, 4.0, 6.0]))
+    np.testing.assert_allclose(AF.hessian(lambda a: (a ** 3).sum(), x).numpy(), np.diag([6.0, 12.0, 18.0]))
+    ja, jb = AF.jacobian(lambda a, b: (a * b).sum(0, keepdim=True), (x, x * 2))
+    assert ja.shape == (1, 3) and jb.shape == (1, 3)
+    np.testing.assert_allclose(ja.numpy(), [[2.0, 4.0, 6.0]])
+    v = torch.ones(3, dtype=torch.float64)
+    out, product = AF.vjp(lambda a: a ** 2, x, v)
+    np.testing.assert_allclose(product.numpy(), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(AF.jvp(lambda a: a ** 2, x, v)[1].numpy(), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(AF.hvp(lambda a: (a ** 3).sum(), x, v)[1].numpy(), [6.0, 12.0, 18.0])
+
+
+def test_weight_norm_and_spectral_norm_reparameterize_the_weight():
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 2)
+    before = lin.weight.detach().numpy().copy()
+    nn.utils.weight_norm(lin)
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight_g", "weight_v"]
+    assert lin.weight_g.shape == (2, 1)
+    x = torch.randn(4, 3)
+    lin(x).sum().backward()
+    np.testing.assert_allclose(lin.weight.detach().numpy(), before, rtol=1e-6)
+    assert lin.weight_g.grad is not None and lin.weight_v.grad is not None
+    nn.utils.remove_weight_norm(lin)
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight"]
+    conv = nn.utils.spectral_norm(nn.Conv2d(3, 4, 3))
+    for _ in range(30):
+        conv(torch.randn(1, 3, 5, 5))
+    sigma = np.linalg.svd(conv.weight.detach().numpy().reshape(4, -1), compute_uv=False)[0]
+    assert abs(sigma - 1.0) < 1e-3
+    assert sorted(conv.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+
+
+def test_set_grad_enabled_called_plainly_switches_at_once():
+    torch.set_grad_enabled(False)
+    try:
+        assert not torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(True)
+    assert torch.is_grad_enabled()
+    with torch.set_grad_enabled(False):
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled()
+
+    @torch.set_grad_enabled(False)
+    def inside():
+        return torch.is_grad_enabled()
+
+    assert inside() is False and torch.is_grad_enabled()
+
+
+def test_creation_and_reduction_arguments_programs_pass():
+    np.testing.assert_allclose(torch.linspace(0, 1, steps=5).numpy(), [0, 0.25, 0.5, 0.75, 1.0])
+    mean = torch.zeros(2, 3)
+    assert torch.normal(mean, 1.0).shape == (2, 3) and torch.normal(0.0, torch.ones(4)).shape == (4,)
+    assert torch.normal(2.0, 3.0, size=(5,)).shape == (5,)
+    r = torch.randint_like(torch.zeros(3, 2), 5)
+    assert r.shape == (3, 2) and (r.numpy() >= 0).all() and (r.numpy() < 5).all()
+    ints = torch.tensor([[1, 2], [3, 4]])
+    assert ints.sum(dtype=torch.float64).dtype == torch.float64
+    assert torch.sum(ints, 1, dtype=torch.float32).tolist() == [3.0, 7.0]

@@ -188,6 +188,34 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, **kwargs) 
     return out if dtype is None else out.astype(dtype)
 
 
+def randint_like(input: Tensor, low=0, high=None, *, dtype=None, generator=None, **kwargs) -> Tensor:
+    """``torch.randint_like(x, high)`` or ``(x, low, high)``: integers in ``[low, high)`` of ``x``'s shape."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), generator=generator, dtype=dtype or input.dtype)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    """``steps`` values evenly spaced from ``start`` to ``end`` (both included)."""
+    return _gg.linspace(start, end, builtins.int(steps), dtype=dtype, requires_grad=requires_grad, device=device)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad: bool = False,
+           **kwargs) -> Tensor:
+    """``torch.normal``: samples with the given mean and standard deviation, each a number or a tensor
+    (the result takes their broadcast shape; ``size`` when both are numbers)."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        mean_t = mean if isinstance(mean, Tensor) else _gg.tensor(mean)
+        std_t = std if isinstance(std, Tensor) else _gg.tensor(std)
+        shape = _gg.broadcast_shapes(tuple(mean_t.shape), tuple(std_t.shape))
+        dtype = dtype or (mean_t.dtype if mean_t.dtype.kind == "f" else std_t.dtype)
+        eps = _gg.randn(*shape, generator=generator, dtype=dtype, device=device)
+        with _gg.no_grad():
+            return (eps * std_t + mean_t).astype(dtype)
+    return _gg.normal(mean, std, () if size is None else size, generator=generator, dtype=dtype,
+                      requires_grad=requires_grad, device=device)
+
+
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """``torch.allclose``: whether every element is close (graphgrad's ``isclose``)."""
     return builtins.bool(_gg.isclose(input, other, rtol, atol, equal_nan).all().item())
@@ -462,6 +490,7 @@ def install() -> None:
                          "torch.nn.modules.loss": nn, "torch.optim.optimizer": optim,
                          "torch.distributions": _gg.distributions, "torch.distributions.kl": _gg.distributions,
                          "torch.distributions.normal": _gg.distributions,
-                         "torch.distributions.categorical": _gg.distributions}.items():
+                         "torch.distributions.categorical": _gg.distributions,
+                         "torch.autograd.functional": autograd.functional}.items():
         sys.modules[name] = module
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import graphgrad as _gg
 from graphgrad import Op, Tensor, grad, no_grad  # noqa: F401
+from graphgrad.compat.torch import autograd_functional as functional  # noqa: F401,E402
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False) -> None:

@@ -23,3 +23,96 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
             n = p.numel()
             p.copy_(vec[start:start + n].reshape(p.shape))
             start += n
+
+
+# ---- weight reparameterizations ------------------------------------------------------------------------
+def _norm_except_dim(v: Tensor, dim) -> Tensor:
+    """The 2-norm of ``v`` over every axis but ``dim`` (kept as size-1 axes), or over all of it."""
+    if dim is None:
+        return _gg.sqrt(_gg.sum(v * v))
+    dim = dim % v.ndim
+    axes = tuple(a for a in range(v.ndim) if a != dim)
+    return _gg.sqrt(_gg.sum(v * v, axis=axes, keepdims=True))
+
+
+def weight_norm(module: _nn.Module, name: str = "weight", dim=0) -> _nn.Module:
+    """``torch.nn.utils.weight_norm``: ``module.<name>`` becomes ``g * v / ||v||`` (the norm over every
+    axis but ``dim``), recomputed before each forward from the parameters ``<name>_g`` and ``<name>_v``."""
+    weight = getattr(module, name)
+    g = _nn.Parameter(_norm_except_dim(weight.detach(), dim).detach())
+    v = _nn.Parameter(weight.detach().clone())
+    del module._parameters[name]
+    module.register_parameter(name + "_g", g)
+    module.register_parameter(name + "_v", v)
+
+    def compute(m: _nn.Module) -> Tensor:
+        v_, g_ = getattr(m, name + "_v"), getattr(m, name + "_g")
+        return v_ * (g_ / _norm_except_dim(v_, dim))
+
+    def hook(m: _nn.Module, inputs) -> None:
+        object.__setattr__(m, name, compute(m))
+
+    object.__setattr__(module, name, compute(module))
+    hooks = module.__dict__.setdefault("_weight_norm_hooks", {})
+    hooks[name] = (module.register_forward_pre_hook(hook), compute)
+    return module
+
+
+def remove_weight_norm(module: _nn.Module, name: str = "weight") -> _nn.Module:
+    """Undo :func:`weight_norm`: ``<name>`` is a plain parameter again, holding the current weight."""
+    hooks = module.__dict__.get("_weight_norm_hooks", {})
+    if name not in hooks:
+        raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    handle, compute = hooks.pop(name)
+    with _gg.no_grad():
+        weight = compute(module).detach()
+    handle.remove()
+    del module._parameters[name + "_g"], module._parameters[name + "_v"]
+    object.__delattr__(module, name)
+    module.register_parameter(name, _nn.Parameter(weight))
+    return module
+
+
+def spectral_norm(module: _nn.Module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
+                  dim=None) -> _nn.Module:
+    """``torch.nn.utils.spectral_norm``: ``module.<name>`` becomes ``<name>_orig / sigma``, ``sigma`` its
+    largest singular value estimated by power iteration (``n_power_iterations`` steps per forward in
+    training mode, on the buffers ``<name>_u`` and ``<name>_v``)."""
+    weight = getattr(module, name)
+    if dim is None:
+        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+
+    def as_matrix(w: Tensor) -> Tensor:
+        if dim != 0:
+            w = _gg.moveaxis(w, dim, 0)
+        return w.reshape(w.shape[0], -1)
+
+    rows, cols = as_matrix(weight.detach()).shape
+    u = _gg.nn.functional.normalize(_gg.randn(rows, dtype=weight.dtype), dim=0, eps=eps)
+    v = _gg.nn.functional.normalize(_gg.randn(cols, dtype=weight.dtype), dim=0, eps=eps)
+    del module._parameters[name]
+    module.register_parameter(name + "_orig", _nn.Parameter(weight.detach().clone()))
+    module.register_buffer(name + "_u", u)
+    module.register_buffer(name + "_v", v)
+
+    def compute(m: _nn.Module, iterate: bool) -> Tensor:
+        w = getattr(m, name + "_orig")
+        matrix = as_matrix(w)
+        u_, v_ = getattr(m, name + "_u"), getattr(m, name + "_v")
+        if iterate:
+            with _gg.no_grad():
+                for _ in range(n_power_iterations):
+                    v_ = _gg.nn.functional.normalize(matrix.detach().T @ u_, dim=0, eps=eps)
+                    u_ = _gg.nn.functional.normalize(matrix.detach() @ v_, dim=0, eps=eps)
+                setattr(m, name + "_u", u_)
+                setattr(m, name + "_v", v_)
+        sigma = _gg.sum(u_ * (matrix @ v_))
+        return w / sigma
+
+    def hook(m: _nn.Module, inputs) -> None:
+        object.__setattr__(m, name, compute(m, m.training))
+
+    with _gg.no_grad():
+        object.__setattr__(module, name, compute(module, True))
+    module.register_forward_pre_hook(hook)
+    return module
