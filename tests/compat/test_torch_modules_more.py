@@ -206,3 +206,31 @@ def test_creation_and_reduction_arguments_programs_pass():
     ints = torch.tensor([[1, 2], [3, 4]])
     assert ints.sum(dtype=torch.float64).dtype == torch.float64
     assert torch.sum(ints, 1, dtype=torch.float32).tolist() == [3.0, 7.0]
+
+
+def test_parametrizations_keep_pytorchs_layout_and_train():
+    import torch.nn.utils.parametrize as P
+    from torch.nn.utils.parametrizations import weight_norm
+
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 2)
+    before = lin.weight.detach().numpy().copy()
+    weight_norm(lin)
+    assert sorted(lin.state_dict()) == ["bias", "parametrizations.weight.original0",
+                                        "parametrizations.weight.original1"]
+    lin(torch.randn(4, 3)).sum().backward()
+    np.testing.assert_allclose(lin.weight.detach().numpy(), before, rtol=1e-6)
+    assert lin.parametrizations.weight.original0.grad.shape == (2, 1)
+
+    class Symmetric(nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+    m = nn.Linear(3, 3)
+    P.register_parametrization(m, "weight", Symmetric())
+    w = m.weight.detach().numpy()
+    assert np.allclose(w, w.T) and P.is_parametrized(m, "weight")
+    m(torch.randn(2, 3)).sum().backward()
+    assert m.parametrizations.weight.original.grad is not None
+    P.remove_parametrizations(m, "weight")
+    assert sorted(n for n, _ in m.named_parameters()) == ["bias", "weight"] and not P.is_parametrized(m)

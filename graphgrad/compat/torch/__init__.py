@@ -491,6 +491,8 @@ def install() -> None:
                          "torch.distributions": _gg.distributions, "torch.distributions.kl": _gg.distributions,
                          "torch.distributions.normal": _gg.distributions,
                          "torch.distributions.categorical": _gg.distributions,
-                         "torch.autograd.functional": autograd.functional}.items():
+                         "torch.autograd.functional": autograd.functional,
+                         "torch.nn.utils.parametrize": nn_utils.parametrize,
+                         "torch.nn.utils.parametrizations": nn_utils.parametrizations}.items():
         sys.modules[name] = module
 

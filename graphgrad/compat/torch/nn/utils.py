@@ -8,6 +8,8 @@ from graphgrad import nn as _nn
 #: ``torch.nn.utils.rnn``: padding and packing variable-length sequences.
 rnn = _nn.rnn_utils
 from graphgrad.optim import clip_grad_norm_, clip_grad_value_  # noqa: F401
+from graphgrad.compat.torch.nn import parametrize  # noqa: E402
+from graphgrad.compat.torch.nn.parametrize import parametrizations  # noqa: E402,F401
 
 
 def parameters_to_vector(parameters) -> Tensor:
