@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import sys
 
-from graphgrad.compat.keras import (activations, backend, callbacks, datasets, initializers, layers, losses, metrics,
-                                    models, ops, optimizers, saving, utils)
+from graphgrad.compat.keras import (activations, backend, callbacks, constraints, datasets, initializers, layers, losses,
+                                    metrics, models, ops, optimizers, regularizers, saving, utils)
 from graphgrad.compat.keras.engine import Input, KerasTensor
 from graphgrad.compat.keras.models import Model, Sequential
 
 __version__ = "3.0.0 (graphgrad.compat.keras)"
 
 __all__ = ["Input", "KerasTensor", "Model", "Sequential", "activations", "backend", "initializers", "ops", "callbacks", "datasets", "layers", "losses",
-           "metrics", "models", "optimizers", "saving", "utils", "install"]
+           "metrics", "models", "optimizers", "saving", "utils", "regularizers", "constraints", "install"]
 
 
 def install() -> None:
@@ -35,7 +35,8 @@ def install() -> None:
              ".optimizers": optimizers, ".callbacks": callbacks, ".utils": utils, ".datasets": datasets,
              ".datasets.mnist": datasets.mnist, ".datasets.fashion_mnist": datasets.fashion_mnist,
              ".activations": activations, ".saving": models, ".backend": backend, ".initializers": initializers,
-             ".ops": ops}
+             ".ops": ops, ".regularizers": regularizers, ".constraints": constraints,
+             ".optimizers.schedules": optimizers.schedules}
     for suffix, module in names.items():
         sys.modules["keras" + suffix] = module
         sys.modules["tensorflow.keras" + suffix] = module

@@ -9,7 +9,7 @@ from typing import Any
 import graphgrad as gg
 
 __all__ = ["Callback", "History", "LambdaCallback", "EarlyStopping", "ModelCheckpoint", "CSVLogger", "TensorBoard",
-           "LearningRateScheduler", "ReduceLROnPlateau", "TerminateOnNaN"]
+           "LearningRateScheduler", "ReduceLROnPlateau", "TerminateOnNaN", "BackupAndRestore"]
 
 _cb = gg.train.callbacks
 Callback, History, LambdaCallback = _cb.Callback, _cb.History, _cb.LambdaCallback
@@ -59,3 +59,59 @@ class TerminateOnNaN(Callback):
         if loss is not None and not math.isfinite(float(loss)):
             print(f"Batch {batch}: invalid loss, terminating training")
             self.model.stop_training = True
+
+
+class BackupAndRestore(Callback):
+    """``BackupAndRestore(backup_dir, save_freq="epoch", delete_checkpoint=True)``: after each epoch, the
+    weights, the optimizer's state and the epoch go to ``backup_dir``; a ``fit`` that finds a backup there
+    (its previous run was interrupted) restores them and resumes after the last finished epoch. A run
+    that ends normally deletes the backup (unless ``delete_checkpoint=False``)."""
+
+    def __init__(self, backup_dir: str, save_freq: Any = "epoch", double_checkpoint: bool = False,
+                 delete_checkpoint: bool = True) -> None:
+        super().__init__()
+        if save_freq != "epoch":
+            raise NotImplementedError("BackupAndRestore: only save_freq='epoch' is supported by graphgrad.compat.keras")
+        if not backup_dir:
+            raise ValueError("BackupAndRestore: backup_dir is required")
+        self.backup_dir, self.delete_checkpoint = str(backup_dir), bool(delete_checkpoint)
+
+    def _paths(self) -> tuple:
+        import os
+
+        return tuple(os.path.join(self.backup_dir, name) for name in ("latest.weights.npz", "optimizer.gg", "epoch.json"))
+
+    def restore_into(self, model) -> int:
+        """Load a backup into ``model`` (built and compiled); the epoch to start from (0 without one)."""
+        import json
+        import os
+
+        weights, optimizer, epoch = self._paths()
+        if not os.path.exists(epoch):
+            return 0
+        model.load_weights(weights)
+        if os.path.exists(optimizer) and getattr(model, "optimizer", None) is not None:
+            model.optimizer.load_state_dict(gg.load(optimizer))
+        with open(epoch) as f:
+            return int(json.load(f)["epoch"])
+
+    def on_epoch_end(self, epoch: int, logs=None) -> None:
+        import json
+        import os
+
+        os.makedirs(self.backup_dir, exist_ok=True)
+        weights, optimizer, done = self._paths()
+        self.model.save_weights(weights)
+        if getattr(self.model, "optimizer", None) is not None:
+            gg.save(self.model.optimizer.state_dict(), optimizer)
+        with open(done + ".tmp", "w") as f:
+            json.dump({"epoch": int(epoch) + 1}, f)
+        os.replace(done + ".tmp", done)
+
+    def on_train_end(self, logs=None) -> None:
+        import os
+
+        if self.delete_checkpoint:
+            for path in self._paths():
+                if os.path.exists(path):
+                    os.remove(path)

@@ -92,6 +92,11 @@ class Layer(nn.Module):
     def __init__(self, name: Optional[str] = None, input_shape: Optional[Sequence[int]] = None,
                  input_dim: Optional[int] = None, dtype: Any = None, trainable: bool = True, **kwargs) -> None:
         super().__init__()
+        from graphgrad.compat.keras import regularizers
+
+        object.__setattr__(self, "activity_regularizer", regularizers.get(kwargs.pop("activity_regularizer", None)))
+        object.__setattr__(self, "_weight_rules", {})
+        object.__setattr__(self, "_pending_losses", [])
         unknown = set(kwargs) - {"autocast", "input_length", "batch_input_shape", "batch_size"}
         if unknown:
             raise TypeError(f"{type(self).__name__}: unknown keyword argument(s) {sorted(unknown)}")
@@ -137,13 +142,69 @@ class Layer(nn.Module):
             inputs = [as_tensor(x) for x in inputs]
         self._ensure_built(inputs)
         if training is None:
-            return super().__call__(inputs, *args, **kwargs)
+            return self._regularized(super().__call__(inputs, *args, **kwargs))
         was = self.training
         self.train(bool(training))
         try:
-            return super().__call__(inputs, *args, **kwargs)
+            return self._regularized(super().__call__(inputs, *args, **kwargs))
         finally:
             self.train(was)
+
+    # -- losses: add_loss, regularizers, constraints --
+    def _regularized(self, outputs):
+        """Record the activity regularizer's penalty of ``outputs`` (training only, divided by the batch size)."""
+        if self.activity_regularizer is not None and self.training and gg.is_grad_enabled():
+            for out in (outputs if isinstance(outputs, (list, tuple)) else [outputs]):
+                if isinstance(out, gg.Tensor) and out.ndim > 0:
+                    self.add_loss(self.activity_regularizer(out) / int(out.shape[0]))
+        return outputs
+
+    def set_weight_rules(self, kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                         kernel_constraint: Any = None, bias_constraint: Any = None) -> None:
+        """Keep the regularizers and constraints of the kernel (the first Keras weight) and the bias (the second)."""
+        from graphgrad.compat.keras import constraints, regularizers
+
+        rules = {0: (regularizers.get(kernel_regularizer), constraints.get(kernel_constraint)),
+                 1: (regularizers.get(bias_regularizer), constraints.get(bias_constraint))}
+        object.__setattr__(self, "_weight_rules", {i: r for i, r in rules.items() if r != (None, None)})
+
+    def add_loss(self, value) -> None:
+        """Add a scalar to the training loss of the current step (Keras' ``add_loss``)."""
+        self._pending_losses.append(value)
+
+    def _own_losses(self) -> list:
+        out = list(self._pending_losses)
+        if self._weight_rules and self.built:
+            slots = self.keras_weights()
+            for index, (regularizer, _) in sorted(self._weight_rules.items()):
+                if regularizer is not None and index < len(slots) and slots[index][0].requires_grad:
+                    out.append(regularizer(slots[index][0]))
+        return out
+
+    @property
+    def losses(self) -> list:
+        """The penalties of the last call (``add_loss``, activity regularizers) and the weight regularizers' now."""
+        return [loss for m in self.modules() if isinstance(m, Layer) for loss in m._own_losses()]
+
+    def _clear_losses(self) -> None:
+        for m in self.modules():
+            if isinstance(m, Layer):
+                m._pending_losses.clear()
+
+    def apply_constraints(self) -> None:
+        """Project the constrained weights (after an optimizer step), in Keras' layout."""
+        if not (self._weight_rules and self.built):
+            return
+        slots = self.keras_weights()
+        for index, (_, constraint) in sorted(self._weight_rules.items()):
+            if constraint is None or index >= len(slots):
+                continue
+            tensor, to_keras, from_keras = slots[index]
+            value = tensor.numpy().copy()
+            value = to_keras(value) if to_keras is not None else value
+            with gg.no_grad():
+                value = constraint(gg.tensor(value, dtype=tensor.dtype)).numpy()
+                tensor.copy_(gg.tensor(from_keras(value) if from_keras is not None else value, dtype=tensor.dtype))
 
     def _call_symbolic(self, inputs: Any):
         examples = [t.example for t in inputs] if isinstance(inputs, (list, tuple)) else inputs.example

@@ -7,6 +7,13 @@ from graphgrad.compat.keras.layers_core import (Activation, AveragePooling1D, Av
                                                 MaxPooling2D, Permute, Rescaling, Reshape)
 from graphgrad.compat.keras.layers_more import (ELU, Conv2DTranspose, LeakyReLU, Normalization, ReLU, Softmax,
                                                 UpSampling2D, ZeroPadding2D)
+from graphgrad.compat.keras.layers_attention import (Attention, Conv3D, DepthwiseConv2D, Dot, MultiHeadAttention,
+                                                     RepeatVector, SeparableConv2D, TimeDistributed)
+from graphgrad.compat.keras.layers_prep import (ActivityRegularization, CategoryEncoding, CenterCrop, Cropping1D,
+                                                Cropping2D, Discretization, GaussianDropout, GaussianNoise,
+                                                GroupNormalization, Identity, PReLU, RandomFlip, RandomRotation,
+                                                Resizing, SpatialDropout1D, SpatialDropout2D, UnitNormalization,
+                                                UpSampling1D, ZeroPadding1D)
 from graphgrad.compat.keras.layers_rnn import (GRU, LSTM, Add, Bidirectional, Average, Concatenate, Maximum, Multiply, SimpleRNN,
                                                Subtract, add, average, concatenate, maximum, multiply, subtract)
 
@@ -14,6 +21,7 @@ MaxPool1D, MaxPool2D, AvgPool1D, AvgPool2D = MaxPooling1D, MaxPooling2D, Average
 GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
 GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
 Convolution1D, Convolution2D, Convolution2DTranspose = Conv1D, Conv2D, Conv2DTranspose
+Convolution3D, SeparableConvolution2D = Conv3D, SeparableConv2D
 
 __all__ = ["Input", "InputLayer", "Layer", "Activation", "AveragePooling1D", "AveragePooling2D", "BatchNormalization",
            "Conv1D", "Conv2D", "Dense", "Dropout", "Embedding", "Flatten", "GlobalAveragePooling1D",
@@ -22,4 +30,9 @@ __all__ = ["Input", "InputLayer", "Layer", "Activation", "AveragePooling1D", "Av
            "Multiply", "Subtract", "add", "average", "concatenate", "maximum", "multiply", "subtract", "MaxPool1D",
            "MaxPool2D", "AvgPool1D", "AvgPool2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
            "GlobalMaxPool2D", "Convolution1D", "Convolution2D", "Convolution2DTranspose", "ELU", "Conv2DTranspose",
-           "LeakyReLU", "Normalization", "ReLU", "Softmax", "UpSampling2D", "ZeroPadding2D"]
+           "LeakyReLU", "Normalization", "ReLU", "Softmax", "UpSampling2D", "ZeroPadding2D",
+           "MultiHeadAttention", "Attention", "TimeDistributed", "RepeatVector", "Dot", "DepthwiseConv2D",
+           "SeparableConv2D", "Conv3D", "Convolution3D", "SeparableConvolution2D", "Cropping1D", "Cropping2D",
+           "UpSampling1D", "ZeroPadding1D", "GaussianNoise", "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D",
+           "PReLU", "Identity", "UnitNormalization", "GroupNormalization", "ActivityRegularization", "Resizing",
+           "CenterCrop", "RandomFlip", "RandomRotation", "CategoryEncoding", "Discretization"]

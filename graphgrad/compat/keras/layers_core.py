@@ -19,6 +19,9 @@ __all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Permute", "C
            "GlobalMaxPooling1D", "GlobalMaxPooling2D", "BatchNormalization", "LayerNormalization", "Embedding", "Rescaling", "Lambda"]
 
 
+_WEIGHT_RULES = ("kernel_regularizer", "bias_regularizer", "kernel_constraint", "bias_constraint")
+
+
 def _tuple(value: Union[int, Sequence[int]], n: int) -> tuple:
     return (int(value),) * n if isinstance(value, int) else tuple(int(v) for v in value)
 
@@ -69,11 +72,9 @@ class Dense(Layer):
 
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs) -> None:
-        for ignored in ("kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                        "bias_constraint"):
-            if kwargs.pop(ignored, None) is not None:
-                raise NotImplementedError(f"Dense: {ignored} is not supported by graphgrad.compat.keras")
+        rules = {k: kwargs.pop(k, None) for k in _WEIGHT_RULES}
         super().__init__(**kwargs)
+        self.set_weight_rules(**rules)
         self.units, self.use_bias = int(units), bool(use_bias)
         self.activation = activations.get(activation)
         self._inits = (kernel_initializer, bias_initializer)
@@ -158,11 +159,9 @@ class _Conv(Layer):
                  padding: str = "valid", data_format: Optional[str] = None, dilation_rate: Union[int, Sequence[int]] = 1,
                  groups: int = 1, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs) -> None:
-        for ignored in ("kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                        "bias_constraint"):
-            if kwargs.pop(ignored, None) is not None:
-                raise NotImplementedError(f"{type(self).__name__}: {ignored} is not supported by graphgrad.compat.keras")
+        rules = {k: kwargs.pop(k, None) for k in _WEIGHT_RULES}
         super().__init__(**kwargs)
+        self.set_weight_rules(**rules)
         who = type(self).__name__
         padding = str(padding).lower()
         if padding not in ("valid", "same"):
@@ -178,7 +177,7 @@ class _Conv(Layer):
 
     def build(self, input_shape) -> None:
         channels = int(input_shape[-1] if self.channels_last else input_shape[1])
-        conv = nn.Conv1d if self.nd == 1 else nn.Conv2d
+        conv = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}[self.nd]
         stride_one = all(s == 1 for s in self.strides)
         padding = "same" if self.padding == "same" and stride_one else 0  # strided 'same': padded in forward
         self.conv = conv(channels, self.filters, self.kernel_size, stride=self.strides, padding=padding,
@@ -376,7 +375,11 @@ class Embedding(Layer):
                  mask_zero: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
         if mask_zero:
-            raise NotImplementedError("Embedding: mask_zero=True (masking) is not supported by graphgrad.compat.keras")
+            raise NotImplementedError(
+                "Embedding: mask_zero=True (masking) is not supported by graphgrad.compat.keras: its LSTM/GRU and "
+                "pooling layers do not skip masked steps. Remove mask_zero=True and pad with "
+                "keras.utils.pad_sequences' default padding='pre', so the padding comes first and a recurrent "
+                "layer's last output follows the real tokens (the values differ somewhat from Keras' masked ones)")
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embedding = nn.Embedding(self.input_dim, self.output_dim)
         _initialize(self.embedding.weight, embeddings_initializer)

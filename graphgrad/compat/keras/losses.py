@@ -16,7 +16,8 @@ from graphgrad.compat.keras.engine import as_tensor
 __all__ = ["sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy",
            "mean_squared_error", "mean_absolute_error", "huber", "mse", "mae", "Loss", "SparseCategoricalCrossentropy",
            "CategoricalCrossentropy", "BinaryCrossentropy", "MeanSquaredError", "MeanAbsoluteError", "Huber", "get",
-           "as_graphgrad_loss", "with_class_weight"]
+           "as_graphgrad_loss", "with_class_weight", "kl_divergence", "kld", "cosine_similarity",
+           "binary_focal_crossentropy", "KLDivergence", "CosineSimilarity", "BinaryFocalCrossentropy"]
 
 EPSILON = 1e-7
 
@@ -103,7 +104,46 @@ def huber(y_true, y_pred, delta: float = 1.0):
     return gg.mean(out, axis=-1) if out.ndim > 1 else out
 
 
+def kl_divergence(y_true, y_pred):
+    """``sum(y_true * log(y_true / y_pred))`` over the last axis, both clipped to ``[eps, 1]``."""
+    y_pred = as_tensor(y_pred)
+    y_true = gg.clip(_same_shape(y_true, y_pred), EPSILON, 1.0)
+    y_pred = gg.clip(y_pred, EPSILON, 1.0)
+    return gg.sum(y_true * gg.log(y_true / y_pred), axis=-1)
+
+
+def _l2_normalize(x, axis: int):
+    return x / gg.sqrt(gg.maximum(gg.sum(x * x, axis=axis, keepdims=True), gg.tensor(1e-12, dtype=x.dtype)))
+
+
+def cosine_similarity(y_true, y_pred, axis: int = -1):
+    """Minus the cosine similarity along ``axis`` (Keras' loss: -1 when the vectors point the same way)."""
+    y_pred = as_tensor(y_pred)
+    y_true = _same_shape(y_true, y_pred)
+    return -gg.sum(_l2_normalize(y_true, axis) * _l2_normalize(y_pred, axis), axis=axis)
+
+
+def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing: bool = False, alpha: float = 0.25,
+                              gamma: float = 2.0, from_logits: bool = False, label_smoothing: float = 0.0,
+                              axis: int = -1):
+    """The binary crossentropy weighted by ``(1 - p_t) ** gamma`` (and by ``alpha`` / ``1 - alpha`` with
+    class balancing), averaged over the last axis per sample."""
+    y_pred = as_tensor(y_pred)
+    y_true = _same_shape(y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        y_pred = gg.sigmoid(y_pred)
+    bce = gg.binary_cross_entropy(gg.clip(y_pred, EPSILON, 1.0 - EPSILON), y_true, reduction="none")
+    p_t = y_true * y_pred + (1.0 - y_true) * (1.0 - y_pred)
+    focal = gg.power(1.0 - p_t, gamma) * bce
+    if apply_class_balancing:
+        focal = (y_true * alpha + (1.0 - y_true) * (1.0 - alpha)) * focal
+    return gg.mean(focal, axis=axis) if focal.ndim > 1 else focal
+
+
 mse, mae = mean_squared_error, mean_absolute_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
 
 
 class Loss:
@@ -176,7 +216,34 @@ class Huber(Loss):
         super().__init__(reduction, name, delta=float(delta))
 
 
-_BY_NAME = {"sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+class KLDivergence(Loss):
+    fn = staticmethod(kl_divergence)
+    keras_name = "kl_divergence"
+
+
+class CosineSimilarity(Loss):
+    fn = staticmethod(cosine_similarity)
+    keras_name = "cosine_similarity"
+
+    def __init__(self, axis: int = -1, reduction: str = "sum_over_batch_size", name: Any = None) -> None:
+        super().__init__(reduction, name, axis=int(axis))
+
+
+class BinaryFocalCrossentropy(Loss):
+    fn = staticmethod(binary_focal_crossentropy)
+    keras_name = "binary_focal_crossentropy"
+
+    def __init__(self, apply_class_balancing: bool = False, alpha: float = 0.25, gamma: float = 2.0,
+                 from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1,
+                 reduction: str = "sum_over_batch_size", name: Any = None) -> None:
+        super().__init__(reduction, name, apply_class_balancing=bool(apply_class_balancing), alpha=float(alpha),
+                         gamma=float(gamma), from_logits=bool(from_logits), label_smoothing=float(label_smoothing),
+                         axis=axis)
+
+
+_BY_NAME = {"kl_divergence": KLDivergence, "kld": KLDivergence, "kullback_leibler_divergence": KLDivergence,
+            "cosine_similarity": CosineSimilarity, "binary_focal_crossentropy": BinaryFocalCrossentropy,
+            "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
             "categorical_crossentropy": CategoricalCrossentropy, "binary_crossentropy": BinaryCrossentropy,
             "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError, "mean_absolute_error": MeanAbsoluteError,
             "mae": MeanAbsoluteError, "huber": Huber, "huber_loss": Huber}

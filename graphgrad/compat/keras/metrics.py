@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import graphgrad as gg
+from graphgrad.backend import np
 
 __all__ = ["Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy", "TopKCategoricalAccuracy",
            "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError", "Precision", "Recall",
-           "as_graphgrad_metric"]
+           "as_graphgrad_metric", "AUC", "F1Score", "FBetaScore", "MeanIoU"]
 
 _metrics = gg.train.metrics
 
@@ -51,7 +52,182 @@ def Recall(name: str = "recall", thresholds: Any = None, **kwargs) -> Any:
     return _metrics.Recall(average="binary", threshold=0.5 if thresholds is None else float(thresholds), name=name)
 
 
-_BY_NAME = {"accuracy": Accuracy, "acc": lambda: Accuracy(name="acc"),
+_EPSILON = 1e-7  # Keras' epsilon
+
+
+def _host(value: Any):
+    return np.asarray(value.numpy() if isinstance(value, gg.Tensor) else value, dtype=np.float64)
+
+
+def _ratio(a, b):
+    """Keras' ``divide_no_nan``: 0 where ``b`` is 0."""
+    b = np.asarray(b, dtype=np.float64)
+    return np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b != 0)
+
+
+class _KerasMetric(_metrics.Metric):
+    """A graphgrad metric that also answers Keras' ``update_state(y_true, y_pred)`` / ``reset_state()``."""
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        if sample_weight is not None:
+            raise NotImplementedError(f"{type(self).__name__}: sample_weight is not supported")
+        self.update(y_pred, y_true)
+
+    def reset_state(self) -> None:
+        self.reset()
+
+
+class AUC(_KerasMetric):
+    """``AUC(num_thresholds=200, curve="ROC", summation_method="interpolation", from_logits=False)``: the
+    area under the ROC (or ``"PR"``) curve from true/false positive counts at ``num_thresholds``
+    thresholds evenly spread over [0, 1] (plus one just below 0 and one just above 1), summed as Keras
+    sums them (trapezoids for ROC; Davis and Goadrich's interpolation for PR). Labels and scores are
+    flattened (``multi_label=False``)."""
+
+    def __init__(self, num_thresholds: int = 200, curve: str = "ROC", summation_method: str = "interpolation",
+                 name: Optional[str] = None, thresholds: Any = None, multi_label: bool = False,
+                 num_labels: Any = None, label_weights: Any = None, from_logits: bool = False, **kwargs) -> None:
+        if multi_label or label_weights is not None:
+            raise NotImplementedError("AUC: multi_label / label_weights are not supported by graphgrad.compat.keras")
+        self.curve, self.summation_method = str(curve).upper(), str(summation_method).lower()
+        if self.curve not in ("ROC", "PR") or self.summation_method not in ("interpolation", "minoring", "majoring"):
+            raise ValueError(f"AUC: curve must be 'ROC' or 'PR' and summation_method 'interpolation', 'minoring' or "
+                             f"'majoring'; got {curve!r}, {summation_method!r}")
+        if thresholds is not None:
+            inner = sorted(float(t) for t in thresholds)
+        else:
+            inner = [(i + 1) / (num_thresholds - 1) for i in range(int(num_thresholds) - 2)]
+        self.thresholds = np.array([0.0 - _EPSILON] + inner + [1.0 + _EPSILON])
+        self.from_logits = bool(from_logits)
+        super().__init__(name or "auc")
+
+    def reset(self) -> None:
+        n = len(self.thresholds)
+        self.tp, self.fp, self.tn, self.fn = (np.zeros(n) for _ in range(4))
+
+    def update(self, y_pred: Any, y_true: Any) -> None:
+        p, t = _host(y_pred).reshape(-1), _host(y_true).reshape(-1) > 0.5
+        if self.from_logits:
+            p = 1.0 / (1.0 + np.exp(-p))
+        above = p[None, :] > self.thresholds[:, None]  # (thresholds, samples)
+        self.tp += (above & t).sum(1)
+        self.fp += (above & ~t).sum(1)
+        self.fn += (~above & t).sum(1)
+        self.tn += (~above & ~t).sum(1)
+
+    def _interpolate_pr(self) -> float:
+        tp, fp, fn = self.tp, self.fp, self.fn
+        dtp = tp[:-1] - tp[1:]
+        p = tp + fp
+        dp = p[:-1] - p[1:]
+        slope = _ratio(dtp, np.maximum(dp, 0))
+        intercept = tp[1:] - slope * p[1:]
+        both = (p[:-1] > 0) & (p[1:] > 0)
+        ratio = np.where(both, _ratio(p[:-1], np.maximum(p[1:], 0)), 1.0)
+        ratio = np.where(ratio > 0, ratio, 1.0)
+        return float(np.sum(_ratio(slope * (dtp + intercept * np.log(ratio)), np.maximum(tp[1:] + fn[1:], 0))))
+
+    def result(self) -> float:
+        if self.curve == "PR" and self.summation_method == "interpolation":
+            return self._interpolate_pr()
+        recall = _ratio(self.tp, self.tp + self.fn)
+        if self.curve == "ROC":
+            x, y = _ratio(self.fp, self.fp + self.tn), recall
+        else:
+            x, y = recall, _ratio(self.tp, self.tp + self.fp)
+        if self.summation_method == "interpolation":
+            heights = (y[:-1] + y[1:]) / 2.0
+        elif self.summation_method == "minoring":
+            heights = np.minimum(y[:-1], y[1:])
+        else:
+            heights = np.maximum(y[:-1], y[1:])
+        return float(np.sum((x[:-1] - x[1:]) * heights))
+
+
+class FBetaScore(_KerasMetric):
+    """``FBetaScore(average=None, beta=1.0, threshold=None)`` for one-hot (or multi-label) targets
+    ``(N, C)`` and scores ``(N, C)``: a prediction is the row's maximum (or every score above
+    ``threshold``). ``average`` None gives one score per class (an array); ``"micro"``, ``"macro"`` or
+    ``"weighted"`` one number, as Keras."""
+
+    def __init__(self, average: Optional[str] = None, beta: float = 1.0, threshold: Optional[float] = None,
+                 name: Optional[str] = None, **kwargs) -> None:
+        if average not in (None, "micro", "macro", "weighted"):
+            raise ValueError(f"FBetaScore: average must be None, 'micro', 'macro' or 'weighted', got {average!r}")
+        self.average, self.beta, self.threshold = average, float(beta), threshold
+        super().__init__(name or "fbeta_score")
+
+    def reset(self) -> None:
+        self.tp = self.fp = self.fn = self.support = 0.0
+
+    def update(self, y_pred: Any, y_true: Any) -> None:
+        p, t = _host(y_pred), _host(y_true)
+        if p.ndim == 1:
+            p, t = p[:, None], t.reshape(-1, 1)
+        if self.threshold is None:
+            p = (p == p.max(axis=-1, keepdims=True)).astype(np.float64)
+        else:
+            p = (p > self.threshold).astype(np.float64)
+        axis = None if self.average == "micro" else 0
+        self.tp = self.tp + (p * t).sum(axis)
+        self.fp = self.fp + (p * (1 - t)).sum(axis)
+        self.fn = self.fn + ((1 - p) * t).sum(axis)
+        self.support = self.support + t.sum(0)
+
+    def result(self) -> Any:
+        precision = self.tp / (self.tp + self.fp + _EPSILON)
+        recall = self.tp / (self.tp + self.fn + _EPSILON)
+        b2 = self.beta ** 2
+        score = precision * recall / (b2 * precision + recall + _EPSILON) * (1 + b2)
+        if self.average == "weighted":
+            weights = self.support / (np.sum(self.support) + _EPSILON)
+            return float(np.sum(score * weights))
+        if self.average is not None:
+            return float(np.mean(score))
+        return np.asarray(score, dtype=np.float32)
+
+
+def F1Score(average: Optional[str] = None, threshold: Optional[float] = None, name: str = "f1_score",
+            **kwargs) -> FBetaScore:
+    """``F1Score(average=None, threshold=None)``: :class:`FBetaScore` with ``beta=1``."""
+    return FBetaScore(average=average, beta=1.0, threshold=threshold, name=name)
+
+
+class MeanIoU(_KerasMetric):
+    """``MeanIoU(num_classes, ignore_class=None, sparse_y_true=True, sparse_y_pred=True, axis=-1)``: the
+    intersection over union per class from the confusion matrix, averaged over the classes that occur
+    (in targets or predictions). Sparse predictions are class ids; ``sparse_y_pred=False`` takes the
+    argmax over ``axis``."""
+
+    def __init__(self, num_classes: int, name: Optional[str] = None, ignore_class: Optional[int] = None,
+                 sparse_y_true: bool = True, sparse_y_pred: bool = True, axis: int = -1, **kwargs) -> None:
+        self.num_classes, self.ignore_class = int(num_classes), ignore_class
+        self.sparse_y_true, self.sparse_y_pred, self.axis = bool(sparse_y_true), bool(sparse_y_pred), int(axis)
+        super().__init__(name or "mean_io_u")
+
+    def reset(self) -> None:
+        self.matrix = np.zeros((self.num_classes, self.num_classes))
+
+    def update(self, y_pred: Any, y_true: Any) -> None:
+        p, t = _host(y_pred), _host(y_true)
+        if not self.sparse_y_pred:
+            p = p.argmax(axis=self.axis)
+        if not self.sparse_y_true:
+            t = t.argmax(axis=self.axis)
+        p, t = p.reshape(-1).astype(np.int64), t.reshape(-1).astype(np.int64)
+        if self.ignore_class is not None:
+            keep = t != int(self.ignore_class)
+            p, t = p[keep], t[keep]
+        np.add.at(self.matrix, (t, p), 1.0)
+
+    def result(self) -> float:
+        tp = np.diag(self.matrix)
+        denominator = self.matrix.sum(0) + self.matrix.sum(1) - tp
+        valid = np.sum(denominator != 0)
+        return float(np.sum(_ratio(tp, denominator)) / valid) if valid else 0.0
+
+
+_BY_NAME = {"auc": AUC, "accuracy": Accuracy, "acc": lambda: Accuracy(name="acc"),
             "sparse_categorical_accuracy": SparseCategoricalAccuracy, "categorical_accuracy": CategoricalAccuracy,
             "binary_accuracy": BinaryAccuracy, "top_k_categorical_accuracy": TopKCategoricalAccuracy,
             "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,

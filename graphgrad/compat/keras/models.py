@@ -12,9 +12,21 @@ import graphgrad as gg
 from graphgrad.compat.keras import losses as _losses
 from graphgrad.compat.keras import optimizers as _optimizers
 from graphgrad.compat.keras import outputs as _multi
+from graphgrad.compat.keras import utils as _utils
 from graphgrad.compat.keras.engine import Input, InputLayer, KerasTensor, Layer, as_tensor, snake_case, unique_name
 
 __all__ = ["Model", "Sequential", "load_model", "save_model"]
+
+
+def _batch_inputs(batch: Any) -> Any:
+    return batch[0] if isinstance(batch, tuple) else batch
+
+
+def _first_inputs(dataset: Any) -> Any:
+    """The inputs of a PyDataset's first batch (the model is built from them)."""
+    if len(dataset) == 0:
+        raise ValueError("keras: the PyDataset has no batches (len() is 0)")
+    return _batch_inputs(dataset[0])
 
 
 def _verbose(verbose: Any) -> int:
@@ -240,7 +252,18 @@ class Model(gg.Model):
             raise NotImplementedError("fit: sample_weight is not supported by graphgrad.compat.keras (class_weight is)")
         if steps_per_epoch is not None:
             raise NotImplementedError("fit: steps_per_epoch is not supported by graphgrad.compat.keras")
-        self._ready("fit", x)
+        if _utils.is_dataset(x):  # a keras.utils.PyDataset: batches by index, targets inside
+            if y is not None:
+                raise ValueError("fit: when x is a PyDataset, y must be None (its batches carry the targets)")
+            self._ready("fit", _first_inputs(x))
+            x = _utils.batches_of(x)
+        else:
+            self._ready("fit", x)
+        if _utils.is_dataset(validation_data):
+            validation_data = _utils.batches_of(validation_data)
+        for callback in callbacks or []:
+            if hasattr(callback, "restore_into"):  # BackupAndRestore: resume after the last finished epoch
+                initial_epoch = max(int(initial_epoch), callback.restore_into(self))
         x, y = self._inputs_of(x), _multi.targets_of(self, y)
         if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
             validation_data = (self._inputs_of(validation_data[0]), _multi.targets_of(self, validation_data[1]))
@@ -254,23 +277,40 @@ class Model(gg.Model):
             object.__setattr__(self, "_train_loss", None)
 
     def train_step(self, x, y) -> tuple:
-        """graphgrad's step, with the class-weighted loss while ``fit(class_weight=...)`` runs."""
-        train_loss = getattr(self, "_train_loss", None)
-        if train_loss is None:
-            return super().train_step(x, y)
+        """graphgrad's step, with the class-weighted loss while ``fit(class_weight=...)`` runs, the layers'
+        penalties (``add_loss``, regularizers) added to the loss and their constraints applied after the update."""
+        train_loss = getattr(self, "_train_loss", None) or self.loss_fn
+        layers = [m for m in self.modules() if isinstance(m, Layer)]
+        for layer in layers:
+            layer._pending_losses.clear()
         output = self(x)
         loss = train_loss(output, y)
+        extra = [penalty for layer in layers for penalty in layer._own_losses()]  # Keras adds model.losses
+        if extra:
+            loss = loss + sum(extra[1:], extra[0])
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()
+        for layer in layers:
+            layer._pending_losses.clear()
+            layer.apply_constraints()
         return loss, output
+
+    @property
+    def losses(self) -> list:
+        """The layers' penalties (``add_loss``, activity and weight regularizers), as Keras' ``model.losses``."""
+        return [loss for m in self.modules() if isinstance(m, Layer) for loss in m._own_losses()]
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, verbose: Any = "auto",
                  sample_weight: Any = None, steps: Any = None, callbacks: Any = None, return_dict: bool = False,
                  **kwargs):
         """The loss (a float), or ``[loss, *metrics]`` when compiled with metrics, as Keras;
         ``return_dict=True`` gives ``{"loss": ..., "accuracy": ...}``."""
-        self._ready("evaluate", x)
+        if _utils.is_dataset(x):
+            self._ready("evaluate", _first_inputs(x))
+            x = _utils.batches_of(x)
+        else:
+            self._ready("evaluate", x)
         logs = super().evaluate(self._inputs_of(x), _multi.targets_of(self, y), batch_size=batch_size or 32, verbose=0, callbacks=callbacks)
         if _verbose(verbose):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()), file=sys.stdout, flush=True)
@@ -282,6 +322,10 @@ class Model(gg.Model):
     def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Any = "auto", steps: Any = None,
                 callbacks: Any = None, **kwargs):
         """The model's outputs as a NumPy array (probabilities when it ends in a softmax)."""
+        if _utils.is_dataset(x):  # each batch x (or (x, y)), predicted in order
+            self._build_on(_first_inputs(x))
+            parts = [self.predict(_batch_inputs(x[i]), batch_size=batch_size, verbose=0) for i in range(len(x))]
+            return gg.concatenate([gg.tensor(p) for p in parts], axis=0).numpy()
         self._build_on(x)
         return super().predict(self._inputs_of(x), batch_size=batch_size or 32)
 

@@ -1,14 +1,16 @@
 """``keras.optimizers`` with Keras' arguments and defaults (``Adam(learning_rate=0.001, beta_1=0.9,
 beta_2=0.999, epsilon=1e-7)``...), each making the ``gg.optim`` optimizer of the same rule when
 ``compile`` hands it the model's weights. ``learning_rate`` reads and sets the running rate (also
-what ``LearningRateScheduler`` and ``ReduceLROnPlateau`` change)."""
+what ``LearningRateScheduler`` and ``ReduceLROnPlateau`` change); a ``keras.optimizers.schedules`` object as
+``learning_rate`` sets the rate before each step from the number of steps taken, as Keras."""
 from __future__ import annotations
 
 from typing import Any, Optional
 
 import graphgrad as gg
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "get", "schedules"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Nadam", "Adamax", "Adadelta", "get",
+           "schedules"]
 
 
 class Optimizer:
@@ -18,9 +20,11 @@ class Optimizer:
     keras_name = "optimizer"
 
     def __init__(self, learning_rate: float = 0.001, clipnorm: Optional[float] = None, **kwargs) -> None:
+        self.schedule = None
         if callable(learning_rate) and not isinstance(learning_rate, (int, float)):
-            raise NotImplementedError(f"{type(self).__name__}: a learning-rate schedule object is not supported; use "
-                                      "keras.callbacks.LearningRateScheduler")
+            self.schedule = learning_rate  # a keras.optimizers.schedules object: lr = schedule(iterations)
+            learning_rate = float(learning_rate(0))
+        self.iterations = 0
         self._lr = float(learning_rate)
         self._config = {"learning_rate": self._lr, **kwargs}
         self.clipnorm = clipnorm
@@ -42,6 +46,10 @@ class Optimizer:
     def step(self, *args, **kwargs):
         if self.clipnorm is not None:
             gg.optim.clip_grad_norm_([p for g in self._bound().param_groups for p in g["params"]], self.clipnorm)
+        if self.schedule is not None:  # Keras evaluates the schedule at the step count before the update
+            for group in self._bound().param_groups:
+                group["lr"] = float(self.schedule(self.iterations))
+        self.iterations += 1
         return self._bound().step(*args, **kwargs)
 
     def zero_grad(self, *args, **kwargs):
@@ -146,7 +154,51 @@ class Adagrad(Optimizer):
                                 eps=c["epsilon"])
 
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+class Nadam(Optimizer):
+    """``Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``: ``gg.optim.NAdam`` with Keras 3's
+    momentum schedule ``beta_1 * (1 - 0.5 * 0.96 ** t)`` (``momentum_decay=1``)."""
+
+    keras_name = "Nadam"
+
+    def __init__(self, learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, **kwargs) -> None:
+        super().__init__(learning_rate, beta_1=float(beta_1), beta_2=float(beta_2), epsilon=float(epsilon), **kwargs)
+
+    def _graphgrad(self, params):
+        c = self._config
+        return gg.optim.NAdam(params, lr=self._lr, betas=(c["beta_1"], c["beta_2"]), eps=c["epsilon"],
+                              momentum_decay=1.0)
+
+
+class Adamax(Optimizer):
+    """``Adamax(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``: ``gg.optim.Adamax``."""
+
+    keras_name = "Adamax"
+
+    def __init__(self, learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, **kwargs) -> None:
+        super().__init__(learning_rate, beta_1=float(beta_1), beta_2=float(beta_2), epsilon=float(epsilon), **kwargs)
+
+    def _graphgrad(self, params):
+        c = self._config
+        return gg.optim.Adamax(params, lr=self._lr, betas=(c["beta_1"], c["beta_2"]), eps=c["epsilon"])
+
+
+class Adadelta(Optimizer):
+    """``Adadelta(learning_rate=0.001, rho=0.95, epsilon=1e-7)``: ``gg.optim.Adadelta``."""
+
+    keras_name = "Adadelta"
+
+    def __init__(self, learning_rate: float = 0.001, rho: float = 0.95, epsilon: float = 1e-7, **kwargs) -> None:
+        super().__init__(learning_rate, rho=float(rho), epsilon=float(epsilon), **kwargs)
+
+    def _graphgrad(self, params):
+        c = self._config
+        return gg.optim.Adadelta(params, lr=self._lr, rho=c["rho"], eps=c["epsilon"])
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad, "nadam": Nadam,
+            "adamax": Adamax, "adadelta": Adadelta}
 
 
 def get(identifier: Any) -> Optimizer:
@@ -166,5 +218,4 @@ def get(identifier: Any) -> Optimizer:
     raise TypeError(f"keras.optimizers: expected a name or a keras optimizer, got {type(identifier).__name__}")
 
 
-class schedules:  # noqa: N801  (a namespace, as keras.optimizers.schedules)
-    """``keras.optimizers.schedules`` is not supported: use ``keras.callbacks.LearningRateScheduler``."""
+from graphgrad.compat.keras import schedules  # noqa: E402  (keras.optimizers.schedules)
