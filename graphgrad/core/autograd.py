@@ -114,44 +114,76 @@ def note_inplace_write(target, how: Optional[str] = None) -> None:
         INPLACE_WRITES.note(target, how)
 
 
+#: id(tensor) -> (weak reference to it, [(until, earlier version)]): the versions in-place ops replaced
+#: while recorded ops still referred to the tensor (the entry goes with the tensor). ``until`` is the
+#: node clock at the replacement: a node made before it reads the earlier version in backward.
+_VERSIONS: dict = {}
+
+
+def _history(x: Tensor) -> Optional[list]:
+    entry = _VERSIONS.get(id(x))
+    return entry[1] if entry is not None and entry[0]() is x else None
+
+
 def in_place_source(x: Tensor, how: str) -> Tensor:
     """The value of ``x`` before an in-place op that autograd must record (``x += y``, ``x.relu_()``,
     ``x[i] = v`` with ``x`` or the operand requiring grad), as a new tensor with ``x``'s array and
     history: compute the op's result from it, then :func:`rebind_in_place`. Raises ``GradError`` for a
-    leaf that requires grad (as PyTorch) and for a tensor that a recorded op already took as an input:
-    graphgrad's nodes refer to tensors, not versions, so that op's gradient would reach the new value."""
+    leaf that requires grad, as PyTorch does."""
     if x.requires_grad and x._node is None:
         raise GradError(f"{how}: a leaf tensor that requires grad can't be used in an in-place operation while "
                         "gradients are recorded; use `with gg.no_grad():` (an optimizer-style update) or write "
                         "out-of-place code")
-    if getattr(x, "_used", False):
-        raise GradError(f"{how}: this tensor was already used as the input of an op recorded for autograd, and "
-                        "graphgrad keeps no earlier version of it for that op's gradient (PyTorch does); write the "
-                        "operation out of place (e.g. `x = x + y` instead of `x += y`)")
     return Tensor._wrap(x.data, x._node, x.requires_grad)
 
 
-def rebind_in_place(x: Tensor, result: Tensor, how: str) -> Tensor:
-    """Make ``x`` the result of an in-place op computed out of place from :func:`in_place_source`:
-    ``x`` takes ``result``'s array and the node that made it, so gradients flow through the op as
-    PyTorch's do through the new version of ``x``. The old array is left as it was (the nodes that
-    saved it keep their values); views taken of ``x`` before the op keep the old values. Returns ``x``."""
+def rebind_in_place(x: Tensor, result: Tensor, how: str, source: Optional[Tensor] = None) -> Tensor:
+    """Make ``x`` the result of an in-place op computed out of place from ``source`` (its
+    :func:`in_place_source`): ``x`` takes ``result``'s array and the node that made it, so gradients flow
+    through the op, as PyTorch's do through the new version of ``x``. Ops recorded earlier with ``x`` as
+    an input keep the earlier version (``source``: its array, unchanged, and its history) for their
+    gradients; views taken of ``x`` before the op keep the old values. Returns ``x``."""
     if result.shape != x.shape:
         raise ShapeError(f"{how}: the result of shape {tuple(result.shape)} does not fit the tensor of shape "
-                        f"{tuple(x.shape)} being modified in place")
+                         f"{tuple(x.shape)} being modified in place")
+    if getattr(x, "_used", False):  # recorded ops refer to x: they must still see the version they used
+        history = _history(x)
+        if history is None:
+            key = id(x)
+            history = []
+            _VERSIONS[key] = (weakref.ref(x, lambda _, key=key: _VERSIONS.pop(key, None)), history)
+        history.append((next(_SEQUENCE), source if source is not None else
+                        Tensor._wrap(x.data, x._node, x.requires_grad)))
+        x._used = False
     x.data = result.data
     x._node = result._node
     x.requires_grad = result.requires_grad
-    note_inplace_write(x, how)
     return x
 
 
-def _check_saved(node) -> None:
+def _versioned(inputs: tuple, seq: int) -> tuple:
+    """``inputs`` of the node made at ``seq``, each tensor an in-place op replaced since then swapped
+    for the version that node used."""
+    out = None
+    for i, x in enumerate(inputs):
+        history = _history(x) if isinstance(x, Tensor) else None
+        if history:
+            for until, earlier in history:
+                if seq < until:
+                    if out is None:
+                        out = list(inputs)
+                    out[i] = earlier
+                    break
+    return inputs if out is None else tuple(out)
+
+
+def _check_saved(node, inputs: Optional[tuple] = None) -> None:
     """Raise ``GradError`` when a value ``node`` saved for its backward was written in place after
     the node was made (the gradient would silently use the new value)."""
     op = node.op
     saved = getattr(op, "saves_inputs", True)
-    inputs = node.inputs if saved is True else (node.inputs[saved] if saved else ())
+    inputs = node.inputs if inputs is None else inputs
+    inputs = inputs if saved is True else (inputs[saved] if saved else ())
     offset = 0 if saved is True or not saved else (saved.start or 0)
     for position, x in enumerate(inputs, offset):
         if not isinstance(x, Tensor) or x.data is None:
@@ -485,12 +517,14 @@ def _reverse(roots, root_grads, retain_graph, targets, captured, grads, heap, se
         node = heapq.heappop(heap)[1]
         g = grads.pop(node)
         inputs, op = node.inputs, node.op
+        if _VERSIONS and inputs:
+            inputs = _versioned(inputs, node.seq)
         if inputs is None:
             raise GradError(
                 f"trying to backward through the graph a second time (through {op.name}): "
                 "its saved values were freed by the first backward(); pass retain_graph=True to it")
         if node.seq < last_write:  # something was written in place after this node was made
-            _check_saved(node)
+            _check_saved(node, inputs)
         if node._hooks:
             g = _run_hooks(node._hooks, g)
         if node.retained is not None and node.retained() is not None:
@@ -546,6 +580,8 @@ def _pending_uses(roots) -> dict:
             continue
         seen.add(id(node))
         inputs = node.inputs
+        if _VERSIONS and inputs:
+            inputs = _versioned(inputs, node.seq)
         if not inputs:
             target = getattr(node.op, "gradient_target", None)
             if target is not None and id(target) in _POST_ACCUMULATE:

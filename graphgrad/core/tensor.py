@@ -125,7 +125,7 @@ class Tensor:
     """
 
     # _used (set only once an op recorded for autograd took the tensor as an input; unset reads as
-    # False): an in-place op may then no longer give the tensor a new autograd history
+    # False): an in-place op then keeps the earlier version for those ops (core.autograd._VERSIONS)
     __slots__ = ("data", "requires_grad", "grad", "_node", "_spec", "_hooks", "name", "_used", "__weakref__")
     __array_ufunc__ = None  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
     __hash__ = object.__hash__  # tensors are dict keys by identity, even though == is elementwise

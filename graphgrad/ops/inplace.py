@@ -22,9 +22,10 @@ def recorded(x: Tensor, *operands: Any) -> bool:
 
 def apply_in_place(x: Tensor, compute: Callable[[Tensor], Tensor], how: str) -> Tensor:
     """``x`` becomes ``compute(value of x)`` (cast to ``x``'s dtype), recorded by autograd. Returns ``x``."""
-    result = compute(in_place_source(x, how))
+    source = in_place_source(x, how)
+    result = compute(source)
     if not isinstance(result, Tensor):
         result = Tensor(result, dtype=x.dtype)
     if result.dtype != x.dtype:
         result = ew.astype(result, x.dtype)
-    return rebind_in_place(x, result, how)
+    return rebind_in_place(x, result, how, source)

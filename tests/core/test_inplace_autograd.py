@@ -125,15 +125,46 @@ def test_leaves_that_require_grad_are_refused():
     np.testing.assert_array_equal(w.numpy(), [0.0, 3.0, 4.0])
 
 
-def test_a_tensor_already_used_by_a_recorded_op_is_refused_with_a_way_out():
+def test_ops_recorded_before_an_in_place_op_keep_the_version_they_used():
     w = _w()
     a = w * 2
-    b = a + 1  # a is an input of b's node: its gradient needs a's old version
-    with pytest.raises(gg.GradError, match="out of place"):
-        a += 1
-    a = a + 1  # the way out
-    (a + b).sum().backward()
+    b = a + 1  # recorded with a's first version
+    a += 1
+    (a + b).sum().backward()  # (2w + 1) + (2w + 1)
     np.testing.assert_allclose(w.grad.numpy(), [4.0, 4.0, 4.0])
+    w.grad = None
+    y = w * 3
+    z = y * y  # saves y: its gradient uses the values y had (PyTorch would refuse to run this backward)
+    y += 100
+    (z.sum() + y.sum()).backward()  # 9 w^2 + 3 w + 100
+    np.testing.assert_allclose(w.grad.numpy(), 18 * np.array([-1.0, 2.0, 3.0]) + 3)
+
+
+def test_indexed_augmented_assignment_on_a_graph_tensor():
+    w = _w()
+    x = w * 2
+    x[1:] += w[1:] * w[1:]  # Python: x.__setitem__(key, x.__getitem__(key).__iadd__(...))
+    x[0] *= 3
+    x.sum().backward()  # [6 w0, 2 + 2 w1, 2 + 2 w2]
+    np.testing.assert_allclose(w.grad.numpy(), [6.0, 6.0, 8.0])
+    np.testing.assert_allclose(x.detach().numpy(), [-6.0, 8.0, 15.0])
+
+
+def test_versions_do_not_outlive_their_tensors():
+    from graphgrad.core import autograd
+
+    before = len(autograd._VERSIONS)
+    for _ in range(50):
+        w = _w()
+        a = w * 2
+        b = a + 1
+        a += 1
+        (a + b).sum().backward()
+    del w, a, b
+    import gc
+
+    gc.collect()
+    assert len(autograd._VERSIONS) <= before + 1
 
 
 def test_a_shape_change_in_place_is_refused():
