@@ -200,3 +200,20 @@ def test_normalization_activation_and_encoding_layers():
     assert np.array_equal(bins, [0, 1, 1, 2, 2])
     with pytest.raises(NotImplementedError, match="pad_sequences"):
         layers.Embedding(10, 4, mask_zero=True)
+
+
+def test_a_model_with_the_new_layers_saves_and_loads(tmp_path):
+    query, key = keras.Input(shape=(5, 4)), keras.Input(shape=(5, 4))
+    h = layers.MultiHeadAttention(2, 3)(query, key, key=key)
+    h = layers.GroupNormalization(groups=3)(layers.TimeDistributed(layers.Dense(3))(h))
+    h = layers.Attention()([h, h], use_causal_mask=True)
+    outputs = layers.Dense(2, kernel_regularizer=keras.regularizers.l2(0.01),
+                           kernel_constraint=keras.constraints.MaxNorm(2.0))(layers.Flatten()(h))
+    model = keras.Model([query, key], outputs)
+    model.compile("adam", "mse")
+    x = _x(3, 5, 4)
+    model.fit([x, x], _x(3, 2), verbose=0)
+    model.save(str(tmp_path / "m.keras"))
+    loaded = keras.models.load_model(str(tmp_path / "m.keras"))
+    assert np.allclose(loaded.predict([x, x], verbose=0), model.predict([x, x], verbose=0), atol=1e-6)
+    assert [type(r).__name__ for r in loaded.layers[-1]._weight_rules[0]] == ["L2", "MaxNorm"]

@@ -117,7 +117,8 @@ models[1].set_weights(models[0].get_weights())
 histories = []
 for k, model in zip((keras, gk), models):
     model.compile(optimizer=k.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy")
-    histories.append(model.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0).history["loss"])
+    history = model.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0, validation_split=0.25).history
+    histories.append(history["loss"] + history["val_loss"] + [model.evaluate(x, y, verbose=0)])
 assert np.allclose(histories[0], histories[1], rtol=1e-4), histories
 assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(models[0].get_weights(), models[1].get_weights()))
 w = np.abs(rng.standard_normal((5, 4))).astype("float32") * 2

@@ -88,6 +88,11 @@ def get(identifier: Any) -> Any:
     """A constraint from ``None``, a name, a constraint object or a function."""
     if identifier is None:
         return None
+    if isinstance(identifier, dict) and "class_name" in identifier:  # a saved config
+        cls = globals().get(identifier["class_name"])
+        if not isinstance(cls, type):
+            raise ValueError(f"keras.constraints: unknown class {identifier['class_name']!r}")
+        return cls(**identifier.get("config", {}))
     if isinstance(identifier, str):
         key = identifier.lower()
         if key not in _BY_NAME:

@@ -152,8 +152,9 @@ class Layer(nn.Module):
 
     # -- losses: add_loss, regularizers, constraints --
     def _regularized(self, outputs):
-        """Record the activity regularizer's penalty of ``outputs`` (training only, divided by the batch size)."""
-        if self.activity_regularizer is not None and self.training and gg.is_grad_enabled():
+        """Record the activity regularizer's penalty of ``outputs`` (divided by the batch size), as Keras on
+        every call; ``fit``'s and ``evaluate``'s loss take and clear them."""
+        if self.activity_regularizer is not None:
             for out in (outputs if isinstance(outputs, (list, tuple)) else [outputs]):
                 if isinstance(out, gg.Tensor) and out.ndim > 0:
                     self.add_loss(self.activity_regularizer(out) / int(out.shape[0]))

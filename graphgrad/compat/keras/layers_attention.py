@@ -47,6 +47,7 @@ class MultiHeadAttention(Layer):
     def __init__(self, num_heads: int, key_dim: int, value_dim: Optional[int] = None, dropout: float = 0.0,
                  use_bias: bool = True, output_shape: Any = None, attention_axes: Any = None,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs) -> None:
+        options = tuple(kwargs.pop("call_options", (False, False, False)))  # from a saved config
         super().__init__(**kwargs)
         if attention_axes is not None:
             raise NotImplementedError("MultiHeadAttention: attention_axes is not supported by graphgrad.compat.keras "
@@ -61,7 +62,7 @@ class MultiHeadAttention(Layer):
         self.output_dim = None if output_shape is None else int(output_shape)
         self.dropout = nn.Dropout(self.dropout_rate)
         self._inits = (kernel_initializer, bias_initializer)
-        object.__setattr__(self, "_options", (False, False, False))  # (has key, has mask, return scores)
+        object.__setattr__(self, "_options", options)  # (has key, has mask, return scores)
 
     def __call__(self, query, value=None, key=None, attention_mask=None, return_attention_scores: bool = False,
                  training: Optional[bool] = None, use_causal_mask: bool = False, **kwargs):
@@ -77,6 +78,11 @@ class MultiHeadAttention(Layer):
         if not _is_symbolic(inputs) and any(_is_symbolic(t) for t in inputs):
             raise TypeError("MultiHeadAttention: mix of symbolic (keras.Input) and concrete inputs")
         return _call_with_list(self, inputs, training)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config["kwargs"]["call_options"] = list(self._options)  # how the layer was called, for load_model
+        return config
 
     def build(self, input_shape) -> None:
         has_key = self._options[0]
@@ -137,22 +143,30 @@ class Attention(Layer):
     """``Attention(use_scale=False, score_mode="dot", dropout=0.0)``: dot-product attention called on
     ``[query, value]`` or ``[query, value, key]`` (key defaults to value): ``softmax(q @ k^T * scale) @ v``,
     with ``scale`` a trained scalar when ``use_scale``. ``return_attention_scores=True`` also returns the
-    attention weights; ``use_causal_mask=True`` lets position ``i`` see positions ``<= i`` only."""
+    attention weights; ``use_causal_mask=True`` lets position ``i`` see positions ``<= i`` only. A call that
+    passes neither of these two keeps those of the previous call (a functional model replays its calls so)."""
 
     def __init__(self, use_scale: bool = False, score_mode: str = "dot", dropout: float = 0.0, **kwargs) -> None:
-        super().__init__(**kwargs)
         if score_mode != "dot":
             raise NotImplementedError("Attention: only score_mode='dot' is supported (AdditiveAttention is not)")
+        options = tuple(kwargs.pop("call_options", (False, False)))  # from a saved config
+        super().__init__(**kwargs)
         self.use_scale = bool(use_scale)
         self.dropout = nn.Dropout(float(dropout))
-        object.__setattr__(self, "_options", (False, False))  # (return scores, causal)
+        object.__setattr__(self, "_options", options)  # (return scores, causal)
 
-    def __call__(self, inputs, mask: Any = None, return_attention_scores: bool = False, training: Optional[bool] = None,
-                 use_causal_mask: bool = False, **kwargs):
+    def __call__(self, inputs, mask: Any = None, return_attention_scores: Optional[bool] = None,
+                 training: Optional[bool] = None, use_causal_mask: Optional[bool] = None, **kwargs):
         if mask is not None:
             raise NotImplementedError("Attention: mask= is not supported by graphgrad.compat.keras")
-        object.__setattr__(self, "_options", (bool(return_attention_scores), bool(use_causal_mask)))
+        if return_attention_scores is not None or use_causal_mask is not None:  # else as called before (a model's replay)
+            object.__setattr__(self, "_options", (bool(return_attention_scores), bool(use_causal_mask)))
         return _call_with_list(self, list(inputs), training)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config["kwargs"]["call_options"] = list(self._options)  # how the layer was called, for load_model
+        return config
 
     def build(self, input_shape) -> None:
         if self.use_scale:
@@ -182,7 +196,13 @@ class TimeDistributed(Layer):
     folded into one); its weights are the inner layer's."""
 
     def __init__(self, layer: Layer, **kwargs) -> None:
+        if isinstance(layer, dict):  # from a saved config
+            from graphgrad.compat.keras import layers as _layers
+
+            layer = getattr(_layers, layer["class_name"]).from_config(layer["config"])
         super().__init__(**kwargs)
+        saved = {"layer": {"class_name": type(layer).__name__, "config": layer.get_config()}}
+        object.__setattr__(self, "_init_args", ([], dict(kwargs, **saved)))
         self.layer = layer
 
     def forward(self, x):

@@ -217,21 +217,17 @@ class GroupNormalization(Layer):
 
 
 class ActivityRegularization(Layer):
-    """``ActivityRegularization(l1=0.0, l2=0.0)``: passes its input through and, in training, adds
-    ``l1 * sum(|x|) + l2 * sum(x**2)`` (over the batch, divided by the batch size as Keras) to the loss."""
+    """``ActivityRegularization(l1=0.0, l2=0.0)``: passes its input through and adds
+    ``l1 * sum(|x|) + l2 * sum(x**2)``, divided by the batch size, to the loss (its activity regularizer)."""
 
     def __init__(self, l1: float = 0.0, l2: float = 0.0, **kwargs) -> None:
+        from graphgrad.compat.keras import regularizers
+
         super().__init__(**kwargs)
         self.l1, self.l2 = float(l1), float(l2)
+        object.__setattr__(self, "activity_regularizer", regularizers.L1L2(self.l1, self.l2))
 
     def forward(self, x):
-        if self.training and (self.l1 or self.l2):
-            penalty = 0.0
-            if self.l1:
-                penalty = penalty + self.l1 * gg.sum(gg.abs(x))
-            if self.l2:
-                penalty = penalty + self.l2 * gg.sum(x * x)
-            self.add_loss(penalty / int(x.shape[0]))
         return x
 
 

@@ -18,6 +18,16 @@ from graphgrad.compat.keras.engine import Input, InputLayer, KerasTensor, Layer,
 __all__ = ["Model", "Sequential", "load_model", "save_model"]
 
 
+def _with_penalties(model, loss):
+    """``loss`` plus the layers' penalties of the last forward pass (Keras' ``model.losses``: ``add_loss``,
+    activity and weight regularizers), which are then cleared."""
+    layers = [m for m in model.modules() if isinstance(m, Layer)]
+    extra = [penalty for layer in layers for penalty in layer._own_losses()]
+    for layer in layers:
+        layer._pending_losses.clear()
+    return loss + sum(extra[1:], extra[0]) if extra else loss
+
+
 def _batch_inputs(batch: Any) -> Any:
     return batch[0] if isinstance(batch, tuple) else batch
 
@@ -227,6 +237,16 @@ class Model(gg.Model):
         opt = _optimizers.get(optimizer).bind(self.parameters())
         gg_loss, gg_metrics = _multi.compile_arguments(self, loss, metrics, loss_weights)
         super().compile(optimizer=opt, loss=gg_loss, metrics=gg_metrics)
+        if self.loss_fn is not None:  # Keras' loss counts the layers' penalties (training and evaluation)
+            base = self.loss_fn
+
+            def penalized(y_pred, y_true):
+                return _with_penalties(self, base(y_pred, y_true))
+
+            penalized.__name__ = getattr(base, "__name__", "loss")
+            if hasattr(base, "keras_loss"):
+                penalized.keras_loss = base.keras_loss
+            object.__setattr__(self, "loss_fn", penalized)
         object.__setattr__(self, "keras_optimizer", opt)
 
     def _inputs_of(self, x: Any) -> Any:
@@ -279,20 +299,19 @@ class Model(gg.Model):
     def train_step(self, x, y) -> tuple:
         """graphgrad's step, with the class-weighted loss while ``fit(class_weight=...)`` runs, the layers'
         penalties (``add_loss``, regularizers) added to the loss and their constraints applied after the update."""
-        train_loss = getattr(self, "_train_loss", None) or self.loss_fn
+        train_loss = getattr(self, "_train_loss", None)
         layers = [m for m in self.modules() if isinstance(m, Layer)]
         for layer in layers:
             layer._pending_losses.clear()
         output = self(x)
-        loss = train_loss(output, y)
-        extra = [penalty for layer in layers for penalty in layer._own_losses()]  # Keras adds model.losses
-        if extra:
-            loss = loss + sum(extra[1:], extra[0])
+        if train_loss is None:
+            loss = self.loss_fn(output, y)  # with the penalties (see _apply_compile)
+        else:
+            loss = _with_penalties(self, train_loss(output, y))
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()
         for layer in layers:
-            layer._pending_losses.clear()
             layer.apply_constraints()
         return loss, output
 
@@ -327,7 +346,12 @@ class Model(gg.Model):
             parts = [self.predict(_batch_inputs(x[i]), batch_size=batch_size, verbose=0) for i in range(len(x))]
             return gg.concatenate([gg.tensor(p) for p in parts], axis=0).numpy()
         self._build_on(x)
-        return super().predict(self._inputs_of(x), batch_size=batch_size or 32)
+        try:
+            return super().predict(self._inputs_of(x), batch_size=batch_size or 32)
+        finally:
+            for layer in self.modules():
+                if isinstance(layer, Layer):
+                    layer._pending_losses.clear()  # activity penalties of predictions count nowhere
 
     def predict_on_batch(self, x: Any):
         return self.predict(x, batch_size=len(x), verbose=0)

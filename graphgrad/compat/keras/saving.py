@@ -79,6 +79,10 @@ def _jsonable(value: Any, where: str) -> Any:
         return {str(k): _jsonable(v, where) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    from graphgrad.compat.keras import constraints, regularizers
+
+    if isinstance(value, (regularizers.Regularizer, constraints.Constraint)):  # Keras' serialized form
+        return {"class_name": type(value).__name__, "config": _jsonable(value.get_config(), where)}
     if callable(value):
         name = activations.serialize(value)
         if isinstance(name, str):
