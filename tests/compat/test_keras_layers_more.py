@@ -198,8 +198,6 @@ def test_normalization_activation_and_encoding_layers():
     assert np.array_equal(counts, [[0, 2, 0, 1], [1, 0, 2, 0]])
     bins = layers.Discretization(bin_boundaries=[0.0, 1.0])(np.array([-0.5, 0.0, 0.5, 1.0, 7.0])).numpy()
     assert np.array_equal(bins, [0, 1, 1, 2, 2])
-    with pytest.raises(NotImplementedError, match="pad_sequences"):
-        layers.Embedding(10, 4, mask_zero=True)
 
 
 def test_a_model_with_the_new_layers_saves_and_loads(tmp_path):
@@ -217,3 +215,64 @@ def test_a_model_with_the_new_layers_saves_and_loads(tmp_path):
     loaded = keras.models.load_model(str(tmp_path / "m.keras"))
     assert np.allclose(loaded.predict([x, x], verbose=0), model.predict([x, x], verbose=0), atol=1e-6)
     assert [type(r).__name__ for r in loaded.layers[-1]._weight_rules[0]] == ["L2", "MaxNorm"]
+
+
+MASK_PARITY = r'''
+import numpy as np
+import keras
+from graphgrad.compat import keras as gk
+
+rng = np.random.default_rng(2)
+tokens = np.array([[0, 0, 3, 1, 4], [1, 5, 0, 0, 0], [9, 0, 6, 5, 3], [2, 7, 1, 8, 2], [0, 0, 0, 0, 0]])
+
+
+def models(k):
+    return [
+        k.Sequential([k.Input(shape=(5,)), k.layers.Embedding(10, 4, mask_zero=True), k.layers.LSTM(3)]),
+        k.Sequential([k.Input(shape=(5,)), k.layers.Embedding(10, 4, mask_zero=True), k.layers.Dropout(0.1),
+                      k.layers.GRU(3, return_sequences=True), k.layers.Dense(2)]),
+        k.Sequential([k.Input(shape=(5,)), k.layers.Embedding(10, 4, mask_zero=True),
+                      k.layers.SimpleRNN(3, go_backwards=True, return_sequences=True), k.layers.GlobalAveragePooling1D()]),
+        k.Sequential([k.Input(shape=(5,)), k.layers.Embedding(10, 4, mask_zero=True),
+                      k.layers.Bidirectional(k.layers.LSTM(3, return_sequences=True)), k.layers.LSTM(2)]),
+        k.Sequential([k.Input(shape=(5,)), k.layers.Embedding(10, 4, mask_zero=True), k.layers.Dense(3, activation="relu"),
+                      k.layers.GlobalAveragePooling1D()]),
+    ]
+
+
+for i, (real, mine) in enumerate(zip(models(keras), models(gk))):
+    weights = [w + 0.3 * rng.standard_normal(w.shape).astype("float32") for w in real.get_weights()]
+    real.set_weights(weights)
+    mine.set_weights(weights)
+    expected = real.predict(tokens, verbose=0)
+    got = mine.predict(tokens, verbose=0)
+    rows = slice(0, 4) if i in (2, 4) else slice(None)  # an all-padding row: the average is 0/0 there (NaN in both)
+    assert np.abs(got[rows] - expected[rows]).max() < 1e-5, (i, got, expected)
+print("ok")
+'''
+
+
+@pytest.mark.skipif(not HAVE_KERAS, reason="Keras (and PyTorch, its backend here) is not installed")
+def test_embedding_mask_zero_reaches_recurrent_and_pooling_layers_as_in_keras(tmp_path):
+    assert _run_keras(MASK_PARITY, tmp_path).strip().endswith("ok")
+
+
+def test_embedding_mask_zero_skips_the_padding_and_trains():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(2, 9, 120)
+    sequences = [list(rng.integers(1, 20, n)) for n in lengths]
+    y = (lengths > 5).astype("int64")  # the label is the length: only a model that ignores the padding sees it
+    post = keras.utils.pad_sequences(sequences, maxlen=10, padding="post")
+    model = keras.Sequential([keras.Input(shape=(10,)), layers.Embedding(20, 8, mask_zero=True),
+                              layers.LSTM(8), layers.Dense(2, activation="softmax")])
+    short = np.array([[4, 2, 0, 0, 0, 0, 0, 0, 0, 0]])
+    padded_more = model.predict(short, verbose=0)
+    assert np.allclose(padded_more, model.predict(short[:, :2], verbose=0), atol=1e-6)  # padding changes nothing
+    model.compile(keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    history = model.fit(post, y, epochs=8, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    inputs = keras.Input(shape=(10,))
+    h = layers.Embedding(20, 4, mask_zero=True)(inputs)
+    pooled = layers.GlobalAveragePooling1D()(layers.Dense(3)(h))
+    functional = keras.Model(inputs, pooled)
+    assert np.allclose(functional.predict(short, verbose=0), functional.predict(short[:, :2], verbose=0), atol=1e-6)

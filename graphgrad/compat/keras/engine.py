@@ -84,6 +84,11 @@ class Layer(nn.Module):
     Tensors or KerasTensors. ``get_config()`` returns the constructor's arguments (``save`` writes
     them as JSON); ``get_weights()``/``set_weights()`` use Keras' shapes and order."""
 
+    #: masks (Keras' ``Embedding(mask_zero=True)``): a layer that ``supports_masking`` passes its input's
+    #: mask on unchanged; one that ``consumes_mask`` takes it as ``forward(x, mask=...)``
+    supports_masking = False
+    consumes_mask = False
+
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
         object.__setattr__(self, "_init_args", (list(args), dict(kwargs)))
@@ -133,9 +138,15 @@ class Layer(nn.Module):
         if not self.trainable:
             self.requires_grad_(False)
 
-    def __call__(self, inputs: Any, *args, training: Optional[bool] = None, **kwargs):
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The mask of the output (``(batch, time)`` booleans) for ``inputs`` carrying ``mask``."""
+        return mask if self.supports_masking else None
+
+    def __call__(self, inputs: Any, *args, training: Optional[bool] = None, mask: Any = None, **kwargs):
         if _is_symbolic(inputs):
             return self._call_symbolic(inputs)
+        if mask is not None and self.consumes_mask:
+            kwargs["mask"] = as_tensor(mask)
         if not isinstance(inputs, (list, tuple)):
             inputs = as_tensor(inputs)
         else:

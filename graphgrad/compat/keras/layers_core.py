@@ -12,7 +12,7 @@ from graphgrad.nn import functional as F
 from graphgrad.nn import init
 
 from graphgrad.compat.keras import activations
-from graphgrad.compat.keras.engine import Layer
+from graphgrad.compat.keras.engine import Layer, as_tensor
 
 __all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Permute", "Conv1D", "Conv2D", "MaxPooling1D",
            "MaxPooling2D", "AveragePooling1D", "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
@@ -70,6 +70,8 @@ def _channels_last(data_format: Optional[str], who: str) -> bool:
 class Dense(Layer):
     """``Dense(units, activation=None, use_bias=True)`` on the last axis: ``gg.nn.Linear``."""
 
+    supports_masking = True
+
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs) -> None:
         rules = {k: kwargs.pop(k, None) for k in _WEIGHT_RULES}
@@ -96,6 +98,8 @@ class Dense(Layer):
 class Activation(Layer):
     """``Activation("relu")``."""
 
+    supports_masking = True
+
     def __init__(self, activation: Any, **kwargs) -> None:
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -106,6 +110,8 @@ class Activation(Layer):
 
 class Dropout(Layer):
     """``Dropout(rate)``: ``gg.nn.Dropout`` (active in ``fit`` only)."""
+
+    supports_masking = True
 
     def __init__(self, rate: float, noise_shape: Any = None, seed: Optional[int] = None, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -277,14 +283,21 @@ class _GlobalPool(Layer):
         self.channels_last = _channels_last(data_format, type(self).__name__)
         self.keepdims = bool(keepdims)
 
-    def forward(self, x):
+    def forward(self, x, mask=None):
         axes = tuple(range(1, 1 + self.nd)) if self.channels_last else tuple(range(2, 2 + self.nd))
+        if mask is not None:  # GlobalAveragePooling1D: the mean over the unmasked steps, as Keras
+            weights = gg.expand_dims(mask.astype(x.dtype), 2 if self.channels_last else 1)
+            return gg.sum(x * weights, axis=axes, keepdims=self.keepdims) / gg.sum(weights, axis=axes,
+                                                                                   keepdims=self.keepdims)
         reduce = gg.mean if self.kind == "avg" else gg.max
         return reduce(x, axis=axes, keepdims=self.keepdims)
 
 
 class GlobalAveragePooling1D(_GlobalPool):
+    """``GlobalAveragePooling1D()``; with a mask (after ``Embedding(mask_zero=True)``) the mean of the unmasked steps."""
+
     nd, kind = 1, "avg"
+    consumes_mask = True
 
 
 class GlobalAveragePooling2D(_GlobalPool):
@@ -304,6 +317,8 @@ class BatchNormalization(Layer):
     """``BatchNormalization(axis=-1, momentum=0.99, epsilon=1e-3)``: ``gg.nn.BatchNorm1d`` over every
     axis but ``axis`` (Keras' momentum m is PyTorch's 1 - m). With ``trainable = False`` it runs in
     inference mode (its moving statistics), as in Keras."""
+
+    supports_masking = True
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, **kwargs) -> None:
@@ -347,6 +362,8 @@ class BatchNormalization(Layer):
 class LayerNormalization(Layer):
     """``LayerNormalization(axis=-1, epsilon=1e-3)``: ``gg.nn.LayerNorm`` over the last axis."""
 
+    supports_masking = True
+
     def __init__(self, axis: int = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
                  **kwargs) -> None:
         super().__init__(**kwargs)
@@ -369,17 +386,15 @@ class LayerNormalization(Layer):
 
 
 class Embedding(Layer):
-    """``Embedding(input_dim, output_dim)``: ``gg.nn.Embedding``, initialized U(-0.05, 0.05) as Keras."""
+    """``Embedding(input_dim, output_dim, mask_zero=False)``: ``gg.nn.Embedding``, initialized U(-0.05, 0.05)
+    as Keras. With ``mask_zero=True`` token 0 is padding: the mask goes on through layers that pass masks
+    (Dense, Dropout, normalization, activations) to an LSTM/GRU/SimpleRNN/Bidirectional (which skips the
+    masked steps) or a GlobalAveragePooling1D (which averages the unmasked ones); other layers drop it."""
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "random_uniform",
                  mask_zero: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
-        if mask_zero:
-            raise NotImplementedError(
-                "Embedding: mask_zero=True (masking) is not supported by graphgrad.compat.keras: its LSTM/GRU and "
-                "pooling layers do not skip masked steps. Remove mask_zero=True and pad with "
-                "keras.utils.pad_sequences' default padding='pre', so the padding comes first and a recurrent "
-                "layer's last output follows the real tokens (the values differ somewhat from Keras' masked ones)")
+        self.mask_zero = bool(mask_zero)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embedding = nn.Embedding(self.input_dim, self.output_dim)
         _initialize(self.embedding.weight, embeddings_initializer)
@@ -388,6 +403,10 @@ class Embedding(Layer):
         if x.dtype.kind not in "iu":
             x = x.astype("int64")
         return self.embedding(x)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """With ``mask_zero=True``: true where the token is not 0 (the padding), as Keras."""
+        return (as_tensor(inputs) != 0) if self.mask_zero else None
 
 
 class Rescaling(Layer):

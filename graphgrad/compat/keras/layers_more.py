@@ -21,6 +21,8 @@ __all__ = ["Softmax", "ReLU", "LeakyReLU", "ELU", "Normalization", "Conv2DTransp
 class Softmax(Layer):
     """``Softmax(axis=-1)``."""
 
+    supports_masking = True
+
     def __init__(self, axis: int = -1, **kwargs) -> None:
         super().__init__(**kwargs)
         self.axis = int(axis)
@@ -31,6 +33,8 @@ class Softmax(Layer):
 
 class ReLU(Layer):
     """``ReLU(max_value=None, negative_slope=0.0, threshold=0.0)`` (the plain form and ``max_value=6``)."""
+
+    supports_masking = True
 
     def __init__(self, max_value: Optional[float] = None, negative_slope: float = 0.0, threshold: float = 0.0,
                  **kwargs) -> None:
@@ -46,6 +50,8 @@ class ReLU(Layer):
 class LeakyReLU(Layer):
     """``LeakyReLU(negative_slope=0.3)`` (Keras 3's default slope)."""
 
+    supports_masking = True
+
     def __init__(self, negative_slope: float = 0.3, **kwargs) -> None:
         if "alpha" in kwargs:  # Keras 2's name
             negative_slope = kwargs.pop("alpha")
@@ -58,6 +64,8 @@ class LeakyReLU(Layer):
 
 class ELU(Layer):
     """``ELU(alpha=1.0)``."""
+
+    supports_masking = True
 
     def __init__(self, alpha: float = 1.0, **kwargs) -> None:
         super().__init__(**kwargs)

@@ -88,6 +88,8 @@ class ZeroPadding1D(Layer):
 class Identity(Layer):
     """``Identity()``: returns its input."""
 
+    supports_masking = True
+
     def forward(self, x):
         return x
 
@@ -95,6 +97,8 @@ class Identity(Layer):
 # ---- noise and dropout (training only) -----------------------------------------------------------------------------
 class GaussianNoise(Layer):
     """``GaussianNoise(stddev)``: adds N(0, stddev) noise in training; identity at inference."""
+
+    supports_masking = True
 
     def __init__(self, stddev: float, seed: Optional[int] = None, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -109,6 +113,8 @@ class GaussianNoise(Layer):
 class GaussianDropout(Layer):
     """``GaussianDropout(rate)``: multiplies by N(1, sqrt(rate / (1 - rate))) noise in training."""
 
+    supports_masking = True
+
     def __init__(self, rate: float, seed: Optional[int] = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.rate = float(rate)
@@ -122,6 +128,8 @@ class GaussianDropout(Layer):
 
 class SpatialDropout1D(Layer):
     """``SpatialDropout1D(rate)``: drops whole channels of ``(B, T, C)`` (``F.dropout1d``), in training."""
+
+    supports_masking = True
 
     def __init__(self, rate: float, seed: Optional[int] = None, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -154,6 +162,8 @@ class PReLU(Layer):
     """``PReLU(alpha_initializer="zeros", shared_axes=None)``: ``max(x, 0) - alpha * max(-x, 0)`` with a
     trained ``alpha`` per element of one sample (size 1 along ``shared_axes``, numbered from 1)."""
 
+    supports_masking = True
+
     def __init__(self, alpha_initializer: Any = "zeros", shared_axes: Any = None, **kwargs) -> None:
         super().__init__(**kwargs)
         if shared_axes is not None and isinstance(shared_axes, int):
@@ -173,6 +183,8 @@ class PReLU(Layer):
 class UnitNormalization(Layer):
     """``UnitNormalization(axis=-1)``: ``x / ||x||`` along ``axis`` (l2)."""
 
+    supports_masking = True
+
     def __init__(self, axis: Any = -1, **kwargs) -> None:
         super().__init__(**kwargs)
         self.axis = axis
@@ -186,6 +198,8 @@ class UnitNormalization(Layer):
 class GroupNormalization(Layer):
     """``GroupNormalization(groups=32, axis=-1, epsilon=1e-3, center=True, scale=True)``: ``gg.nn.GroupNorm``
     over the channels of ``axis`` (channels_last). Weights ``gamma``, ``beta`` ``(channels,)``."""
+
+    supports_masking = True
 
     def __init__(self, groups: int = 32, axis: int = -1, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, **kwargs) -> None:
@@ -219,6 +233,8 @@ class GroupNormalization(Layer):
 class ActivityRegularization(Layer):
     """``ActivityRegularization(l1=0.0, l2=0.0)``: passes its input through and adds
     ``l1 * sum(|x|) + l2 * sum(x**2)``, divided by the batch size, to the loss (its activity regularizer)."""
+
+    supports_masking = True
 
     def __init__(self, l1: float = 0.0, l2: float = 0.0, **kwargs) -> None:
         from graphgrad.compat.keras import regularizers

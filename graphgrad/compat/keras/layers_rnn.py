@@ -59,7 +59,41 @@ class _Recurrent(Layer):
                 with gg.no_grad():
                     self.rnn.bias_ih_l0.copy_(bias)
 
-    def forward(self, x):
+    consumes_mask = True
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return mask if self.return_sequences and not self.return_state else None
+
+    def _masked(self, x, mask):
+        """Keras' masked recurrence: masked steps are skipped (the state carried over them). The unmasked
+        steps are moved to the front, in order, and run as a packed sequence of their lengths; with
+        ``return_sequences`` a masked step repeats the last output (zeros before the first)."""
+        m = np.asarray(mask.numpy()).astype(bool)
+        if self.go_backwards:
+            x, m = gg.flip(x, axis=1), m[:, ::-1]
+        batch, steps, features = (int(d) for d in x.shape)
+        lengths = m.sum(1)
+        order = np.argsort(~m, axis=1, kind="stable")
+        compact = gg.take_along_axis(x, gg.tensor(np.ascontiguousarray(
+            np.broadcast_to(order[:, :, None], (batch, steps, features)))), axis=1)
+        packed = nn.pack_padded_sequence(compact, np.maximum(lengths, 1).tolist(), batch_first=True,
+                                         enforce_sorted=False)
+        out, state = self.rnn(packed)
+        seen = gg.tensor((lengths > 0).astype(np.float32).reshape(batch, 1), dtype=x.dtype)
+        states = [s[0] * seen for s in (state if self.kind == "lstm" else (state,))]
+        if self.return_sequences:
+            padded, _ = nn.pad_packed_sequence(out, batch_first=True, total_length=steps)
+            count = np.cumsum(m, axis=1)
+            index = np.broadcast_to(np.maximum(count - 1, 0)[:, :, None], (batch, steps, self.units))
+            result = gg.take_along_axis(padded, gg.tensor(np.ascontiguousarray(index)), axis=1)
+            result = result * gg.tensor((count > 0)[:, :, None].astype(np.float32), dtype=x.dtype)
+        else:
+            result = states[0]
+        return [result, *states] if self.return_state else result
+
+    def forward(self, x, mask=None):
+        if mask is not None:
+            return self._masked(x, mask)
         if self.go_backwards:
             x = gg.flip(x, axis=1)
         out, state = self.rnn(x)
@@ -249,8 +283,13 @@ class Bidirectional(Layer):
         self.forward_layer._ensure_built(gg.zeros(tuple(1 if d is None else d for d in input_shape)))
         self.backward_layer._ensure_built(gg.zeros(tuple(1 if d is None else d for d in input_shape)))
 
-    def forward(self, x):
-        a, b = self.forward_layer(x), self.backward_layer(x)
+    consumes_mask = True
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return mask if self.forward_layer.return_sequences else None
+
+    def forward(self, x, mask=None):
+        a, b = self.forward_layer(x, mask=mask), self.backward_layer(x, mask=mask)
         if self.forward_layer.return_sequences:
             b = gg.flip(b, axis=1)
         if self.merge_mode == "concat":

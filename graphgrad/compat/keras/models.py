@@ -107,14 +107,23 @@ class Model(gg.Model):
             raise ValueError(f"{self.name}: expected {len(self._inputs)} inputs, got {len(xs)}")
         values = {id(t): as_tensor(v) for t, v in zip(self._inputs, xs)}
         calls: dict = {}  # a layer with several outputs (return_state) runs once per call
+        masks: dict = {}  # Keras' masks (Embedding(mask_zero=True)) by tensor, and by call
         for t in self._nodes:
             inbound = t.inbound
             key = (id(t.layer), id(inbound))
             if key not in calls:
-                args = [values[id(s)] for s in inbound] if isinstance(inbound, (list, tuple)) else values[id(inbound)]
-                calls[key] = t.layer(args)
+                several = isinstance(inbound, (list, tuple))
+                args = [values[id(s)] for s in inbound] if several else values[id(inbound)]
+                mask = None if several else masks.get(id(inbound))
+                if mask is not None and getattr(t.layer, "consumes_mask", False):
+                    calls[key] = t.layer(args, mask=mask)
+                else:
+                    calls[key] = t.layer(args)
+                masks[key] = t.layer.compute_mask(args, mask) if isinstance(t.layer, Layer) and not several else None
             out = calls[key]
             values[id(t)] = out if t.index is None else out[t.index]
+            if masks[key] is not None and t.index in (None, 0):
+                masks[id(t)] = masks[key]
         outs = [values[id(t)] for t in self._outputs]
         return outs if self._output_was_list else outs[0]
 
@@ -485,8 +494,11 @@ class Sequential(Model):
         return layer
 
     def forward(self, x, *args, **kwargs):
+        mask = None
         for layer in self._layer_list:
-            x = layer(x)
+            y = layer(x, mask=mask) if mask is not None and getattr(layer, "consumes_mask", False) else layer(x)
+            mask = layer.compute_mask(x, mask) if isinstance(layer, Layer) else None
+            x = y
         return x
 
     @property
