@@ -87,7 +87,10 @@ mask = rng.random((2, 5, 4)) > 0.3
 for kwargs, call in ((dict(num_heads=2, key_dim=3), lambda l: l(q, q)),
                      (dict(num_heads=3, key_dim=2, value_dim=4, output_shape=5), lambda l: l(q, v, key=kk, attention_mask=mask,
                                                                                          return_attention_scores=True)),
-                     (dict(num_heads=2, key_dim=4, use_bias=False), lambda l: l(q, v))):
+                     (dict(num_heads=2, key_dim=4, use_bias=False), lambda l: l(q, v)),
+                     (dict(num_heads=2, key_dim=3), lambda l: l(q, q, use_causal_mask=True)),
+                     (dict(num_heads=2, key_dim=3), lambda l: l(q, v, attention_mask=mask, use_causal_mask=True,
+                                                                return_attention_scores=True))):
     real, mine = keras.layers.MultiHeadAttention(**kwargs), gk.layers.MultiHeadAttention(**kwargs)
     call(real)
     call(mine)

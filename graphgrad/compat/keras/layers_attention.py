@@ -38,7 +38,7 @@ def _call_with_list(layer: Layer, inputs: list, training: Optional[bool]):
 class MultiHeadAttention(Layer):
     """``MultiHeadAttention(num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
     output_shape=None)`` called as ``mha(query, value, key=None, attention_mask=None,
-    return_attention_scores=False)``: query ``(B, T, dq)``, value ``(B, S, dv)``, key (default: value)
+    return_attention_scores=False, use_causal_mask=False)``: query ``(B, T, dq)``, value ``(B, S, dv)``, key (default: value)
     ``(B, S, dk)``; returns ``(B, T, output_shape or dq)`` (and the scores ``(B, heads, T, S)``). The
     mask ``(B, T, S)`` is true where a query position may attend. Weights in Keras' order and shapes:
     query/key/value kernels ``(d, heads, key_dim)`` with biases ``(heads, key_dim)``, then the output
@@ -47,7 +47,7 @@ class MultiHeadAttention(Layer):
     def __init__(self, num_heads: int, key_dim: int, value_dim: Optional[int] = None, dropout: float = 0.0,
                  use_bias: bool = True, output_shape: Any = None, attention_axes: Any = None,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs) -> None:
-        options = tuple(kwargs.pop("call_options", (False, False, False)))  # from a saved config
+        options = tuple(kwargs.pop("call_options", (False, False, False, False)))  # from a saved config
         super().__init__(**kwargs)
         if attention_axes is not None:
             raise NotImplementedError("MultiHeadAttention: attention_axes is not supported by graphgrad.compat.keras "
@@ -62,19 +62,16 @@ class MultiHeadAttention(Layer):
         self.output_dim = None if output_shape is None else int(output_shape)
         self.dropout = nn.Dropout(self.dropout_rate)
         self._inits = (kernel_initializer, bias_initializer)
-        object.__setattr__(self, "_options", options)  # (has key, has mask, return scores)
+        object.__setattr__(self, "_options", options)  # (has key, has mask, return scores, causal)
 
     def __call__(self, query, value=None, key=None, attention_mask=None, return_attention_scores: bool = False,
                  training: Optional[bool] = None, use_causal_mask: bool = False, **kwargs):
         if value is None and isinstance(query, (list, tuple)):  # a functional model replaying the call
             return _call_with_list(self, list(query), training)
-        if use_causal_mask:
-            raise NotImplementedError("MultiHeadAttention: use_causal_mask is not supported; pass attention_mask="
-                                      "a lower-triangular (T, S) boolean array broadcast to (B, T, S)")
         inputs = [query, value] + ([key] if key is not None else []) + (
             [attention_mask] if attention_mask is not None else [])
         object.__setattr__(self, "_options", (key is not None, attention_mask is not None,
-                                              bool(return_attention_scores)))
+                                              bool(return_attention_scores), bool(use_causal_mask)))
         if not _is_symbolic(inputs) and any(_is_symbolic(t) for t in inputs):
             raise TypeError("MultiHeadAttention: mix of symbolic (keras.Input) and concrete inputs")
         return _call_with_list(self, inputs, training)
@@ -104,7 +101,7 @@ class MultiHeadAttention(Layer):
         return gg.permute(x.reshape(b, t, self.num_heads, size), (0, 2, 1, 3))  # (B, H, T, size)
 
     def forward(self, inputs):
-        has_key, has_mask, return_scores = self._options
+        has_key, has_mask, return_scores, causal = (tuple(self._options) + (False,))[:4]
         query, value = inputs[0], inputs[1]
         key = inputs[2] if has_key else value
         mask = inputs[-1] if has_mask else None
@@ -112,6 +109,12 @@ class MultiHeadAttention(Layer):
         k = self._heads(self.key_dense(key), self.key_dim)
         v = self._heads(self.value_dense(value), self.value_dim)
         scores = gg.matmul(q, gg.permute(k, (0, 1, 3, 2)))  # (B, H, T, S)
+        if mask is not None:
+            mask = mask if mask.dtype.kind == "b" else mask != 0
+        if causal:  # query position i sees key positions <= i
+            t, s = int(scores.shape[2]), int(scores.shape[3])
+            lower = gg.tensor([[j <= i for j in range(s)] for i in range(t)])
+            mask = lower if mask is None else gg.logical_and(mask, lower)
         if mask is not None and mask.ndim == 3:
             mask = gg.expand_dims(mask, 1)
         scores = _masked_softmax(scores, mask)
