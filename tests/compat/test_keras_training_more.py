@@ -121,6 +121,33 @@ for k, model in zip((keras, gk), models):
     histories.append(history["loss"] + history["val_loss"] + [model.evaluate(x, y, verbose=0)])
 assert np.allclose(histories[0], histories[1], rtol=1e-4), histories
 assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(models[0].get_weights(), models[1].get_weights()))
+# the same for the other weight names (depthwise, pointwise, embeddings) and Conv2DTranspose
+def other_weights(k):
+    images = k.Sequential([k.Input(shape=(6, 6, 2)),
+                           k.layers.SeparableConv2D(3, 3, depthwise_regularizer=k.regularizers.l2(0.01),
+                                                    pointwise_constraint=k.constraints.MaxNorm(1.0),
+                                                    bias_regularizer=k.regularizers.l1(0.01)),
+                           k.layers.Conv2DTranspose(2, 2, strides=2, kernel_regularizer=k.regularizers.l2(0.01),
+                                                    kernel_constraint=k.constraints.NonNeg()),
+                           k.layers.Flatten(), k.layers.Dense(3, activation="softmax")])
+    words = k.Sequential([k.Input(shape=(5,)),
+                          k.layers.Embedding(10, 4, embeddings_regularizer=k.regularizers.l2(0.01),
+                                             embeddings_constraint=k.constraints.UnitNorm(axis=1)),
+                          k.layers.GlobalAveragePooling1D(), k.layers.Dense(3, activation="softmax")])
+    return images, words
+
+
+pairs = list(zip(other_weights(keras), other_weights(gk)))
+inputs = (rng.standard_normal((32, 6, 6, 2)).astype("float32"), rng.integers(0, 10, (32, 5)))
+targets = rng.integers(0, 3, 32)
+for (real, mine), data in zip(pairs, inputs):
+    mine.set_weights(real.get_weights())
+    histories = []
+    for k, model in ((keras, real), (gk, mine)):
+        model.compile(optimizer=k.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy")
+        histories.append(model.fit(data, targets, batch_size=8, epochs=2, shuffle=False, verbose=0).history["loss"])
+    assert np.allclose(histories[0], histories[1], rtol=1e-4), histories
+    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(real.get_weights(), mine.get_weights()))
 w = np.abs(rng.standard_normal((5, 4))).astype("float32") * 2
 for name, kwargs in (("MaxNorm", {"max_value": 1.5}), ("NonNeg", {}), ("UnitNorm", {"axis": 1}),
                      ("MinMaxNorm", {"min_value": 0.5, "max_value": 2.0, "rate": 0.5})):

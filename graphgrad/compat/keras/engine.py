@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence
 import graphgrad as gg
 from graphgrad import nn
 
-__all__ = ["KerasTensor", "Input", "Layer", "InputLayer"]
+__all__ = ["KerasTensor", "Input", "Layer", "InputLayer", "pop_weight_rules"]
 
 _NAME_COUNTS: dict = {}
 
@@ -171,14 +171,17 @@ class Layer(nn.Module):
                     self.add_loss(self.activity_regularizer(out) / int(out.shape[0]))
         return outputs
 
-    def set_weight_rules(self, kernel_regularizer: Any = None, bias_regularizer: Any = None,
-                         kernel_constraint: Any = None, bias_constraint: Any = None) -> None:
-        """Keep the regularizers and constraints of the kernel (the first Keras weight) and the bias (the second)."""
+    def set_weight_rules(self, rules: dict, names: Sequence[str] = ("kernel", "bias")) -> None:
+        """Keep the regularizers and constraints given as ``<name>_regularizer`` / ``<name>_constraint`` in
+        ``rules`` for the Keras weights ``names`` (in the order of ``get_weights``)."""
         from graphgrad.compat.keras import constraints, regularizers
 
-        rules = {0: (regularizers.get(kernel_regularizer), constraints.get(kernel_constraint)),
-                 1: (regularizers.get(bias_regularizer), constraints.get(bias_constraint))}
-        object.__setattr__(self, "_weight_rules", {i: r for i, r in rules.items() if r != (None, None)})
+        mapping = {}
+        for index, name in enumerate(names):
+            pair = (regularizers.get(rules.get(f"{name}_regularizer")), constraints.get(rules.get(f"{name}_constraint")))
+            if pair != (None, None):
+                mapping[index] = pair
+        object.__setattr__(self, "_weight_rules", mapping)
 
     def add_loss(self, value) -> None:
         """Add a scalar to the training loss of the current step (Keras' ``add_loss``)."""
@@ -301,6 +304,12 @@ class Layer(nn.Module):
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}"
+
+
+def pop_weight_rules(kwargs: dict, names: Sequence[str] = ("kernel", "bias")) -> dict:
+    """Take ``<name>_regularizer`` and ``<name>_constraint`` for each weight name out of a layer's ``kwargs``."""
+    return {f"{name}_{kind}": kwargs.pop(f"{name}_{kind}", None) for name in names
+            for kind in ("regularizer", "constraint")}
 
 
 def as_tensor(value: Any) -> gg.Tensor:

@@ -11,7 +11,7 @@ from graphgrad import nn
 from graphgrad.nn import functional as F
 
 from graphgrad.compat.keras import activations
-from graphgrad.compat.keras.engine import Layer, _is_symbolic
+from graphgrad.compat.keras.engine import Layer, _is_symbolic, pop_weight_rules
 from graphgrad.compat.keras.layers_core import _channels_last, _Conv, _initialize, _tuple
 
 __all__ = ["MultiHeadAttention", "Attention", "TimeDistributed", "RepeatVector", "Dot", "DepthwiseConv2D",
@@ -276,7 +276,10 @@ class DepthwiseConv2D(Layer):
                  padding: str = "valid", depth_multiplier: int = 1, data_format: Optional[str] = None,
                  dilation_rate: Union[int, Sequence[int]] = 1, activation: Any = None, use_bias: bool = True,
                  depthwise_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs) -> None:
+        names = ("depthwise", "pointwise", "bias") if self.pointwise else ("depthwise", "bias")
+        rules = pop_weight_rules(kwargs, names)
         super().__init__(**kwargs)
+        self.set_weight_rules(rules, names)
         self.padding = str(padding).lower()
         if self.padding not in ("valid", "same"):
             raise ValueError(f"{type(self).__name__}: padding must be 'valid' or 'same', got {padding!r}")

@@ -12,14 +12,11 @@ from graphgrad.nn import functional as F
 from graphgrad.nn import init
 
 from graphgrad.compat.keras import activations
-from graphgrad.compat.keras.engine import Layer, as_tensor
+from graphgrad.compat.keras.engine import Layer, as_tensor, pop_weight_rules
 
 __all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Permute", "Conv1D", "Conv2D", "MaxPooling1D",
            "MaxPooling2D", "AveragePooling1D", "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
            "GlobalMaxPooling1D", "GlobalMaxPooling2D", "BatchNormalization", "LayerNormalization", "Embedding", "Rescaling", "Lambda"]
-
-
-_WEIGHT_RULES = ("kernel_regularizer", "bias_regularizer", "kernel_constraint", "bias_constraint")
 
 
 def _tuple(value: Union[int, Sequence[int]], n: int) -> tuple:
@@ -74,9 +71,9 @@ class Dense(Layer):
 
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs) -> None:
-        rules = {k: kwargs.pop(k, None) for k in _WEIGHT_RULES}
+        rules = pop_weight_rules(kwargs)
         super().__init__(**kwargs)
-        self.set_weight_rules(**rules)
+        self.set_weight_rules(rules)
         self.units, self.use_bias = int(units), bool(use_bias)
         self.activation = activations.get(activation)
         self._inits = (kernel_initializer, bias_initializer)
@@ -165,9 +162,9 @@ class _Conv(Layer):
                  padding: str = "valid", data_format: Optional[str] = None, dilation_rate: Union[int, Sequence[int]] = 1,
                  groups: int = 1, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs) -> None:
-        rules = {k: kwargs.pop(k, None) for k in _WEIGHT_RULES}
+        rules = pop_weight_rules(kwargs)
         super().__init__(**kwargs)
-        self.set_weight_rules(**rules)
+        self.set_weight_rules(rules)
         who = type(self).__name__
         padding = str(padding).lower()
         if padding not in ("valid", "same"):
@@ -393,7 +390,9 @@ class Embedding(Layer):
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "random_uniform",
                  mask_zero: bool = False, **kwargs) -> None:
+        rules = pop_weight_rules(kwargs, ("embeddings",))
         super().__init__(**kwargs)
+        self.set_weight_rules(rules, ("embeddings",))
         self.mask_zero = bool(mask_zero)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embedding = nn.Embedding(self.input_dim, self.output_dim)

@@ -11,7 +11,7 @@ from graphgrad import nn
 from graphgrad.backend import np
 from graphgrad.nn import functional as F
 
-from graphgrad.compat.keras.engine import Layer, as_tensor
+from graphgrad.compat.keras.engine import Layer, as_tensor, pop_weight_rules
 from graphgrad.compat.keras.layers_core import _channels_last, _initialize, _tuple
 from graphgrad.compat.keras import activations
 
@@ -135,7 +135,9 @@ class Conv2DTranspose(Layer):
                  padding: str = "valid", data_format: Optional[str] = None, activation: Any = None,
                  use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  **kwargs) -> None:
+        rules = pop_weight_rules(kwargs)
         super().__init__(**kwargs)
+        self.set_weight_rules(rules)
         self.filters, self.padding = int(filters), str(padding).lower()
         if self.padding not in ("valid", "same"):
             raise ValueError(f"Conv2DTranspose: padding must be 'valid' or 'same', got {padding!r}")
