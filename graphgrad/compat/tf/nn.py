@@ -309,3 +309,96 @@ def in_top_k(predictions: Any, targets: Any, k: int) -> Tensor:
 def zero_fraction(value: Any, name: Optional[str] = None) -> Tensor:
     with _gg.get_default_graph().as_default():
         return _gg.mean(_gg.astype(_gg.equal(value, 0), as_dtype("float32")))
+
+
+@in_graph
+def conv2d_transpose(value: Any = None, filter: Any = None, output_shape: Any = None, strides: Any = None,
+                     padding: str = "SAME", data_format: str = "NHWC", input: Any = None, filters: Any = None,
+                     dilations: Any = None) -> Tensor:
+    """The transpose (input gradient) of ``conv2d``: ``filter`` is (kh, kw, out_channels, in_channels) and
+    ``output_shape`` the shape of the result (the input of the matching ``conv2d``)."""
+    value = input if value is None else value
+    filter = filters if filter is None else filter
+    need_rank("nn.conv2d_transpose", value, filter)
+    data_format = _check_format(data_format, "conv2d_transpose")
+    stride = _pair(strides if strides is not None else 1, data_format, "conv2d_transpose strides")
+    dilation = _pair(dilations if dilations is not None else 1, data_format, "conv2d_transpose dilations")
+    if isinstance(output_shape, Tensor) and output_shape.is_symbolic:
+        raise _gg.ShapeError("conv2d_transpose: output_shape must be a list (its batch entry may be a tensor)")
+    out_hw = [output_shape[1], output_shape[2]] if data_format == "NHWC" else [output_shape[2], output_shape[3]]
+    out_hw = [int(d.numpy()) if isinstance(d, Tensor) else int(d) for d in out_hw]
+    x = _to_nchw(value, data_format)
+    w = _gg.permute(filter, 3, 2, 0, 1)  # (kh, kw, out, in) -> (in, out, kh, kw)
+    y = _gg.conv_transpose2d(x, w, stride=stride, dilation=dilation)
+    index = [slice(None), slice(None)]
+    widths = [(0, 0), (0, 0)]
+    for axis, (size, k, s, d) in enumerate(zip(out_hw, filter.shape[:2], stride, dilation)):
+        before, _ = _pads(size, k, s, d, padding, "conv2d_transpose")
+        full = y.shape[2 + axis]
+        index.append(slice(before, min(before + size, full)))
+        widths.append((0, max(before + size - full, 0)))
+    y = y[tuple(index)]
+    if any(a for _, a in widths):
+        y = _gg.pad(y, widths)
+    return _from_nchw(y, data_format)
+
+
+@in_graph
+def depthwise_conv2d(input: Any, filter: Any, strides: Any, padding: str, rate: Any = None,
+                     data_format: str = "NHWC", dilations: Any = None) -> Tensor:
+    """Each input channel convolved with its own ``channel_multiplier`` filters: ``filter`` is (kh, kw,
+    in_channels, channel_multiplier); output channel ``c * multiplier + m``."""
+    need_rank("nn.depthwise_conv2d", input, filter)
+    data_format = _check_format(data_format, "depthwise_conv2d")
+    stride = _pair(strides, data_format, "depthwise_conv2d strides")
+    dilation = _pair(rate if rate is not None else dilations if dilations is not None else 1, "NHWC"
+                     if rate is not None else data_format, "depthwise_conv2d rate")
+    kh, kw, channels, multiplier = filter.shape
+    x = _to_nchw(input, data_format)
+    w = _gg.reshape(_gg.permute(_gg.reshape(filter, (kh, kw, channels * multiplier)), 2, 0, 1),
+                    (channels * multiplier, 1, kh, kw))
+    pads = [_pads(x.shape[2], kh, stride[0], dilation[0], padding, "depthwise_conv2d"),
+            _pads(x.shape[3], kw, stride[1], dilation[1], padding, "depthwise_conv2d")]
+    x, symmetric = _padded(x, pads, 0.0)
+    y = _gg.conv2d(x, w, stride=stride, padding=symmetric, dilation=dilation, groups=channels)
+    return _from_nchw(y, data_format)
+
+
+@in_graph
+def separable_conv2d(input: Any, depthwise_filter: Any, pointwise_filter: Any, strides: Any, padding: str,
+                     rate: Any = None, data_format: str = "NHWC", dilations: Any = None) -> Tensor:
+    """``depthwise_conv2d`` then a 1x1 ``conv2d`` with ``pointwise_filter`` (1, 1, in * multiplier, out)."""
+    y = depthwise_conv2d(input, depthwise_filter, strides, padding, rate=rate, data_format=data_format,
+                         dilations=dilations)
+    return conv2d(y, pointwise_filter, strides=[1, 1, 1, 1], padding="VALID", data_format=data_format)
+
+
+def _one(value: Any, data_format: str) -> int:
+    """TF's 1-D stride or dilation (an int, or 1 or 3 values) as an int."""
+    if isinstance(value, int):
+        return value
+    value = [int(v) for v in value]
+    return value[0] if len(value) == 1 else value[1 if data_format == "NWC" else 2]
+
+
+@in_graph
+def conv1d(value: Any = None, filters: Any = None, stride: Any = 1, padding: str = "VALID",
+           use_cudnn_on_gpu: Any = None, data_format: str = "NWC", input: Any = None, dilations: Any = None
+           ) -> Tensor:
+    """1-D convolution of ``value`` (N, W, C) with ``filters`` (kw, C_in, C_out), as a ``conv2d`` of height 1."""
+    value = input if value is None else value
+    need_rank("nn.conv1d", value, filters)
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"conv1d: data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    stride, dilation = _one(stride, data_format), _one(1 if dilations is None else dilations, data_format)
+    fmt = "NHWC" if data_format == "NWC" else "NCHW"
+    x = _gg.expand_dims(value, 1 if fmt == "NHWC" else 2)
+    w = _gg.expand_dims(filters, 0)
+    y = conv2d(x, w, strides=[1, stride], padding=padding, data_format=fmt, dilations=[1, dilation])
+    return _gg.squeeze(y, 1 if fmt == "NHWC" else 2)
+
+
+@in_graph
+def relu_layer(x: Any, weights: Any, biases: Any) -> Tensor:
+    """``relu(x @ weights + biases)``."""
+    return _gg.relu(_gg.matmul(x, weights) + biases)

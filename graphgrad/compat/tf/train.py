@@ -24,6 +24,13 @@ class _TFOrder:
 
     def compute_gradients(self, loss: Any, var_list: Any = None, gate_gradients: Any = 1, aggregation_method: Any = None,
                           colocate_gradients_with_ops: Any = False, grad_loss: Any = None) -> list:
+        graph = loss._node.graph if isinstance(getattr(loss, "_node", None), _gg.GraphNode) else None
+        reads = graph_state(graph).get("control_reads") if graph is not None else None
+        if reads:  # inside tf.control_dependencies: the gradients of the reads the loss was built from
+            with graph.as_default():
+                var_list = list(_gg.trainable_variables() if var_list is None else var_list)
+                grads = _gg.gradients(loss, [reads[-1].get(id(v), v) for v in var_list])
+            return list(zip(grads, var_list))
         return super().compute_gradients(loss, None if var_list is None else list(var_list))
 
     def apply_gradients(self, grads_and_vars: Any, global_step: Any = None, name: Optional[str] = None):
@@ -273,3 +280,20 @@ __all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "RM
            "Optimizer", "Saver", "get_global_step", "create_global_step", "get_or_create_global_step",
            "exponential_decay", "inverse_time_decay", "natural_exp_decay", "polynomial_decay", "cosine_decay",
            "piecewise_constant", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists"]
+
+
+class AdadeltaOptimizer(_TFOrder, _gg.train.Optimizer):
+    """Adadelta as TF1 has it (``rules.adadelta``: the learning rate scales the update; TF1's defaults
+    ``learning_rate=0.001, rho=0.95, epsilon=1e-8``)."""
+
+    rule = "adadelta"
+
+    def __init__(self, learning_rate: Any = 0.001, rho: float = 0.95, epsilon: float = 1e-08, use_locking: bool = False,
+                 name: str = "Adadelta") -> None:
+        super().__init__(learning_rate, name)
+        self._rho, self._eps = float(rho), float(epsilon)
+
+    def _update(self, var, grad, state, lr, step):
+        new_var, square_avg, acc_delta = _rules.adadelta(var, grad, state["square_avg"], state["acc_delta"], lr,
+                                                         rho=self._rho, eps=self._eps)
+        return new_var, {"square_avg": square_avg, "acc_delta": acc_delta}
