@@ -273,3 +273,13 @@ def test_fit_evaluate_predict_take_a_py_dataset_and_backup_and_restore_resumes(t
     assert sorted(os.listdir(backup)) == ["epoch.json", "latest.weights.npz", "optimizer.gg"]
     history = model.fit(data, epochs=4, verbose=0, callbacks=[keras.callbacks.BackupAndRestore(backup)])
     assert len(history.history["loss"]) == 2 and os.listdir(backup) == []
+
+
+def test_a_model_compiled_with_a_schedule_saves_and_loads_it(tmp_path):
+    model = keras.Sequential([keras.Input(shape=(3,)), layers.Dense(1)])
+    model.compile(keras.optimizers.Adam(keras.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5)), "mse")
+    model.fit(_x(8, 3), _x(8, 1), batch_size=4, verbose=0)
+    model.save(str(tmp_path / "m.keras"))
+    loaded = keras.models.load_model(str(tmp_path / "m.keras"))
+    schedule = loaded.keras_optimizer.schedule
+    assert isinstance(schedule, keras.optimizers.schedules.ExponentialDecay) and schedule(2) == 0.05

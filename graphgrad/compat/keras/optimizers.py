@@ -21,6 +21,8 @@ class Optimizer:
 
     def __init__(self, learning_rate: float = 0.001, clipnorm: Optional[float] = None, **kwargs) -> None:
         self.schedule = None
+        if isinstance(learning_rate, dict) and "class_name" in learning_rate:  # a saved schedule
+            learning_rate = schedules.deserialize(learning_rate)
         if callable(learning_rate) and not isinstance(learning_rate, (int, float)):
             self.schedule = learning_rate  # a keras.optimizers.schedules object: lr = schedule(iterations)
             learning_rate = float(learning_rate(0))
@@ -83,6 +85,8 @@ class Optimizer:
     lr = learning_rate
 
     def get_config(self) -> dict:
+        if isinstance(self.schedule, schedules.LearningRateSchedule):
+            return {"name": self.keras_name, **self._config, "learning_rate": schedules.serialize(self.schedule)}
         return {"name": self.keras_name, **self._config, "learning_rate": self.learning_rate}
 
     def __repr__(self) -> str:

@@ -7,7 +7,7 @@ import math
 from typing import Any, Optional, Sequence
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "CosineDecay", "PiecewiseConstantDecay", "InverseTimeDecay",
-           "PolynomialDecay"]
+           "PolynomialDecay", "serialize", "deserialize"]
 
 
 class LearningRateSchedule:
@@ -108,4 +108,13 @@ class CosineDecay(LearningRateSchedule):
 
 
 def serialize(schedule: Any) -> dict:
+    """``{"class_name": ..., "config": ...}`` (Keras' form), for saving a compiled model."""
     return {"class_name": type(schedule).__name__, "config": schedule.get_config()}
+
+
+def deserialize(config: dict) -> LearningRateSchedule:
+    """The schedule :func:`serialize` wrote (``{"class_name": ..., "config": ...}``, Keras' form)."""
+    cls = globals().get(config["class_name"])
+    if not (isinstance(cls, type) and issubclass(cls, LearningRateSchedule)):
+        raise ValueError(f"keras.optimizers.schedules: unknown schedule {config['class_name']!r}")
+    return cls(**config.get("config", {}))
