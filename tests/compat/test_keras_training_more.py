@@ -283,3 +283,14 @@ def test_a_model_compiled_with_a_schedule_saves_and_loads_it(tmp_path):
     loaded = keras.models.load_model(str(tmp_path / "m.keras"))
     schedule = loaded.keras_optimizer.schedule
     assert isinstance(schedule, keras.optimizers.schedules.ExponentialDecay) and schedule(2) == 0.05
+
+
+def test_losses_are_those_of_the_last_call_as_keras():
+    layer = layers.ActivityRegularization(l1=1.0)
+    model = keras.Sequential([keras.Input(shape=(2,)), layers.Dense(2), layer])
+    for _ in range(3):
+        out = model(_x(4, 2))
+    assert len(model.losses) == 1
+    assert abs(float(model.losses[0].item()) - np.abs(out.numpy()).sum() / 4) < 1e-5
+    layer(np.ones((2, 2), "float32"))
+    assert len(layer.losses) == 1 and abs(float(layer.losses[0].item()) - 2.0) < 1e-6

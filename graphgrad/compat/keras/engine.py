@@ -10,7 +10,9 @@ modules and ops.
 """
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
 from typing import Any, Optional, Sequence
 
 import graphgrad as gg
@@ -31,6 +33,25 @@ def unique_name(base: str) -> str:
     count = _NAME_COUNTS.get(base, 0)
     _NAME_COUNTS[base] = count + 1
     return base if count == 0 else f"{base}_{count}"
+
+
+_CALLS = threading.local()  # how deep in layer calls this thread is (Keras clears losses per top-level call)
+
+
+@contextlib.contextmanager
+def top_level_losses(module: Any):
+    """Around a concrete call: at the outermost one, clear the penalties ``add_loss`` recorded in
+    ``module``'s layers by earlier calls (so ``layer.losses`` / ``model.losses`` are the last call's, as Keras)."""
+    depth = getattr(_CALLS, "depth", 0)
+    if depth == 0:
+        for m in module.modules():
+            if isinstance(m, Layer):
+                m._pending_losses.clear()
+    _CALLS.depth = depth + 1
+    try:
+        yield
+    finally:
+        _CALLS.depth = depth
 
 
 def _example_dim(d: Optional[int]) -> int:
@@ -152,14 +173,15 @@ class Layer(nn.Module):
         else:
             inputs = [as_tensor(x) for x in inputs]
         self._ensure_built(inputs)
-        if training is None:
-            return self._regularized(super().__call__(inputs, *args, **kwargs))
-        was = self.training
-        self.train(bool(training))
-        try:
-            return self._regularized(super().__call__(inputs, *args, **kwargs))
-        finally:
-            self.train(was)
+        with top_level_losses(self):
+            if training is None:
+                return self._regularized(super().__call__(inputs, *args, **kwargs))
+            was = self.training
+            self.train(bool(training))
+            try:
+                return self._regularized(super().__call__(inputs, *args, **kwargs))
+            finally:
+                self.train(was)
 
     # -- losses: add_loss, regularizers, constraints --
     def _regularized(self, outputs):

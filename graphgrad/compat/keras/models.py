@@ -13,7 +13,8 @@ from graphgrad.compat.keras import losses as _losses
 from graphgrad.compat.keras import optimizers as _optimizers
 from graphgrad.compat.keras import outputs as _multi
 from graphgrad.compat.keras import utils as _utils
-from graphgrad.compat.keras.engine import Input, InputLayer, KerasTensor, Layer, as_tensor, snake_case, unique_name
+from graphgrad.compat.keras.engine import (Input, InputLayer, KerasTensor, Layer, as_tensor, snake_case, top_level_losses,
+                                           unique_name)
 
 __all__ = ["Model", "Sequential", "load_model", "save_model"]
 
@@ -147,7 +148,8 @@ class Model(gg.Model):
                 self.train(was)
         if not isinstance(x, (list, tuple)):
             x = as_tensor(x)
-        return super().__call__(x, *args, **kwargs)
+        with top_level_losses(self):
+            return super().__call__(x, *args, **kwargs)
 
     def _call_symbolic(self, x):
         """A model used as a layer of another functional model: ``outputs = base_model(inputs)``."""
