@@ -136,6 +136,15 @@ class Variable(_gg.Variable):
                 add_to_collection(key, self)
 
     @property
+    def name(self) -> str:
+        """TensorFlow's name: ``scope/name:0``."""
+        return self.base_name + ":0"
+
+    @name.setter
+    def name(self, value: Any) -> None:  # a Tensor's own name slot: the variable's name is base_name
+        pass
+
+    @property
     def op(self):
         """The node that reads this variable in the default graph."""
         return self.value()._node
