@@ -196,6 +196,9 @@ def test_auc_f1_and_mean_iou():
     model.compile("adam", "binary_crossentropy", metrics=[keras.metrics.AUC(), "auc"])
     model.fit(x, y, epochs=2, verbose=0)
     logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    with pytest.raises(NotImplementedError, match="average="):
+        model.compile("adam", "binary_crossentropy", metrics=[keras.metrics.F1Score()])
+        model.fit(x, y, epochs=1, verbose=0)
     assert set(logs) == {"loss", "auc", "auc_1"} or set(logs) == {"loss", "auc"}
 
 

@@ -242,6 +242,10 @@ def as_graphgrad_metric(identifier: Any) -> Any:
         if key not in _BY_NAME:
             raise ValueError(f"keras.metrics: unknown metric {identifier!r}; known: {sorted(_BY_NAME)}")
         return _BY_NAME[key]()
+    if isinstance(identifier, FBetaScore) and identifier.average is None:
+        raise NotImplementedError(f"keras.metrics: {identifier.name} with average=None gives one score per class, which "
+                                  "fit's and evaluate's logs (one number per metric) cannot hold; compile with "
+                                  "average='macro', 'micro' or 'weighted', or call the metric's update_state/result")
     if isinstance(identifier, _metrics.Metric):
         return identifier
     if callable(identifier):
