@@ -134,11 +134,18 @@ def other_weights(k):
                           k.layers.Embedding(10, 4, embeddings_regularizer=k.regularizers.l2(0.01),
                                              embeddings_constraint=k.constraints.UnitNorm(axis=1)),
                           k.layers.GlobalAveragePooling1D(), k.layers.Dense(3, activation="softmax")])
-    return images, words
+    sequences = k.Sequential([k.Input(shape=(5, 3)),
+                              k.layers.GRU(4, return_sequences=True, kernel_regularizer=k.regularizers.l2(0.01),
+                                           recurrent_constraint=k.constraints.MaxNorm(0.8)),
+                              k.layers.LSTM(3, recurrent_regularizer=k.regularizers.l1(0.01),
+                                            kernel_constraint=k.constraints.UnitNorm()),
+                              k.layers.Dense(3, activation="softmax")])
+    return images, words, sequences
 
 
 pairs = list(zip(other_weights(keras), other_weights(gk)))
-inputs = (rng.standard_normal((32, 6, 6, 2)).astype("float32"), rng.integers(0, 10, (32, 5)))
+inputs = (rng.standard_normal((32, 6, 6, 2)).astype("float32"), rng.integers(0, 10, (32, 5)),
+          rng.standard_normal((32, 5, 3)).astype("float32"))
 targets = rng.integers(0, 3, 32)
 for (real, mine), data in zip(pairs, inputs):
     mine.set_weights(real.get_weights())
@@ -297,3 +304,14 @@ def test_losses_are_those_of_the_last_call_as_keras():
     assert abs(float(model.losses[0].item()) - np.abs(out.numpy()).sum() / 4) < 1e-5
     layer(np.ones((2, 2), "float32"))
     assert len(layer.losses) == 1 and abs(float(layer.losses[0].item()) - 2.0) < 1e-6
+
+
+def test_lstm_trains_one_bias_as_keras():
+    model = keras.Sequential([keras.Input(shape=(4, 3)), layers.Bidirectional(layers.LSTM(3)), layers.Dense(2)])
+    model.compile(keras.optimizers.SGD(0.1), "mse")
+    model.fit(_x(8, 4, 3), _x(8, 2), verbose=0)
+    recurrent = model.layers[0].forward_layer.rnn
+    assert np.all(recurrent.bias_hh_l0.numpy() == 0) and np.any(recurrent.bias_ih_l0.numpy() != 0)
+    model.trainable = False
+    model.trainable = True
+    assert not recurrent.bias_hh_l0.requires_grad and model.count_non_trainable() == 0

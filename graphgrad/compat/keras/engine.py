@@ -145,6 +145,12 @@ class Layer(nn.Module):
     def trainable(self, value: bool) -> None:
         object.__setattr__(self, "_trainable", bool(value))
         self.requires_grad_(bool(value))
+        for m in self.modules():
+            if isinstance(m, Layer) and m.built:
+                m._after_requires_grad()
+
+    def _after_requires_grad(self) -> None:
+        """Re-freeze what must never train after ``requires_grad_`` (a hook for layers that hold such weights)."""
 
     # -- building and calling --
     def build(self, input_shape) -> None:
@@ -205,6 +211,10 @@ class Layer(nn.Module):
                 mapping[index] = pair
         object.__setattr__(self, "_weight_rules", mapping)
 
+    def rule_slots(self) -> list:
+        """The weights that regularizers and constraints name, as ``keras_weights`` lists them."""
+        return self.keras_weights()
+
     def add_loss(self, value) -> None:
         """Add a scalar to the training loss of the current step (Keras' ``add_loss``)."""
         self._pending_losses.append(value)
@@ -212,7 +222,7 @@ class Layer(nn.Module):
     def _own_losses(self) -> list:
         out = list(self._pending_losses)
         if self._weight_rules and self.built:
-            slots = self.keras_weights()
+            slots = self.rule_slots()
             for index, (regularizer, _) in sorted(self._weight_rules.items()):
                 if regularizer is not None and index < len(slots) and slots[index][0].requires_grad:
                     out.append(regularizer(slots[index][0]))
@@ -232,7 +242,7 @@ class Layer(nn.Module):
         """Project the constrained weights (after an optimizer step), in Keras' layout."""
         if not (self._weight_rules and self.built):
             return
-        slots = self.keras_weights()
+        slots = self.rule_slots()
         for index, (_, constraint) in sorted(self._weight_rules.items()):
             if constraint is None or index >= len(slots):
                 continue

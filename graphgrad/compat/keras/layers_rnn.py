@@ -9,7 +9,7 @@ from graphgrad import nn
 from graphgrad.backend import np
 from graphgrad.nn import init
 
-from graphgrad.compat.keras.engine import Layer
+from graphgrad.compat.keras.engine import Layer, pop_weight_rules
 
 __all__ = ["LSTM", "GRU", "SimpleRNN", "Bidirectional", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum",
            "concatenate", "add", "subtract", "multiply", "average", "maximum"]
@@ -24,7 +24,14 @@ class _Recurrent(Layer):
                  unit_forget_bias: bool = True, reset_after: bool = True, **kwargs) -> None:
         for ignored in ("kernel_initializer", "recurrent_initializer", "bias_initializer", "stateful", "unroll"):
             kwargs.pop(ignored, None)
+        for unsupported in ("bias_regularizer", "bias_constraint"):
+            if kwargs.pop(unsupported, None) is not None:
+                raise NotImplementedError(f"{type(self).__name__}: {unsupported} is not supported by graphgrad.compat."
+                                          "keras (Keras' one bias is the sum of graphgrad's two); kernel_ and "
+                                          "recurrent_ regularizers and constraints are")
+        rules = pop_weight_rules(kwargs, ("kernel", "recurrent"))
         super().__init__(**kwargs)
+        self.set_weight_rules(rules, ("kernel", "recurrent"))
         who = type(self).__name__
         if activation != "tanh" or (self.kind != "rnn" and recurrent_activation != "sigmoid"):
             raise NotImplementedError(f"{who}: only activation='tanh' (and recurrent_activation='sigmoid') are "
@@ -58,6 +65,20 @@ class _Recurrent(Layer):
                 bias = gg.concatenate([gg.zeros(self.units), gg.ones(self.units), gg.zeros(2 * self.units)])
                 with gg.no_grad():
                     self.rnn.bias_ih_l0.copy_(bias)
+            self._hold_recurrent_bias()
+
+    def _hold_recurrent_bias(self) -> None:
+        """LSTM and SimpleRNN: Keras has one bias where graphgrad (PyTorch) has two; the recurrent one stays
+        zero and untrained, so the input bias is Keras' bias and takes Keras' updates (training both would
+        move their sum twice as fast)."""
+        if self.kind != "gru" and self.use_bias:
+            self.rnn.bias_hh_l0.requires_grad_(False)
+
+    def _after_requires_grad(self) -> None:
+        self._hold_recurrent_bias()
+
+    def count_non_trainable(self) -> int:
+        return 0 if self.trainable else self.count_params()
 
     consumes_mask = True
 
@@ -115,6 +136,12 @@ class _Recurrent(Layer):
 
     def keras_weights(self) -> list:
         return [(p, None, None) for p in self.rnn.parameters()]
+
+    def rule_slots(self) -> list:
+        """The kernel and the recurrent kernel, with Keras' layout (transposed, Keras' gate order)."""
+        to_keras = lambda w: self._order(w.T, True).copy()  # noqa: E731
+        from_keras = lambda w: self._order(w, False).T.copy()  # noqa: E731
+        return [(self.rnn.weight_ih_l0, to_keras, from_keras), (self.rnn.weight_hh_l0, to_keras, from_keras)]
 
     def get_weights(self) -> list:
         """Keras' ``[kernel (features, gates*units), recurrent_kernel (units, gates*units), bias]``:
@@ -314,3 +341,6 @@ class Bidirectional(Layer):
 
     def count_params(self) -> int:
         return self.forward_layer.count_params() + self.backward_layer.count_params()
+
+    def count_non_trainable(self) -> int:
+        return self.forward_layer.count_non_trainable() + self.backward_layer.count_non_trainable()
