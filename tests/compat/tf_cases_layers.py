@@ -98,6 +98,11 @@ def build(tf):
         steps["train_model"] = (tf.trainable_variables("train_") +
                                 [v for v in tf.global_variables("train_bn") if "moving" in vname(v)],
                                 tf.train.GradientDescentOptimizer(0.1).minimize(loss))
+    # an LSTM over padded sequences trained three steps of gradient descent
+    out, state = tf.nn.dynamic_rnn(tf.nn.rnn_cell.LSTMCell(3), s, sequence_length=lengths, dtype=tf.float32,
+                                   scope="train_lstm")
+    loss = tf.reduce_sum(tf.square(out)) + tf.reduce_sum(state.c)
+    steps["train_rnn"] = (tf.trainable_variables("train_lstm"), tf.train.GradientDescentOptimizer(0.1).minimize(loss))
     return f, steps, {images: img, x: vec, s: seq, lengths: np.array([5, 2, 3], np.int32), training: True}
 
 
@@ -125,11 +130,12 @@ def evaluate(tf, sess, fetches, steps, feeds) -> dict:
     for _ in range(5):
         sess.run(step)
     out["opt_adadelta"] = sess.run(w)
-    trained, step = steps["train_model"]
-    for _ in range(3):
-        sess.run(step, feeds)
-    for v in trained:
-        out["trained:" + vname(v)] = sess.run(v)
+    for key in ("train_model", "train_rnn"):
+        trained, step = steps[key]
+        for _ in range(3):
+            sess.run(step, feeds)
+        for v in trained:
+            out["trained:" + vname(v)] = sess.run(v)
     return out
 
 

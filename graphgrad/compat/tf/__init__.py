@@ -37,7 +37,16 @@ Operation = _gg.GraphNode
 Graph = _gg.Graph
 get_default_graph = _gg.get_default_graph
 get_default_session = _gg.get_default_session
-gradients = _gg.gradients
+
+
+def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients", **kwargs) -> list:
+    """``tf.gradients``: d(sum of ys)/d(each of xs). Inside ``tf.control_dependencies`` a variable's
+    gradient is that of its read outside, which the ``ys`` were built from."""
+    stack = graph_state().get("control_reads")
+    if stack:
+        single = not isinstance(xs, (list, tuple))
+        xs = [stack[-1].get(id(x), x) for x in ([xs] if single else xs)]
+    return _gg.gradients(ys, xs, grad_ys, name=name)
 hessians = _gg.hessians
 group = _gg.group
 no_op = _gg.no_op
