@@ -104,3 +104,20 @@ def test_tf_flags_and_logging(monkeypatch):
             out = tf.identity(p)
         with tf.Session() as sess:
             np.testing.assert_array_equal(sess.run(out), [1.0, 2.0])
+
+
+def test_tf_dropout_noise_shape_and_contrib_fully_connected():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [None, 4, 6])
+        shared = tf.nn.dropout(x, rate=0.5, noise_shape=[tf.shape(x)[0], 1, 6])
+        per_row = tf.layers.dropout(x, 0.5, noise_shape=[2, 4, 1], training=True)
+        h = tf.contrib.layers.fully_connected(tf.layers.flatten(x), 3,
+                                              weights_initializer=tf.contrib.layers.xavier_initializer())
+        out = tf.contrib.layers.fully_connected(h, 2, activation_fn=None, biases_initializer=None, scope="logits")
+        assert [v.name for v in tf.trainable_variables()] == [
+            "fully_connected/weights:0", "fully_connected/biases:0", "logits/weights:0"]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            a, b, o = sess.run([shared, per_row, out], {x: np.ones((2, 4, 6), np.float32)})
+        assert (a == a[:, :1]).all() and (b == b[:, :, :1]).all() and o.shape == (2, 2)

@@ -53,18 +53,25 @@ def log_softmax(logits: Any, axis: Optional[int] = None, dim: Optional[int] = No
 @in_graph
 def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: Any = None, rate: Any = None) -> Tensor:
     """Zero each element with probability ``rate`` (TF2) or ``1 - keep_prob`` (TF1) and scale the rest by
-    ``1 / keep_prob``; drawn anew on every run. ``keep_prob`` may be a placeholder (1.0 to evaluate)."""
+    ``1 / keep_prob``; drawn anew on every run. ``keep_prob`` may be a placeholder (1.0 to evaluate).
+    With ``noise_shape`` (broadcastable to ``x``'s shape; it may hold tensors such as ``tf.shape(x)[0]``)
+    one draw is shared along its dimensions of size 1."""
     if (keep_prob is None) == (rate is None):
         raise ValueError("dropout: give exactly one of keep_prob and rate")
-    if noise_shape is not None:
-        raise NotImplementedError("dropout: noise_shape is not supported")
     generator = None if seed is None else _gg.Generator(seed)
-    if not isinstance(keep_prob, Tensor) and not isinstance(rate, Tensor):
+    if noise_shape is None and not isinstance(keep_prob, Tensor) and not isinstance(rate, Tensor):
         p = float(rate) if rate is not None else 1.0 - float(keep_prob)
         return _gg.dropout(x, p=p, training=True, generator=generator) if p > 0 else _gg.identity(x)
     keep = keep_prob if keep_prob is not None else 1.0 - rate
-    keep = _gg.reshape(_gg.astype(keep, x.dtype), ())  # a scalar, as TensorFlow requires: x keeps its shape
-    mask = _gg.astype(_gg.rand_like(x, generator=generator) < keep, x.dtype)
+    keep = _gg.astype(keep, x.dtype) if isinstance(keep, Tensor) else _gg.tensor(float(keep), dtype=x.dtype)
+    keep = _gg.reshape(keep, ())  # a scalar, as TensorFlow requires: x keeps its shape
+    if noise_shape is None:
+        noise = _gg.rand_like(x, generator=generator)
+    else:
+        from graphgrad.compat.tf import random_uniform
+
+        noise = _gg.astype(random_uniform(noise_shape, seed=seed), x.dtype)
+    mask = _gg.astype(noise < keep, x.dtype)
     return x * mask / keep
 
 
