@@ -50,6 +50,8 @@ def build(tf):
     f["bn_train"] = tf.layers.batch_normalization(images, training=True, momentum=0.9)
     f["bn_placeholder"] = tf.layers.batch_normalization(x, training=training, center=False)
     f["bn_axis1"] = tf.layers.batch_normalization(images, axis=1, training=True, scale=False, epsilon=0.01)
+    f["bn_rank3"] = tf.layers.batch_normalization(s, training=True, momentum=0.5)
+    f["bn_not_fused"] = tf.layers.batch_normalization(images, training=True, fused=False)
     steps["bn_moving"] = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
     filt = rng.randn(3, 3, 2, 3).astype(np.float32) * 0.3
     f["nn_conv_t_odd"] = tf.nn.conv2d_transpose(images, filt, [2, 13, 11, 2], [1, 2, 2, 1], padding="SAME")
