@@ -145,8 +145,9 @@ class BasicLSTMCell(RNNCell):
 
 
 class LSTMCell(BasicLSTMCell):
-    """``BasicLSTMCell``'s equations under the name ``lstm_cell`` (with ``initializer``; peepholes, cell
-    clipping and projections are not supported)."""
+    """TensorFlow's ``LSTMCell`` (variables under ``lstm_cell``): ``BasicLSTMCell``'s equations, with
+    optional peepholes (``w_f_diag``, ``w_i_diag``, ``w_o_diag``), ``cell_clip``, and a projection of the
+    output to ``num_proj`` units (``projection/kernel``, clipped to ``proj_clip``)."""
 
     _default_name = "lstm_cell"
 
@@ -155,10 +156,46 @@ class LSTMCell(BasicLSTMCell):
                  num_proj_shards: Any = None, forget_bias: float = 1.0, state_is_tuple: bool = True,
                  activation: Any = None, reuse: Any = None, name: Optional[str] = None, dtype: Any = None,
                  **kwargs) -> None:
-        if use_peepholes or cell_clip is not None or num_proj is not None:
-            raise NotImplementedError("LSTMCell: use_peepholes, cell_clip and num_proj are not supported")
         super().__init__(num_units, forget_bias, state_is_tuple, activation, reuse, name, dtype)
-        self._initializer = initializer
+        self._initializer, self._peepholes = initializer, use_peepholes
+        self._cell_clip, self._num_proj, self._proj_clip = cell_clip, num_proj, proj_clip
+
+    @property
+    def state_size(self) -> LSTMStateTuple:
+        return LSTMStateTuple(self._num_units, self._num_proj or self._num_units)
+
+    @property
+    def output_size(self) -> int:
+        return self._num_proj or self._num_units
+
+    def build(self, depth: int) -> None:
+        n, out = self._num_units, self._num_proj or self._num_units
+        self._kernel = self._variable("kernel", [depth + out, 4 * n], self._initializer)
+        self._bias = self._variable("bias", [4 * n], _tf().zeros_initializer())
+        if self._peepholes:
+            self._w_f, self._w_i, self._w_o = (self._variable(key, [n], self._initializer)
+                                               for key in ("w_f_diag", "w_i_diag", "w_o_diag"))
+        if self._num_proj:
+            with _tf().variable_scope("projection"):
+                self._projection = self._variable("kernel", [n, self._num_proj], self._initializer)
+
+    def call(self, inputs: Any, state: Any) -> tuple:
+        c, h = state
+        i, j, f, o = _gg.split(_linear(inputs, h, self._kernel, self._bias), 4, axis=1)
+        if self._peepholes:
+            new_c = (_gg.sigmoid(f + self._forget_bias + self._w_f * c) * c +
+                     _gg.sigmoid(i + self._w_i * c) * self._activation(j))
+        else:
+            new_c = _gg.sigmoid(f + self._forget_bias) * c + _gg.sigmoid(i) * self._activation(j)
+        if self._cell_clip is not None:
+            new_c = _gg.clip(new_c, -self._cell_clip, self._cell_clip)
+        gate = _gg.sigmoid(o + self._w_o * new_c) if self._peepholes else _gg.sigmoid(o)
+        new_h = gate * self._activation(new_c)
+        if self._num_proj:
+            new_h = _gg.matmul(new_h, self._projection)
+            if self._proj_clip is not None:
+                new_h = _gg.clip(new_h, -self._proj_clip, self._proj_clip)
+        return new_h, LSTMStateTuple(new_c, new_h)
 
 
 class GRUCell(RNNCell):
