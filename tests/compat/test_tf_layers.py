@@ -90,10 +90,16 @@ def test_tf_flags_and_logging(monkeypatch):
     flags.DEFINE_float("lr", 0.1, "rate", flag_values=fv)
     flags.DEFINE_boolean("fast", False, "", flag_values=fv)
     flags.DEFINE_string("name", "x", "", flag_values=fv)
+    if "steps" not in flags.FLAGS:
+        flags.DEFINE_integer("steps", 1, "steps")
     rest = fv(["prog", "--steps=3", "--lr", "0.5", "--fast", "other", "--unknown=1"])
     assert (fv.steps, fv.lr, fv.fast, fv.name) == (3, 0.5, True, "x")
     assert rest == ["prog", "other", "--unknown=1"]
     assert tf.flags is tf.app.flags
+    monkeypatch.setattr(sys, "argv", ["prog", "--steps=5", "left"])
+    with pytest.raises(SystemExit) as done:
+        tf.app.run(lambda argv: 7 if argv == ["prog", "left"] and tf.flags.FLAGS.steps == 5 else 1)
+    assert done.value.code == 7
     tf.logging.set_verbosity(tf.logging.INFO)
     tf.logging.info("step %d", 1)
     graph = tf.Graph()

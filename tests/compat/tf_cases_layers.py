@@ -56,6 +56,8 @@ def build(tf):
     filt = rng.randn(3, 3, 2, 3).astype(np.float32) * 0.3
     f["nn_conv_t_odd"] = tf.nn.conv2d_transpose(images, filt, [2, 13, 11, 2], [1, 2, 2, 1], padding="SAME")
     f["nn_conv_t_valid"] = tf.nn.conv2d_transpose(images, filt, [2, 15, 13, 2], [1, 2, 2, 1], padding="VALID")
+    f["nn_conv_t_stacked"] = tf.nn.conv2d_transpose(images, filt, tf.stack([tf.shape(images)[0], 14, 12, 2]),
+                                                     [1, 2, 2, 1], padding="SAME")
     depthwise = rng.randn(3, 2, 3, 2).astype(np.float32) * 0.3
     f["depthwise"] = tf.nn.depthwise_conv2d(images, depthwise, [1, 1, 1, 1], "SAME")
     f["depthwise_s2"] = tf.nn.depthwise_conv2d(images, depthwise, [1, 2, 2, 1], "VALID")

@@ -330,11 +330,19 @@ def conv2d_transpose(value: Any = None, filter: Any = None, output_shape: Any = 
     data_format = _check_format(data_format, "conv2d_transpose")
     stride = _pair(strides if strides is not None else 1, data_format, "conv2d_transpose strides")
     dilation = _pair(dilations if dilations is not None else 1, data_format, "conv2d_transpose dilations")
-    if isinstance(output_shape, Tensor) and output_shape.is_symbolic:
-        raise _gg.ShapeError("conv2d_transpose: output_shape must be a list (its batch entry may be a tensor)")
-    out_hw = [output_shape[1], output_shape[2]] if data_format == "NHWC" else [output_shape[2], output_shape[3]]
-    out_hw = [int(d.numpy()) if isinstance(d, Tensor) else int(d) for d in out_hw]
     x = _to_nchw(value, data_format)
+    if isinstance(output_shape, Tensor) and output_shape.is_symbolic:  # known when run: the usual sizes
+        out_hw = [None, None]
+    else:
+        out_hw = [output_shape[1], output_shape[2]] if data_format == "NHWC" else [output_shape[2], output_shape[3]]
+        out_hw = [None if isinstance(d, Tensor) and d.is_symbolic else int(d.numpy()) if isinstance(d, Tensor)
+                  else int(d) for d in out_hw]
+    for axis, (k, s, d) in enumerate(zip(filter.shape[:2], stride, dilation)):
+        if out_hw[axis] is None:  # what TensorFlow's conv2d of this output would take back to the input's size
+            if x.shape[2 + axis] is None:
+                raise _gg.ShapeError("conv2d_transpose: give output_shape's height and width as numbers (the "
+                                     "input's are unknown)")
+            out_hw[axis] = x.shape[2 + axis] * s if padding == "SAME" else (x.shape[2 + axis] - 1) * s + (k - 1) * d + 1
     w = _gg.permute(filter, 3, 2, 0, 1)  # (kh, kw, out, in) -> (in, out, kh, kw)
     y = _gg.conv_transpose2d(x, w, stride=stride, dilation=dilation)
     index = [slice(None), slice(None)]
