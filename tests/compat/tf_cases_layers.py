@@ -67,6 +67,7 @@ def build(tf):
     f["relu_layer"] = tf.nn.relu_layer(x, rng.randn(5, 3).astype(np.float32), [0.1, -0.2, 0.3])
     cells = {"basic_rnn": tf.nn.rnn_cell.BasicRNNCell(3), "basic_lstm": tf.nn.rnn_cell.BasicLSTMCell(3),
              "lstm": tf.nn.rnn_cell.LSTMCell(4, forget_bias=0.5), "gru": tf.nn.rnn_cell.GRUCell(3),
+             "wrapped": tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.GRUCell(3), output_keep_prob=1.0),
              "lstm_peep_proj": tf.nn.rnn_cell.LSTMCell(4, use_peepholes=True, cell_clip=0.3, num_proj=2,
                                                        proj_clip=0.2),
              "multi": tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(3), tf.nn.rnn_cell.GRUCell(2)])}
