@@ -540,3 +540,12 @@ def test_tf_a_shapeless_placeholder_works_as_a_shaped_one(case):
 def test_tf_functions_that_need_a_rank_say_so(make):
     with pytest.raises(ValueError, match="give the placeholder a shape"):  # a ShapeError, a ValueError as in TF
         make(tf.placeholder(tf.float32))
+
+
+def test_tf_every_global_variable_has_a_name_optimizer_slots_included():
+    tf.reset_default_graph()
+    w = tf.Variable(tf.zeros([2]), name="w")
+    tf.train.AdamOptimizer(0.1).minimize(tf.reduce_sum(w * w))
+    names = [v.name for v in tf.global_variables()]
+    assert "w:0" in names and all(isinstance(n, str) and n.endswith(":0") for n in names)
+    assert any(n.startswith("w/Adam") for n in names)

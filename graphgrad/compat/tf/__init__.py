@@ -195,12 +195,21 @@ def assign_sub(ref: Variable, value: Any, name: Optional[str] = None, **kwargs) 
     return ref.assign_sub(value, name=name)
 
 
+def _named(variables: list) -> list:
+    """``variables`` with TensorFlow's ``name`` (``scope/name:0``) on those graphgrad made itself (an
+    optimizer's slots and step counters, named ``<var>/<optimizer>/<slot>``)."""
+    for v in variables:
+        if not isinstance(v, Variable) and v.name is None and v.base_name:
+            v.name = v.base_name + ":0"
+    return variables
+
+
 def global_variables(scope: Optional[str] = None) -> list:
-    return [v for v in _gg.global_variables() if not scope or v.base_name.startswith(scope)]
+    return _named([v for v in _gg.global_variables() if not scope or v.base_name.startswith(scope)])
 
 
 def trainable_variables(scope: Optional[str] = None) -> list:
-    return [v for v in _gg.trainable_variables() if not scope or v.base_name.startswith(scope)]
+    return _named([v for v in _gg.trainable_variables() if not scope or v.base_name.startswith(scope)])
 
 
 all_variables = global_variables
