@@ -37,7 +37,10 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients") ->
         if not (isinstance(y, Tensor) and isinstance(y._node, GraphNode)):
             raise GraphError(f"gradients: ys must be graph tensors, got {type(y).__name__} "
                              "(for eager tensors use gg.grad or .backward())")
-    targets = [graph.read_variable(x) if getattr(x, "is_variable", False) else x for x in xs]
+    # a Variable's read is the one a loss built outside control dependencies uses (inside them,
+    # read_variable makes a fresh read that no loss depends on: every gradient would be None)
+    with graph._no_scope():
+        targets = [graph.read_variable(x) if getattr(x, "is_variable", False) else x for x in xs]
     result: list = [None] * len(targets)
     live = [i for i, x in enumerate(targets) if isinstance(x, Tensor) and x.requires_grad]
     roots = [(i, y) for i, y in enumerate(ys) if y.requires_grad]
