@@ -26,6 +26,8 @@ class Adam(Optimizer):
         weight_decay: L2 penalty (default 0).
         amsgrad: use the running maximum of ``v`` (Reddi et al., 2018).
         maximize: ascend instead of descend.
+        epsilon_hat: add ``eps`` to ``sqrt(v)`` before the bias correction, as TF1's and Keras' Adam do
+            (an effective epsilon of ``eps / sqrt(1 - beta2**t)``, larger in the first steps).
 
     State per parameter: ``step``, ``m``, ``v`` (PyTorch's ``exp_avg``, ``exp_avg_sq``), ``v_max``
     with amsgrad (``max_exp_avg_sq``).
@@ -38,9 +40,10 @@ class Adam(Optimizer):
     decoupled = False
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False) -> None:
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
+                 epsilon_hat: bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+                                      maximize=maximize, epsilon_hat=bool(epsilon_hat)))
 
     def _check_group(self, group: dict) -> None:
         super()._check_group(group)
@@ -52,7 +55,7 @@ class Adam(Optimizer):
                 raise ValueError(f"{name}: invalid beta parameter at index {i}: {beta} (it must be in [0, 1))")
 
     def _switches(self, group: dict) -> dict:
-        return {"amsgrad": group["amsgrad"]}
+        return {"amsgrad": group["amsgrad"], "epsilon_hat": group.get("epsilon_hat", False)}
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
         beta1, beta2 = group["betas"]
@@ -61,7 +64,7 @@ class Adam(Optimizer):
             state["v_max"] = state["v"] * 0.0
         out = rules.adam(param, grad, state["m"], state["v"], state["step"], group["lr"], beta1, beta2, group["eps"],
                          weight_decay=group["weight_decay"], amsgrad=amsgrad, v_max=state.get("v_max"),
-                         decoupled_weight_decay=self.decoupled)
+                         decoupled_weight_decay=self.decoupled, epsilon_hat=bool(group.get("epsilon_hat", False)))
         state["m"], state["v"] = out[1], out[2]
         if amsgrad:
             state["v_max"] = out[3]

@@ -163,7 +163,7 @@ def momentum(param: Tensor, grad: Tensor, velocity: Optional[Tensor], lr: Any, m
 
 def adam(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, step: Any, lr: Any, beta1: Any = 0.9,
          beta2: Any = 0.999, eps: Any = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False,
-         v_max: Optional[Tensor] = None, decoupled_weight_decay: bool = False) -> tuple:
+         v_max: Optional[Tensor] = None, decoupled_weight_decay: bool = False, epsilon_hat: bool = False) -> tuple:
     """Adam (Kingma & Ba, 2015) with bias correction, PyTorch's ``Adam`` (``AdamW`` with
     ``decoupled_weight_decay=True``).
 
@@ -183,7 +183,8 @@ def adam(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, step: Any, lr: Any, 
 
     TF1's ``AdamOptimizer`` puts epsilon elsewhere: ``lr_t = lr * sqrt(1 - beta2**t) / (1 - beta1**t)``
     and ``param -= lr_t * m' / (sqrt(v') + eps)``, i.e. its epsilon is PyTorch's times
-    ``sqrt(1 - beta2**t)``. The two agree when eps is negligible against ``sqrt(v')``.
+    ``sqrt(1 - beta2**t)``. The two agree when eps is negligible against ``sqrt(v')``. Keras' Adam
+    is TF1's; ``epsilon_hat=True`` computes that form: ``denom = (sqrt(v') + eps) / sqrt(1 - beta2 ** t)``.
 
     Returns:
         ``(new_param, new_m, new_v)``, plus ``new_v_max`` with ``amsgrad``.
@@ -202,7 +203,11 @@ def adam(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, step: Any, lr: Any, 
     correction1 = _one_minus_power(beta1, step)
     correction2_sqrt = _sqrt(_one_minus_power(beta2, step))
     step_size = _like(lr / correction1, param)
-    denom = _sqrt(new_v_max if amsgrad else new_v) / _like(correction2_sqrt, param) + _like(eps, param)
+    root = _sqrt(new_v_max if amsgrad else new_v)
+    if epsilon_hat:  # TF1's and Keras' placement: eps joins sqrt(v') before the bias correction
+        denom = (root + _like(eps, param)) / _like(correction2_sqrt, param)
+    else:
+        denom = root / _like(correction2_sqrt, param) + _like(eps, param)
     new_param = param - step_size * (new_m / denom)
     return (new_param, new_m, new_v, new_v_max) if amsgrad else (new_param, new_m, new_v)
 

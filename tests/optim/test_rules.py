@@ -286,3 +286,17 @@ def test_matches_torch_optim(rule, hyper, torch_name, torch_hyper, data):
         opt.step()
     got, _ = eager_run(rule, hyper, p0, noise, gg.float64)
     np.testing.assert_allclose(got[-1].numpy(), param.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_adam_epsilon_hat_is_tf1_and_keras_placement():
+    import numpy as np
+
+    p, g = gg.tensor([1.0, -2.0], dtype=gg.float64), gg.tensor([1e-6, 0.5], dtype=gg.float64)
+    m = v = gg.zeros(2, dtype=gg.float64)
+    lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-7
+    new_p, new_m, new_v = rules.adam(p, g, m, v, 1, lr, b1, b2, eps, epsilon_hat=True)
+    m1, v1 = (1 - b1) * g.numpy(), (1 - b2) * g.numpy() ** 2
+    lr_t = lr * np.sqrt(1 - b2) / (1 - b1)  # TF1/Keras: lr_t * m / (sqrt(v) + eps)
+    np.testing.assert_allclose(new_p.numpy(), p.numpy() - lr_t * m1 / (np.sqrt(v1) + eps), rtol=1e-12)
+    opt = gg.optim.Adam([gg.nn.Parameter(gg.tensor([1.0]))], epsilon_hat=True)
+    assert opt.param_groups[0]["epsilon_hat"] is True

@@ -118,8 +118,9 @@ class Adam(Optimizer):
     def _graphgrad(self, params):
         c = self._config
         cls = gg.optim.AdamW if c["weight_decay"] else gg.optim.Adam
+        # Keras adds epsilon to sqrt(v) before the bias correction (TF1's Adam): epsilon_hat
         return cls(params, lr=self._lr, betas=(c["beta_1"], c["beta_2"]), eps=c["epsilon"], amsgrad=c["amsgrad"],
-                   weight_decay=c["weight_decay"] or 0.0)
+                   weight_decay=c["weight_decay"] or 0.0, epsilon_hat=True)
 
 
 class AdamW(Adam):
