@@ -34,6 +34,17 @@ def _tensor(x: Any, like: Optional[Tensor] = None) -> Tensor:
     return Tensor(x, dtype=dtype or "float32")
 
 
+def _broadcast(a: Any, b: Any) -> tuple:
+    """Two parameters as tensors (``b`` in ``a``'s float dtype when a number) broadcast to one shape:
+    ``(a, b, batch_shape)``."""
+    a = _tensor(a)
+    b = _tensor(b, a)
+    batch = gg.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    a = a if tuple(a.shape) == batch else gg.broadcast_to(a, batch)
+    b = b if tuple(b.shape) == batch else gg.broadcast_to(b, batch)
+    return a, b, batch
+
+
 def _shape(sample_shape: Any) -> tuple:
     if isinstance(sample_shape, int):
         return (sample_shape,)
@@ -81,11 +92,7 @@ class Normal(Distribution):
     has_rsample = True
 
     def __init__(self, loc: Any, scale: Any, validate_args: Optional[bool] = None):
-        loc = _tensor(loc)
-        scale = _tensor(scale, loc)
-        batch = gg.broadcast_shapes(tuple(loc.shape), tuple(scale.shape))
-        self.loc = loc if tuple(loc.shape) == batch else gg.broadcast_to(loc, batch)
-        self.scale = scale if tuple(scale.shape) == batch else gg.broadcast_to(scale, batch)
+        self.loc, self.scale, batch = _broadcast(loc, scale)
         super().__init__(batch)
 
     @property
@@ -132,11 +139,7 @@ class Uniform(Distribution):
     has_rsample = True
 
     def __init__(self, low: Any, high: Any, validate_args: Optional[bool] = None):
-        low = _tensor(low)
-        high = _tensor(high, low)
-        batch = gg.broadcast_shapes(tuple(low.shape), tuple(high.shape))
-        self.low = low if tuple(low.shape) == batch else gg.broadcast_to(low, batch)
-        self.high = high if tuple(high.shape) == batch else gg.broadcast_to(high, batch)
+        self.low, self.high, batch = _broadcast(low, high)
         super().__init__(batch)
 
     @property

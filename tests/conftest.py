@@ -6,6 +6,8 @@ thread per worker keeps the suite fast and its timings steady.
 """
 import os
 
+import pytest
+
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
@@ -15,3 +17,18 @@ except ImportError:  # comes with scikit-learn, a test extra
     threadpool_limits = None
 if threadpool_limits is not None:
     threadpool_limits(1)
+
+
+@pytest.fixture
+def fresh_world(monkeypatch):
+    """This process as a world of one that has not called ``init()`` (no launcher variables), put
+    back as it was afterwards. The world object is reset in place, so every module sees it."""
+    from graphgrad.distributed import world
+
+    saved = dict(world.WORLD.__dict__)
+    world.WORLD.__init__()
+    for name in world._LAUNCHER_SIZE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    yield world.WORLD
+    world.WORLD.__dict__.clear()
+    world.WORLD.__dict__.update(saved)

@@ -22,20 +22,6 @@ SHIM = ("import graphgrad.compat.torch as t; t.install(); import runpy, sys; "
         "runpy.run_path(sys.argv[1], run_name='__main__')\n")
 
 
-@pytest.fixture
-def fresh_world(monkeypatch):
-    """This process as a world of one that has not been initialised, put back as it was after."""
-    from graphgrad.distributed import world
-
-    saved = dict(world.WORLD.__dict__)
-    world.WORLD.__init__()
-    for name in world._LAUNCHER_SIZE_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    yield world.WORLD
-    world.WORLD.__dict__.clear()
-    world.WORLD.__dict__.update(saved)
-
-
 def _last_lines(stdout: str) -> dict:
     return dict(line.split() for line in stdout.strip().splitlines()[-2:])
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import graphgrad as gg
+from graphgrad.compat.keras._lookup import lookup
 
 __all__ = ["Constraint", "MaxNorm", "NonNeg", "UnitNorm", "MinMaxNorm", "max_norm", "non_neg", "unit_norm",
            "min_max_norm", "get"]
@@ -86,18 +87,4 @@ _BY_NAME = {"max_norm": MaxNorm, "maxnorm": MaxNorm, "non_neg": NonNeg, "nonneg"
 
 def get(identifier: Any) -> Any:
     """A constraint from ``None``, a name, a constraint object or a function."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict) and "class_name" in identifier:  # a saved config
-        cls = globals().get(identifier["class_name"])
-        if not isinstance(cls, type):
-            raise ValueError(f"keras.constraints: unknown class {identifier['class_name']!r}")
-        return cls(**identifier.get("config", {}))
-    if isinstance(identifier, str):
-        key = identifier.lower()
-        if key not in _BY_NAME:
-            raise ValueError(f"keras.constraints: unknown constraint {identifier!r}; known: {sorted(_BY_NAME)}")
-        return _BY_NAME[key]()
-    if callable(identifier):
-        return identifier
-    raise TypeError(f"keras.constraints: expected a name, a constraint or a function, got {type(identifier).__name__}")
+    return lookup("constraints", "constraint", identifier, globals(), _BY_NAME)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import graphgrad as gg
+from graphgrad.compat.keras._lookup import lookup
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get"]
 
@@ -65,18 +66,4 @@ _BY_NAME = {"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2}
 
 def get(identifier: Any) -> Any:
     """A regularizer from ``None``, a name (``"l2"``: Keras' default factor), a regularizer or a function."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict) and "class_name" in identifier:  # a saved config
-        cls = globals().get(identifier["class_name"])
-        if not isinstance(cls, type):
-            raise ValueError(f"keras.regularizers: unknown class {identifier['class_name']!r}")
-        return cls(**identifier.get("config", {}))
-    if isinstance(identifier, str):
-        key = identifier.lower()
-        if key not in _BY_NAME:
-            raise ValueError(f"keras.regularizers: unknown regularizer {identifier!r}; known: {sorted(_BY_NAME)}")
-        return _BY_NAME[key]()
-    if callable(identifier):
-        return identifier
-    raise TypeError(f"keras.regularizers: expected a name, a regularizer or a function, got {type(identifier).__name__}")
+    return lookup("regularizers", "regularizer", identifier, globals(), _BY_NAME)

@@ -20,30 +20,32 @@ class LearningRateSchedule:
         return dict(self.__dict__)
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _StepDecay(LearningRateSchedule):
+    """What ExponentialDecay and InverseTimeDecay share: their arguments and the decay progress
+    ``step / decay_steps`` (floored with ``staircase``)."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float, staircase: bool = False,
+                 name: Optional[str] = None) -> None:
+        self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), int(decay_steps)
+        self.decay_rate, self.staircase = float(decay_rate), bool(staircase)
+
+    def _progress(self, step: int) -> float:
+        p = float(step) / self.decay_steps
+        return math.floor(p) if self.staircase else p
+
+
+class ExponentialDecay(_StepDecay):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored with ``staircase``)."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float, staircase: bool = False,
-                 name: Optional[str] = None) -> None:
-        self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), int(decay_steps)
-        self.decay_rate, self.staircase = float(decay_rate), bool(staircase)
-
     def __call__(self, step: int) -> float:
-        p = float(step) / self.decay_steps
-        return self.initial_learning_rate * self.decay_rate ** (math.floor(p) if self.staircase else p)
+        return self.initial_learning_rate * self.decay_rate ** self._progress(step)
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StepDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (floored with ``staircase``)."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float, staircase: bool = False,
-                 name: Optional[str] = None) -> None:
-        self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), int(decay_steps)
-        self.decay_rate, self.staircase = float(decay_rate), bool(staircase)
-
     def __call__(self, step: int) -> float:
-        p = float(step) / self.decay_steps
-        return self.initial_learning_rate / (1.0 + self.decay_rate * (math.floor(p) if self.staircase else p))
+        return self.initial_learning_rate / (1.0 + self.decay_rate * self._progress(step))
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):

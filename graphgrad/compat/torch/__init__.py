@@ -281,27 +281,6 @@ def real(input: Tensor) -> Tensor:
     return input
 
 
-def seed() -> int:
-    """Seed the default generator from the operating system; returns the seed."""
-    value = builtins.int.from_bytes(__import__("os").urandom(4), "little")
-    _gg.manual_seed(value)
-    return value
-
-
-def initial_seed() -> int:
-    """The seed the default generator was last seeded with."""
-    return _gg.default_generator.initial_seed
-
-
-def get_rng_state():
-    """The default generator's state (restore it with :func:`set_rng_state`)."""
-    return _gg.default_generator.get_state()
-
-
-def set_rng_state(new_state) -> None:
-    _gg.default_generator.set_state(new_state)
-
-
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
                      sci_mode=None) -> None:
     """How tensors print (NumPy's print options underneath)."""
@@ -435,7 +414,7 @@ def broadcast_shapes(*shapes) -> tuple:
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
 from graphgrad.compat.torch import (amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim,  # noqa: E402,F401
                                     profiler, random, special, testing, utils)
-from graphgrad.compat.torch.random import fork_rng  # noqa: E402,F401
+from graphgrad.compat.torch.random import fork_rng, get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402,F401
 from graphgrad import distributions  # noqa: E402,F401  (torch.distributions)
 
 

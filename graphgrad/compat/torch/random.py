@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any
 
 import graphgrad as _gg
@@ -12,16 +13,19 @@ def manual_seed(seed: int):
 
 
 def seed() -> int:
-    from graphgrad.compat import torch
-
-    return torch.seed()
+    """Seed the default generator from the operating system; returns the seed."""
+    value = int.from_bytes(os.urandom(4), "little")
+    _gg.manual_seed(value)
+    return value
 
 
 def initial_seed() -> int:
+    """The seed the default generator was last seeded with."""
     return _gg.default_generator.initial_seed
 
 
 def get_rng_state():
+    """The default generator's state (restore it with :func:`set_rng_state`)."""
     return _gg.default_generator.get_state()
 
 

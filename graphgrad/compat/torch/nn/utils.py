@@ -9,7 +9,7 @@ from graphgrad import nn as _nn
 rnn = _nn.rnn_utils
 from graphgrad.optim import clip_grad_norm_, clip_grad_value_  # noqa: F401
 from graphgrad.compat.torch.nn import parametrize  # noqa: E402
-from graphgrad.compat.torch.nn.parametrize import parametrizations  # noqa: E402,F401
+from graphgrad.compat.torch.nn.parametrize import _norm_except_dim, parametrizations  # noqa: E402,F401
 
 
 def parameters_to_vector(parameters) -> Tensor:
@@ -28,15 +28,6 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
 
 
 # ---- weight reparameterizations ------------------------------------------------------------------------
-def _norm_except_dim(v: Tensor, dim) -> Tensor:
-    """The 2-norm of ``v`` over every axis but ``dim`` (kept as size-1 axes), or over all of it."""
-    if dim is None:
-        return _gg.sqrt(_gg.sum(v * v))
-    dim = dim % v.ndim
-    axes = tuple(a for a in range(v.ndim) if a != dim)
-    return _gg.sqrt(_gg.sum(v * v, axis=axes, keepdims=True))
-
-
 def weight_norm(module: _nn.Module, name: str = "weight", dim=0) -> _nn.Module:
     """``torch.nn.utils.weight_norm``: ``module.<name>`` becomes ``g * v / ||v||`` (the norm over every
     axis but ``dim``), recomputed before each forward from the parameters ``<name>_g`` and ``<name>_v``."""
