@@ -1,0 +1,275 @@
+"""Optional native kernels: a small C library that graphgrad compiles on first use.
+
+NumPy runs one elementwise pass per call, so a fused computation (GELU, a layer norm, an LSTM cell,
+a max-pool with its argmax) costs several passes over memory and a Python call each. The C files
+next to this module do such computations in one pass. They are an optional extra: the core is
+NumPy-only and every op that uses a native kernel keeps its NumPy path, which runs when the library
+is off or cannot be built, and which the tests compare it with.
+
+How it is built and found:
+
+* The ``*.c`` files here are compiled together into one shared library with the C compiler of
+  ``$CC``, else ``cc``, ``gcc`` or ``clang`` on the PATH, else the one the ``ziglang`` package brings
+  (``pip install 'graphgrad[native]'``), with ``-O3 -march=native``. The library is cached under
+  ``$GRAPHGRAD_CACHE_DIR`` (else ``$XDG_CACHE_HOME/graphgrad``, else ``~/.cache/graphgrad``), keyed by
+  the sources, the flags, the compiler and the CPU, and written atomically; later processes load it
+  in about a millisecond. :func:`build` compiles it ahead of time (``python -m graphgrad native``).
+* ``GRAPHGRAD_NATIVE=0`` turns it off (NumPy only); unset or ``auto``, it is used where it builds;
+  :func:`set_enabled` switches it at run time (the tests run both paths).
+* A C function is exported by writing ``GG_EXPORT void gg_name(...)`` on one line in a ``.c`` file;
+  its parameters may be pointers to ``float``, ``double``, ``int64_t``, ``int32_t`` or ``uint8_t``
+  (``const`` for inputs) and scalars of those types or ``int``. :func:`kernel` returns a Python
+  callable that checks each array's dtype, C-contiguity and (for non-``const`` pointers)
+  writability before calling, so a wrong argument is a ``TypeError``, never a corrupted array.
+  ctypes releases the GIL during the call.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+SOURCE_DIR = Path(__file__).resolve().parent
+FLAGS = ["-O3", "-march=native", "-fPIC", "-shared", "-std=c99", "-fno-math-errno", "-fno-trapping-math"]
+
+_EXPORT = re.compile(r"^GG_EXPORT\s+void\s+(gg_\w+)\s*\(([^)]*)\)", re.MULTILINE)
+_ARRAY_TYPES = {"float": np.float32, "double": np.float64, "int64_t": np.int64, "int32_t": np.int32,
+                "uint8_t": np.uint8}
+_SCALAR_TYPES = {"float": ctypes.c_float, "double": ctypes.c_double, "int64_t": ctypes.c_int64,
+                 "int32_t": ctypes.c_int32, "int": ctypes.c_int, "uint8_t": ctypes.c_uint8}
+
+_POINTER = ctypes.POINTER(ctypes.c_char)
+_byref = ctypes.byref
+_from_buffer = ctypes.c_char.from_buffer
+
+
+def _read_only_pointer(a: np.ndarray):
+    return ctypes.cast(a.ctypes.data, _POINTER)
+
+
+_LOCK = threading.Lock()
+_STATE: dict = {}  # "library", "kernels", "error", "path", "enabled"
+
+
+# ---- switching --------------------------------------------------------------------------------------
+def _enabled_by_environment() -> bool:
+    return os.environ.get("GRAPHGRAD_NATIVE", "auto").strip().lower() not in ("0", "off", "false", "no")
+
+
+def enabled() -> bool:
+    """Whether native kernels are switched on (``GRAPHGRAD_NATIVE``, or :func:`set_enabled`)."""
+    if "enabled" not in _STATE:
+        _STATE["enabled"] = _enabled_by_environment()
+    return _STATE["enabled"]
+
+
+def set_enabled(flag: bool) -> bool:
+    """Switch native kernels on or off for this process; returns the previous setting."""
+    previous = enabled()
+    _STATE["enabled"] = bool(flag)
+    return previous
+
+
+class disabled:
+    """``with native.disabled():`` runs its block on the NumPy paths only."""
+
+    def __enter__(self):
+        self._previous = set_enabled(False)
+        return self
+
+    def __exit__(self, *exc):
+        set_enabled(self._previous)
+        return False
+
+
+# ---- finding and building the library ---------------------------------------------------------------
+def sources() -> list[Path]:
+    """The C files compiled into the library (sorted), with the shared header first."""
+    return sorted(SOURCE_DIR.glob("*.h")) + sorted(SOURCE_DIR.glob("*.c"))
+
+
+def compiler() -> Optional[list[str]]:
+    """The C compiler command (a list), or ``None`` when there is none."""
+    if os.environ.get("CC"):
+        return os.environ["CC"].split()
+    for name in ("cc", "gcc", "clang"):
+        path = shutil.which(name)
+        if path:
+            return [path]
+    try:
+        import ziglang  # noqa: F401  (pip install 'graphgrad[native]')
+    except ImportError:
+        return None
+    return [sys.executable, "-m", "ziglang", "cc"]
+
+
+def _cpu_signature() -> str:
+    """What ``-march=native`` depends on: the machine and, on Linux, the CPU's model and flags."""
+    text = platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(("model name", "flags", "Features")):
+                    text += line
+                if line.strip() == "":
+                    break
+    except OSError:
+        text += platform.processor()
+    return text
+
+
+def cache_dir() -> Path:
+    """Where built libraries are kept."""
+    if os.environ.get("GRAPHGRAD_CACHE_DIR"):
+        return Path(os.environ["GRAPHGRAD_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "graphgrad"
+
+
+def _library_path(cc: list[str]) -> Path:
+    digest = hashlib.sha256()
+    for path in sources():
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(" ".join(cc + FLAGS).encode() + _cpu_signature().encode() + sys.platform.encode())
+    suffix = ".dll" if sys.platform == "win32" else ".dylib" if sys.platform == "darwin" else ".so"
+    return cache_dir() / f"native-{digest.hexdigest()[:20]}{suffix}"
+
+
+def build(force: bool = False) -> Path:
+    """Compile the library (unless a cached one matches) and return its path. Raises ``RuntimeError``
+    with the compiler's message when it cannot be built."""
+    cc = compiler()
+    if cc is None:
+        raise RuntimeError("no C compiler found (set CC, install gcc or clang, or pip install 'graphgrad[native]')")
+    target = _library_path(cc)
+    if target.exists() and not force:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    c_files = [str(p) for p in sources() if p.suffix == ".c"]
+    fd, partial = tempfile.mkstemp(prefix=target.stem + "-", suffix=target.suffix + ".partial", dir=target.parent)
+    os.close(fd)
+    try:
+        result = subprocess.run(cc + FLAGS + ["-I", str(SOURCE_DIR), *c_files, "-o", partial, "-lm"],
+                                capture_output=True, text=True, timeout=300)
+        if result.returncode != 0:
+            raise RuntimeError(f"the C compiler ({' '.join(cc)}) failed:\n{result.stderr[-2000:]}")
+        os.replace(partial, target)  # atomic: a concurrent process sees the old file or the whole new one
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return target
+
+
+def _signatures() -> dict[str, list[tuple[str, object, bool]]]:
+    """``{function: [(kind, type, writable), ...]}`` read from the ``GG_EXPORT`` lines of the sources;
+    kind is ``"array"`` (type: a NumPy dtype) or ``"scalar"`` (type: a ctypes type)."""
+    found = {}
+    for path in sources():
+        if path.suffix != ".c":
+            continue
+        for name, params in _EXPORT.findall(path.read_text(encoding="utf-8")):
+            found[name] = [_parameter(name, p.strip()) for p in params.split(",") if p.strip() not in ("", "void")]
+    return found
+
+
+def _parameter(function: str, text: str) -> tuple[str, object, bool]:
+    words = text.replace("*", " * ").split()
+    const = "const" in words
+    words = [w for w in words if w not in ("const", "restrict", "__restrict__")]
+    base = words[0]
+    if "*" in words:
+        if base not in _ARRAY_TYPES:
+            raise TypeError(f"native kernel {function}: unsupported pointer type in {text!r}")
+        return "array", np.dtype(_ARRAY_TYPES[base]), not const
+    if base not in _SCALAR_TYPES:
+        raise TypeError(f"native kernel {function}: unsupported parameter type in {text!r}")
+    return "scalar", _SCALAR_TYPES[base], False
+
+
+def _wrap(name: str, function, params: list) -> Callable:
+    function.restype = None
+    function.argtypes = [_POINTER if kind == "array" else ctype for kind, ctype, _ in params]
+    short = name[3:]
+    array_dtypes = [(i, dtype, writable) for i, (kind, dtype, writable) in enumerate(params) if kind == "array"]
+    count = len(params)
+
+    def call(*args):
+        if len(args) != count:
+            raise TypeError(f"native kernel {short} takes {count} arguments, got {len(args)}")
+        args = list(args)
+        for i, dtype, writable in array_dtypes:
+            a = args[i]
+            if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous or \
+                    (writable and not a.flags.writeable):
+                what = f"{type(a).__name__}" if type(a) is not np.ndarray else \
+                    f"{a.dtype} array (C-contiguous: {a.flags.c_contiguous}, writable: {a.flags.writeable})"
+                raise TypeError(f"native kernel {short}: argument {i} must be a C-contiguous "
+                                f"{'writable ' if writable else ''}{dtype} NumPy array, got {what}")
+            # from_buffer + byref is ~3x cheaper than a.ctypes.data; read-only arrays have no writable buffer
+            args[i] = _byref(_from_buffer(a)) if a.flags.writeable else _read_only_pointer(a)
+        function(*args)
+
+    call.__name__ = short
+    call.__doc__ = f"The native kernel {name} (arguments checked; see graphgrad.backend.native)."
+    return call
+
+
+def _load() -> None:
+    """Build (when needed) and load the library once per process; remember why when it fails."""
+    with _LOCK:
+        if "kernels" in _STATE or "error" in _STATE:
+            return
+        try:
+            path = build()
+            library = ctypes.CDLL(str(path))
+            kernels = {name[3:]: _wrap(name, getattr(library, name), params)
+                       for name, params in _signatures().items()}
+        except Exception as exc:  # no compiler, a failed build, a library that does not load
+            _STATE["error"] = f"{type(exc).__name__}: {exc}"
+            warnings.warn(f"graphgrad's native kernels are off, NumPy runs everything: {_STATE['error']}",
+                          RuntimeWarning, stacklevel=3)
+            return
+        _STATE.update(library=library, kernels=kernels, path=str(path))
+
+
+def available() -> bool:
+    """Whether the native library is switched on and loaded (building it on the first call)."""
+    if not enabled():
+        return False
+    if "kernels" not in _STATE:
+        _load()
+    return "kernels" in _STATE
+
+
+def kernel(name: str) -> Optional[Callable]:
+    """The native kernel ``name`` (the C function ``gg_<name>``), or ``None`` when native kernels are
+    off, cannot be built, or have no such function; callers then take their NumPy path."""
+    if not available():
+        return None
+    return _STATE["kernels"].get(name)
+
+
+def usable(*arrays) -> bool:
+    """Whether ``arrays`` can go to a native kernel as they are: NumPy arrays, C-contiguous, float32."""
+    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.flags.c_contiguous for a in arrays)
+
+
+def status() -> str:
+    """One line for ``graphgrad info``: on (with the library's path), off, or why it is unavailable."""
+    if not enabled():
+        return "off (GRAPHGRAD_NATIVE=0)"
+    if available():
+        return f"on, {len(_STATE['kernels'])} kernels ({_STATE['path']})"
+    return f"unavailable ({_STATE.get('error')})"

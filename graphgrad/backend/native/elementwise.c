@@ -1,0 +1,10 @@
+/* Elementwise float32 kernels: sigmoid, tanh (forward) — the building blocks are in gg_native.h. */
+#include "gg_native.h"
+
+GG_EXPORT void gg_sigmoid_f32(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = gg_sigmoidf(x[i]);
+}
+
+GG_EXPORT void gg_tanh_f32(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = gg_tanhf(x[i]);
+}

@@ -1,0 +1,68 @@
+/* Shared by every C file of graphgrad's native kernels (see __init__.py).
+ *
+ * Kernels are plain loops over float32 arrays that the compiler vectorizes (-O3 -march=native):
+ * no branches inside the loops, and exp written here as a polynomial (libm's expf is a function
+ * call the compiler cannot vectorize without -ffast-math, which would also break NaN handling). */
+#ifndef GG_NATIVE_H
+#define GG_NATIVE_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(_WIN32)
+#define GG_EXPORT __declspec(dllexport)
+#else
+#define GG_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* exp(x) for float32 within 2 ulp on [-87.3, 88.7]; +inf above, exp(-87.3) ~ 1e-38 below (no
+ * subnormal results);
+ * NaN stays NaN. Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, a degree-6 polynomial for e^r,
+ * and 2^n put into the exponent bits. */
+static inline float gg_expf(float x) {
+    const float hi = 88.72283f, lo = -87.33654f;
+    float c = x > hi ? hi : x;
+    c = c < lo ? lo : c;
+    float n = rintf(c * 1.44269504088896341f);
+    float r = c - n * 0.693359375f;           /* ln2, high part (exact product) */
+    r = r - n * -2.12194440e-4f;              /* ln2, low part */
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    float y = p * scale;
+    y = x > hi ? INFINITY : y;
+    return x != x ? x : y;                    /* NaN in, NaN out */
+}
+
+/* 1 / (1 + exp(-x)), accurate for large negative x (no cancellation). */
+static inline float gg_sigmoidf(float x) {
+    return 1.0f / (1.0f + gg_expf(-x));
+}
+
+/* tanh(x) = 2 sigmoid(2x) - 1 for |x| >= 0.55; below, where that subtraction would lose relative
+ * accuracy, tanh's Taylor series to x^19 (its terms shrink ~8x each there). */
+static inline float gg_tanhf(float x) {
+    float big = 2.0f * gg_sigmoidf(2.0f * x) - 1.0f;
+    float t = x * x;
+    float p = -2.39129114e-4f;                /* c19 = -443861162 / 1856156927625 */
+    p = p * t + 5.90027440e-4f;
+    p = p * t - 1.45583438e-3f;
+    p = p * t + 3.59212803e-3f;
+    p = p * t - 8.86323552e-3f;
+    p = p * t + 2.18694885e-2f;
+    p = p * t - 5.39682540e-2f;
+    p = p * t + 1.33333333e-1f;
+    p = p * t - 3.33333333e-1f;
+    float small = x + x * t * p;
+    return fabsf(x) < 0.55f ? small : big;
+}
+
+#endif
