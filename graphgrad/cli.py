@@ -122,6 +122,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     _command(sub, "info", "versions (graphgrad, Python, NumPy, BLAS and its threads), optional packages, "
              "devices, MPI", "graphgrad info")
+    p_native = _command(sub, "native", "build graphgrad's optional native (C) kernels now and list them "
+                        "(otherwise they are built on first use; GRAPHGRAD_NATIVE=0 turns them off)",
+                        "graphgrad native --rebuild")
+    p_native.add_argument("--rebuild", action="store_true", help="compile again even if a cached build matches")
     p_ckpt = _command(sub, "checkpoint", "look inside a checkpoint file", "graphgrad checkpoint inspect ckpt.npz")
     ckpt_sub = p_ckpt.add_subparsers(dest="checkpoint_command", required=True)
     _command(ckpt_sub, "inspect", "tensors (names, shapes, dtypes), optimizer state, scheduler, epoch, metadata",
@@ -190,11 +194,13 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _dispatch(args) -> int:
-    if args.command in ("info", "checkpoint", "graph"):
+    if args.command in ("info", "native", "checkpoint", "graph"):
         from graphgrad import cli_commands
 
         if args.command == "info":
             print(cli_commands.info())
+        elif args.command == "native":
+            print(cli_commands.native_kernels(args.rebuild))
         elif args.command == "checkpoint":
             print(cli_commands.inspect_checkpoint(args.file))
         elif args.graph_command == "inspect":

@@ -41,10 +41,25 @@ def info() -> str:
     gpus = gg.cuda.device_count()
     cupy = "CuPy installed" if _version("cupy") else "no CuPy"
     lines.append(f"devices: cpu, emulated (a strict stand-in for a GPU), cuda: {gpus} GPU(s) ({cupy})")
+    from graphgrad.backend import native
+
+    lines.append(f"native kernels: {native.status()}")
     mpiexec = shutil.which("mpiexec")
     mpi = f"mpi4py {_version('mpi4py')}" if _version("mpi4py") else "no mpi4py (graphgrad[mpi])"
     lines.append(f"MPI: {mpi}; mpiexec: {mpiexec or 'not found'}")
     return "\n".join(lines)
+
+
+def native_kernels(rebuild: bool = False) -> str:
+    """Build (or with ``rebuild`` compile again) graphgrad's native kernels and say where they are,
+    which compiler built them and which kernels they hold; an error names the compiler's message."""
+    from graphgrad.backend import native
+
+    path = native.build(force=rebuild)
+    names = sorted(native.signatures())
+    return "\n".join([f"native kernels: {path}", f"compiler: {' '.join(native.compiler() or [])} "
+                      f"{' '.join(native.FLAGS)}", f"{len(names)} kernels: {', '.join(names)}",
+                      f"in use: {native.status()}"])
 
 
 def _version(module: str) -> Optional[str]:

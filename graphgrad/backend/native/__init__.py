@@ -169,10 +169,24 @@ def build(force: bool = False) -> Path:
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
+    _forget_old_builds(target)
     return target
 
 
-def _signatures() -> dict[str, list[tuple[str, object, bool]]]:
+#: Builds kept in the cache (each source change or compiler makes a new one; older ones are removed).
+KEEP_BUILDS = 8
+
+
+def _forget_old_builds(newest: Path) -> None:
+    builds = sorted(newest.parent.glob("native-*" + newest.suffix), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in builds[KEEP_BUILDS:]:
+        try:
+            old.unlink()  # a process that loaded it keeps its mapping
+        except OSError:
+            pass
+
+
+def signatures() -> dict[str, list[tuple[str, object, bool]]]:
     """``{function: [(kind, type, writable), ...]}`` read from the ``GG_EXPORT`` lines of the sources;
     kind is ``"array"`` (type: a NumPy dtype) or ``"scalar"`` (type: a ctypes type)."""
     found = {}
@@ -217,8 +231,8 @@ def _wrap(name: str, function, params: list) -> Callable:
                     f"{a.dtype} array (C-contiguous: {a.flags.c_contiguous}, writable: {a.flags.writeable})"
                 raise TypeError(f"native kernel {short}: argument {i} must be a C-contiguous "
                                 f"{'writable ' if writable else ''}{dtype} NumPy array, got {what}")
-            # from_buffer + byref is ~3x cheaper than a.ctypes.data; read-only arrays have no writable buffer
-            args[i] = _byref(_from_buffer(a)) if a.flags.writeable else _read_only_pointer(a)
+            # from_buffer + byref is ~3x cheaper than a.ctypes.data; it needs a writable, non-empty buffer
+            args[i] = _byref(_from_buffer(a)) if a.flags.writeable and a.nbytes else _read_only_pointer(a)
         function(*args)
 
     call.__name__ = short
@@ -235,7 +249,7 @@ def _load() -> None:
             path = build()
             library = ctypes.CDLL(str(path))
             kernels = {name[3:]: _wrap(name, getattr(library, name), params)
-                       for name, params in _signatures().items()}
+                       for name, params in signatures().items()}
         except Exception as exc:  # no compiler, a failed build, a library that does not load
             _STATE["error"] = f"{type(exc).__name__}: {exc}"
             warnings.warn(f"graphgrad's native kernels are off, NumPy runs everything: {_STATE['error']}",
