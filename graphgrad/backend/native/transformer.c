@@ -1,0 +1,70 @@
+/* Transformer kernels (float32): GELU and its gradient, layer norm and its gradient, and the softmax
+ * passes of attention. Each is one pass over memory where NumPy needs several (see ops/unary.py,
+ * ops/nn.py, ops/attention.py, which keep the NumPy paths these must match). */
+#include "gg_native.h"
+
+/* ---- GELU ------------------------------------------------------------------------------------------
+ * Exact form: gelu(x) = x Phi(x), Phi(x) = (1 + erf(u)) / 2, u = x / sqrt(2). With erf(u) ~ tanh(u R(u^2))
+ * (R the rational of numpy_backend._ERF_TANH_R, fitted on |u| <= 4.1), 1 + tanh(z) = 2 sigmoid(2 z), so
+ * Phi(x) = sigmoid(2 u R(u^2)): no 1 + erf cancellation for negative x. R's argument is clipped to
+ * 4.1^2 (its fitted range) but u is not, so Phi keeps falling to 0 (and to exactly 0 at -inf). */
+static inline float gg_gelu_phi(float x) {
+    const float u = x * 0.70710678118654752f;
+    float t = u * u;
+    t = t > 16.81f ? 16.81f : t;
+    float r = 1.453083736503803e-07f;
+    r = r * t - 5.726719813304002e-06f;
+    r = r * t + 8.796751928228843e-05f;
+    r = r * t - 6.205292635586529e-04f;
+    r = r * t - 1.9124662403909135e-04f;
+    r = r * t + 0.10276899935488447f;
+    r = r * t + 1.1283792646810522f;
+    return gg_sigmoidf(2.0f * u * r);
+}
+
+/* The tanh form: x/2 (1 + tanh(k (x + c x^3))) = x sigmoid(2 k (x + c x^3)). */
+#define GG_GELU_K 0.7978845608028654f   /* sqrt(2 / pi) */
+#define GG_GELU_C 0.044715f
+
+GG_EXPORT void gg_gelu_erf_f32(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * gg_gelu_phi(x[i]);
+}
+
+GG_EXPORT void gg_gelu_tanh_f32(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = v * gg_sigmoidf(2.0f * GG_GELU_K * (v + GG_GELU_C * v * v * v));
+    }
+}
+
+/* out = g (Phi(x) + x phi(x)), phi the normal density, Phi(x) = y / x from y = gelu(x) (1/2 at x = 0),
+ * as NumPy's path does: one division where recomputing Phi costs a second exp (2.5x slower).
+ * exp(-x^2/2) is set to 0 where it is below float32's normal range (gg_expf stops at ~1e-38), so
+ * x phi(x) is 0 there and NaN at +-inf, as in NumPy's path. */
+GG_EXPORT void gg_gelu_erf_grad_f32(const float *x, const float *y, const float *g, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        float d = gg_expf(-0.5f * v * v);
+        d = v * v > 174.0f ? 0.0f : d;
+        const float phi = v != 0.0f ? y[i] / v : 0.5f;
+        out[i] = g[i] * (phi + v * d * 0.3989422804014327f);
+    }
+}
+
+/* out = g gelu'(x) for the tanh form: s + x k (1 + 3 c x^2) 2 s (1 - s), s = sigmoid(2 u), u = k (x + c x^3)
+ * (1/cosh(u)^2 = 4 s (1 - s)). With e = exp(-2|u|): s (1 - s) = e / (1 + e)^2 without cancellation, and
+ * s = 1 / (1 + e) or e / (1 + e) by the sign of u: one exp. e is 0 where it would underflow, so the
+ * slope term is 0 there and NaN at +-inf, as in NumPy's path. */
+GG_EXPORT void gg_gelu_tanh_grad_f32(const float *x, const float *g, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i], v2 = v * v;
+        const float u = GG_GELU_K * (v + GG_GELU_C * v2 * v);
+        const float a = fabsf(u);
+        float e = gg_expf(-2.0f * a);
+        e = a > 43.0f ? 0.0f : e;
+        const float inv = 1.0f / (1.0f + e);
+        const float s = u >= 0.0f ? inv : e * inv;
+        const float ramp = v * GG_GELU_K * (1.0f + 3.0f * GG_GELU_C * v2);
+        out[i] = g[i] * (s + 2.0f * ramp * e * inv * inv);
+    }
+}
