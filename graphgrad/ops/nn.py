@@ -12,7 +12,7 @@ import math
 import numbers
 from typing import Optional, Sequence
 
-from graphgrad.backend import kernel
+from graphgrad.backend import kernel, native, np
 from graphgrad.core.op import Op, as_tensor_args, needs_grad
 from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.spec import TensorSpec, normalize_axis
@@ -259,6 +259,15 @@ class LayerNorm(Op):
 
     def forward(self, xp, x, *params):
         size = math.prod(x.shape[x.ndim - self.k:])
+        fn = native.kernel("layer_norm_f32")
+        if fn is not None and type(x) is np.ndarray and x.dtype == np.float32:
+            x = np.ascontiguousarray(x)  # (NumPy's path below copies a strided x too)
+        if fn is not None and native.usable(x, *params):  # one pass per row (backend/native/transformer.c)
+            weight, bias = self._params(params)
+            out = np.empty(x.shape, x.dtype)
+            fn(x, x if weight is None else weight, x if bias is None else bias, out,
+               math.prod(x.shape[:x.ndim - self.k]), size, self.eps, int(self.has_weight), int(self.has_bias))
+            return out
         centered, rstd = _row_stats(xp, x.reshape(-1, size), self.eps)
         centered *= rstd
         weight, bias = self._params(params)
@@ -322,8 +331,15 @@ class LayerNormGrad(Op):
     def forward(self, xp, x, *rest):
         g = rest[-1]
         size = math.prod(x.shape[x.ndim - self.k:])
+        n = math.prod(x.shape[:x.ndim - self.k])
+        fn = native.kernel("layer_norm_grad_f32")
+        if fn is not None and x.shape == g.shape and type(x) is type(g) is np.ndarray and x.dtype == np.float32:
+            x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)  # (copies cheaper than NumPy's passes)
+        if fn is not None and x.shape == g.shape and native.usable(x, *rest[:-1], g):  # native/transformer.c
+            out = np.empty((n + 2, size), x.dtype)
+            fn(x, rest[0] if self.has_weight else x, g, out, n, size, self.eps, int(self.has_weight))
+            return out
         rows, grows = x.reshape(-1, size), g.reshape(-1, size)
-        n = rows.shape[0]
         centered, rstd = _row_stats(xp, rows, self.eps)
         xhat = centered
         xhat *= rstd

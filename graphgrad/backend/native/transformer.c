@@ -68,3 +68,98 @@ GG_EXPORT void gg_gelu_tanh_grad_f32(const float *x, const float *g, float *out,
         out[i] = g[i] * (s + 2.0f * ramp * e * inv * inv);
     }
 }
+
+/* ---- layer norm -----------------------------------------------------------------------------------
+ * Rows of `size` elements (the normalized axes). Sums go into 16 lanes (then added): a float reduction
+ * in one accumulator does not vectorize without -ffast-math, 16 independent ones do. */
+#define GG_LANES 16
+
+static inline float gg_lanes_total(const float *acc) {
+    float s = 0.0f;
+    for (int j = 0; j < GG_LANES; j++) s += acc[j];
+    return s;
+}
+
+/* mean and 1 / sqrt(var + eps) of one row, var from the centered values (two passes, as NumPy's path). */
+static inline void gg_row_moments(const float *x, int64_t size, float eps, float *mean_out, float *rstd_out) {
+    const float inv_n = 1.0f / (float)(size > 1 ? size : 1);
+    float acc[GG_LANES] = {0.0f};
+    int64_t i = 0;
+    for (; i + GG_LANES <= size; i += GG_LANES)
+        for (int j = 0; j < GG_LANES; j++) acc[j] += x[i + j];
+    float s = gg_lanes_total(acc);
+    for (; i < size; i++) s += x[i];
+    const float mean = s * inv_n;
+    float sq[GG_LANES] = {0.0f};
+    for (i = 0; i + GG_LANES <= size; i += GG_LANES)
+        for (int j = 0; j < GG_LANES; j++) { const float c = x[i + j] - mean; sq[j] += c * c; }
+    float v = gg_lanes_total(sq);
+    for (; i < size; i++) { const float c = x[i] - mean; v += c * c; }
+    *mean_out = mean;
+    *rstd_out = 1.0f / sqrtf(v * inv_n + eps);
+}
+
+/* y = (x - mean) * rstd [* weight] [+ bias] per row; weight/bias are read only when has_weight/has_bias. */
+GG_EXPORT void gg_layer_norm_f32(const float *x, const float *weight, const float *bias, float *y, int64_t rows, int64_t size, float eps, int has_weight, int has_bias) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * size;
+        float *yr = y + r * size;
+        float mean, rstd;
+        gg_row_moments(xr, size, eps, &mean, &rstd);
+        if (has_weight && has_bias)
+            for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mean) * rstd * weight[i] + bias[i];
+        else if (has_weight)
+            for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mean) * rstd * weight[i];
+        else if (has_bias)
+            for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mean) * rstd + bias[i];
+        else
+            for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mean) * rstd;
+    }
+}
+
+/* One row of the layer norm's gradient: dx from x, g (and the weight), and the row's share of dweight
+ * and dbias. restrict: the loops vectorize without run-time overlap checks. */
+static inline void gg_layer_norm_grad_row(const float *restrict x, const float *restrict weight,
+                                          const float *restrict g, float *restrict dx, float *restrict dw,
+                                          float *restrict db, int64_t size, float eps, int has_weight) {
+    const float inv_n = 1.0f / (float)(size > 1 ? size : 1);
+    float mean, rstd;
+    gg_row_moments(x, size, eps, &mean, &rstd);
+    for (int64_t i = 0; i < size; i++) {       /* xhat, kept in dx; the parameter gradients */
+        const float xh = (x[i] - mean) * rstd;
+        dx[i] = xh;
+        dw[i] += g[i] * xh;
+        db[i] += g[i];
+    }
+    float sg[GG_LANES] = {0.0f}, sgx[GG_LANES] = {0.0f};
+    int64_t i = 0;
+    for (; i + GG_LANES <= size; i += GG_LANES)
+        for (int j = 0; j < GG_LANES; j++) {
+            const float gh = has_weight ? g[i + j] * weight[i + j] : g[i + j];
+            sg[j] += gh;
+            sgx[j] += gh * dx[i + j];
+        }
+    float mg = gg_lanes_total(sg), mgx = gg_lanes_total(sgx);
+    for (; i < size; i++) {
+        const float gh = has_weight ? g[i] * weight[i] : g[i];
+        mg += gh;
+        mgx += gh * dx[i];
+    }
+    mg *= inv_n;
+    mgx *= inv_n;
+    for (i = 0; i < size; i++) {
+        const float gh = has_weight ? g[i] * weight[i] : g[i];
+        dx[i] = ((gh - dx[i] * mgx) - mg) * rstd;
+    }
+}
+
+/* All gradients of the layer norm, packed as ops/nn.py LayerNormGrad does: out (rows + 2, size), rows
+ * :rows dx, row `rows` dweight = sum_rows g xhat, row rows + 1 dbias = sum_rows g. With gh = g [* weight]:
+ * dx = ((gh - xhat mean(gh xhat)) - mean(gh)) rstd, in NumPy's order. Each row is read from memory
+ * once; its passes (moments, xhat, sums, dx) run in L1. */
+GG_EXPORT void gg_layer_norm_grad_f32(const float *x, const float *weight, const float *g, float *out, int64_t rows, int64_t size, float eps, int has_weight) {
+    float *dw = out + rows * size, *db = dw + size;
+    for (int64_t i = 0; i < size; i++) { dw[i] = 0.0f; db[i] = 0.0f; }
+    for (int64_t r = 0; r < rows; r++)
+        gg_layer_norm_grad_row(x + r * size, weight, g + r * size, out + r * size, dw, db, size, eps, has_weight);
+}
