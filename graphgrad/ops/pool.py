@@ -8,7 +8,8 @@ gradients are ops too:
 
 * ``MaxPool1d/2d/3d`` (values) / ``MaxPoolIndices`` (argmax, first max in a window as PyTorch);
   the gradient is ``MaxPoolBackward``, which finds each window's first maximum by comparing the
-  windows with the pooled values; its own gradient (and the general path for NaN or infinite
+  windows with the pooled values (2-D float32: one pass of a native kernel that rescans ``x``,
+  when native kernels are on); its own gradient (and the general path for NaN or infinite
   maxima) goes through ``TakeSpatial``/``ScatterSpatial``, adjoints of each other;
 * ``AvgPool1d/2d/3d`` / ``AvgPoolBackward``: sums over kernel offsets (loops over the kernel, never
   over pixels);
@@ -20,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence, Union
 
-from graphgrad.backend import np
+from graphgrad.backend import native, np
 from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
@@ -115,6 +116,29 @@ class _Pool(Op):
 
 
 # ---- max pooling -----------------------------------------------------------------------------------
+def _native_max_pool2d(op, x, g=None):
+    """Max pooling (``g is None``) or its gradient by the native float32 kernels (one pass over ``x``,
+    backend/native/conv_pool.c), or ``None`` when they do not apply (not 2-D, not float32 NumPy arrays,
+    native kernels off): the caller then takes its NumPy path."""
+    if op.nd != 2:
+        return None
+    fn = native.kernel("max_pool2d_f32" if g is None else "max_pool2d_backward_f32")
+    arrays = (x,) if g is None else (x, g)
+    if fn is None or any(type(a) is not np.ndarray or a.dtype != np.float32 for a in arrays):
+        return None
+    out = op._geometry(x.shape)
+    planes = math.prod(x.shape[:-2])
+    geometry = (planes,) + x.shape[-2:] + out + op.kernel_size + op.stride + op.padding + op.dilation
+    x = np.ascontiguousarray(x)  # one copy of a strided input still beats the NumPy path's passes
+    if g is None:
+        y = np.empty(x.shape[:-2] + out, dtype=np.float32)
+        fn(x, y, *geometry)
+        return y
+    gx = np.empty(x.shape, dtype=np.float32)
+    fn(x, np.ascontiguousarray(g), gx, *geometry)
+    return gx
+
+
 class _MaxPool(_Pool):
     """Maximum over each (dilated) window; padding counts as ``-inf``. NaN propagates."""
     onnx = "MaxPool"
@@ -140,6 +164,9 @@ class _MaxPool(_Pool):
         return TensorSpec(x.shape[:-self.nd] + self._geometry(x.shape), x.dtype)
 
     def forward(self, xp, x):
+        y = _native_max_pool2d(self, x)
+        if y is not None:
+            return y
         low = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
         out, buf, views = self._windows_of(xp, x, low)
         if len(views) == 1:
@@ -240,6 +267,9 @@ class MaxPoolBackward(_MaxPool):
         return TensorSpec(x.shape, g.dtype)
 
     def forward(self, xp, x, out, g):
+        gx = _native_max_pool2d(self, x, g)  # finds the same first maxima from x alone
+        if gx is not None:
+            return gx
         nd = self.nd
         size = x.shape[-nd:]
         if x.dtype.kind != "f" or not bool(xp.isfinite(out).all()):

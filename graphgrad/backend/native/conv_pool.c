@@ -1,0 +1,209 @@
+/* 2-D max pooling and the window copies of 2-D convolution (float32, NCHW), one pass each.
+ *
+ * Max pooling: a plane is (H, W), there are `planes` = N*C of them; windows start at o*s - p and take
+ * every d-th element, k of them per axis, padding excluded (it counts as -inf in the NumPy path, so
+ * it never wins). The maximum is found by a scan in row-major window order that moves on a strictly
+ * greater value or on a NaN: the value is NumPy's xp.maximum reduction (NaN propagates) and the
+ * position the first maximum (the last NaN), as ops/pool.py's MaxPoolIndices and PyTorch. The
+ * backward recomputes that position from x (one read of x, cheaper than caching an index) and adds
+ * g there. Kernel 2, stride 2, no padding (the usual CNN pooling) has its own branch-free loops.
+ *
+ * Convolution: see the comment above gg_im2col_f32. */
+#include "gg_native.h"
+
+/* The scan's step: take v when it is greater than the best so far, or NaN. */
+#define GG_TAKES(v, best) (((v) > (best)) | ((v) != (v)))
+
+/* Output positions o in [lo, hi) whose window o*s - p + j*d (j < k) lies wholly inside [0, n). */
+static void inner_range(int64_t n, int64_t out, int64_t k, int64_t s, int64_t p, int64_t d,
+                        int64_t *lo, int64_t *hi) {
+    int64_t a = (p + s - 1) / s;                         /* o*s - p >= 0 */
+    int64_t last = n - 1 + p - (k - 1) * d;              /* o*s <= last */
+    int64_t b = last < 0 ? 0 : last / s + 1;
+    a = a > out ? out : a;
+    b = b > out ? out : b;
+    *lo = a;
+    *hi = b < a ? a : b;
+}
+
+/* The flat position (within the plane) of the window's maximum, -1 for a window of padding only;
+ * *best gets its value (-inf for padding only). The general case: bounds checked per element. */
+static inline int64_t window_argmax(const float *x, int64_t h, int64_t w, int64_t i0, int64_t j0,
+                                    int64_t kh, int64_t kw, int64_t dh, int64_t dw, float *best) {
+    int64_t at = -1;
+    float m = -INFINITY;
+    for (int64_t a = 0; a < kh; a++) {
+        int64_t i = i0 + a * dh;
+        if (i < 0 || i >= h) continue;
+        for (int64_t b = 0; b < kw; b++) {
+            int64_t j = j0 + b * dw;
+            if (j < 0 || j >= w) continue;
+            float v = x[i * w + j];
+            int take = at < 0 || GG_TAKES(v, m);
+            m = take ? v : m;
+            at = take ? i * w + j : at;
+        }
+    }
+    *best = m;
+    return at;
+}
+
+/* The same for a window known to lie inside the plane. */
+static inline int64_t window_argmax_inside(const float *x, int64_t w, int64_t i0, int64_t j0,
+                                           int64_t kh, int64_t kw, int64_t dh, int64_t dw, float *best) {
+    int64_t at = i0 * w + j0;
+    float m = x[at];
+    for (int64_t a = 0; a < kh; a++) {
+        const float *row = x + (i0 + a * dh) * w + j0;
+        for (int64_t b = 0; b < kw; b++) {
+            float v = row[b * dw];
+            int take = GG_TAKES(v, m);
+            m = take ? v : m;
+            at = take ? (i0 + a * dh) * w + j0 + b * dw : at;
+        }
+    }
+    *best = m;
+    return at;
+}
+
+/* Kernel 2, stride 2, no padding or dilation, windows (a b / c d): done in chunks of whole row pairs
+ * so that every loop is long and contiguous (rows of 7 or 14 windows would leave the vector loops
+ * to their scalar remainders): a vertical pass (a vs c, b vs d) over the row pairs into a buffer of
+ * 2*ow columns per pair, whose column pairs are then exactly the windows (a flat horizontal pass).
+ * Selections are bit masks, not ternaries: gcc makes branches of those in scalar code, and branches
+ * on data mispredict. */
+#define GG_POOL_BUF 1024
+
+static inline uint32_t f2u(float v) { uint32_t u; memcpy(&u, &v, sizeof u); return u; }
+static inline float u2f(uint32_t u) { float v; memcpy(&v, &u, sizeof v); return v; }
+static inline uint32_t takes_mask(float v, float best) { return -(uint32_t)GG_TAKES(v, best); }
+static inline float pick(uint32_t mask, float yes, float no) { return u2f((f2u(yes) & mask) | (f2u(no) & ~mask)); }
+
+/* y (rows, ow) = the maxima of the 2x2 windows of rows (2*rows, w >= 2*ow) of x. */
+static void max2x2(const float *restrict x, float *restrict y, int64_t rows, int64_t w, int64_t ow) {
+    float v[GG_POOL_BUF];
+    int64_t cols = 2 * ow, chunk = GG_POOL_BUF / cols;
+    for (int64_t k0 = 0; k0 < rows; k0 += chunk) {
+        int64_t n = rows - k0 < chunk ? rows - k0 : chunk;
+        for (int64_t k = 0; k < n; k++) {
+            const float *r0 = x + 2 * (k0 + k) * w, *r1 = r0 + w;
+            float *vk = v + k * cols;
+            for (int64_t c = 0; c < cols; c++) vk[c] = pick(takes_mask(r1[c], r0[c]), r1[c], r0[c]);
+        }
+        float *yk = y + k0 * ow;
+        for (int64_t t = 0; t < n * ow; t++) yk[t] = pick(takes_mask(v[2 * t + 1], v[2 * t]), v[2 * t + 1], v[2 * t]);
+    }
+}
+
+/* gx (2*rows, w) = g (rows, ow) at the first maximum (the last NaN) of each window, zero elsewhere.
+ * The scan a, b, c, d from the column winners L (a or c) and R (b or d): R wins when greater, or
+ * when NaN and L is not; on a tie of equal values L wins (it holds a, or else c after b... unless
+ * R holds b and L holds c: b comes first); on two NaNs R wins (the later one) except in that case. */
+static void max2x2_backward(const float *restrict x, const float *restrict g, float *restrict gx, int64_t rows,
+                            int64_t w, int64_t ow) {
+    float v[GG_POOL_BUF], share[GG_POOL_BUF];
+    uint32_t low[GG_POOL_BUF];  /* all ones where the lower row wins its column pair */
+    int64_t cols = 2 * ow, chunk = GG_POOL_BUF / cols;
+    for (int64_t k0 = 0; k0 < rows; k0 += chunk) {
+        int64_t n = rows - k0 < chunk ? rows - k0 : chunk;
+        for (int64_t k = 0; k < n; k++) {
+            const float *r0 = x + 2 * (k0 + k) * w, *r1 = r0 + w;
+            for (int64_t c = 0; c < cols; c++) {
+                uint32_t t = takes_mask(r1[c], r0[c]);
+                low[k * cols + c] = t;
+                v[k * cols + c] = pick(t, r1[c], r0[c]);
+            }
+        }
+        const float *gk = g + k0 * ow;
+        for (int64_t t = 0; t < n * ow; t++) {  /* share: g on the winning column of each window */
+            float l = v[2 * t], r = v[2 * t + 1];
+            uint32_t cross = low[2 * t] & ~low[2 * t + 1];  /* L holds c, R holds b */
+            uint32_t nl = -(uint32_t)(l != l), nr = -(uint32_t)(r != r);
+            uint32_t right = -(uint32_t)(r > l) | (-(uint32_t)(r == l) & cross) | (nr & ~nl) | (nr & nl & ~cross);
+            uint32_t gv = f2u(gk[t]);
+            share[2 * t] = u2f(gv & ~right);
+            share[2 * t + 1] = u2f(gv & right);
+        }
+        for (int64_t k = 0; k < n; k++) {
+            float *o0 = gx + 2 * (k0 + k) * w, *o1 = o0 + w;
+            for (int64_t c = 0; c < cols; c++) {
+                uint32_t s = f2u(share[k * cols + c]), t = low[k * cols + c];
+                o0[c] = u2f(s & ~t);
+                o1[c] = u2f(s & t);
+            }
+            for (int64_t c = cols; c < w; c++) o0[c] = o1[c] = 0.0f;
+        }
+    }
+}
+
+static int is_2x2(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                  int64_t h, int64_t w, int64_t oh, int64_t ow) {
+    return kh == 2 && kw == 2 && sh == 2 && sw == 2 && ph == 0 && pw == 0 && dh == 1 && dw == 1
+        && 2 * oh <= h && 2 * ow <= w && 2 * ow <= GG_POOL_BUF;
+}
+
+/* y (planes, oh, ow) = the maximum of each window of x (planes, h, w). */
+GG_EXPORT void gg_max_pool2d_f32(const float *x, float *y, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+    int64_t ilo, ihi, jlo, jhi;
+    inner_range(h, oh, kh, sh, ph, dh, &ilo, &ihi);
+    inner_range(w, ow, kw, sw, pw, dw, &jlo, &jhi);
+    int fast = is_2x2(kh, kw, sh, sw, ph, pw, dh, dw, h, w, oh, ow);
+    if (fast && h == 2 * oh) {  /* the planes' row pairs follow each other: one run over all */
+        max2x2(x, y, planes * oh, w, ow);
+        return;
+    }
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = x + p * h * w;
+        float *yp = y + p * oh * ow;
+        if (fast) {
+            max2x2(xp, yp, oh, w, ow);
+            continue;
+        }
+        for (int64_t i = 0; i < oh; i++) {
+            float *yr = yp + i * ow;
+            int inside_row = i >= ilo && i < ihi;
+            for (int64_t j = 0; j < ow; j++) {
+                float m;
+                if (inside_row && j >= jlo && j < jhi)
+                    window_argmax_inside(xp, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m);
+                else
+                    window_argmax(xp, h, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m);
+                yr[j] = m;
+            }
+        }
+    }
+}
+
+/* gx (planes, h, w) = g (planes, oh, ow) added at each window's first maximum in x, zero elsewhere. */
+GG_EXPORT void gg_max_pool2d_backward_f32(const float *x, const float *g, float *gx, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+    int64_t ilo, ihi, jlo, jhi;
+    inner_range(h, oh, kh, sh, ph, dh, &ilo, &ihi);
+    inner_range(w, ow, kw, sw, pw, dw, &jlo, &jhi);
+    int fast = is_2x2(kh, kw, sh, sw, ph, pw, dh, dw, h, w, oh, ow);
+    if (fast && h == 2 * oh) {
+        max2x2_backward(x, g, gx, planes * oh, w, ow);
+        return;
+    }
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = x + p * h * w, *gp = g + p * oh * ow;
+        float *gxp = gx + p * h * w;
+        if (fast) {  /* every element of the covered block written once; the rest zeroed */
+            max2x2_backward(xp, gp, gxp, oh, w, ow);
+            memset(gxp + 2 * oh * w, 0, sizeof(float) * (size_t)((h - 2 * oh) * w));
+            continue;
+        }
+        /* windows in reverse order: overlapping windows then add into an element in the order of
+         * their kernel offsets, as the NumPy path (bit-identical sums) */
+        memset(gxp, 0, sizeof(float) * (size_t)(h * w));
+        for (int64_t i = oh - 1; i >= 0; i--) {
+            int inside_row = i >= ilo && i < ihi;
+            for (int64_t j = ow - 1; j >= 0; j--) {
+                float m;
+                int64_t at = inside_row && j >= jlo && j < jhi
+                    ? window_argmax_inside(xp, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m)
+                    : window_argmax(xp, h, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m);
+                if (at >= 0) gxp[at] += gp[i * ow + j];
+            }
+        }
+    }
+}

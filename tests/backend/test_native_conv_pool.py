@@ -1,0 +1,135 @@
+"""The native 2-D max pooling and convolution window kernels (graphgrad/backend/native/conv_pool.c).
+
+Each float32 op is compared with its NumPy path (``native.disabled()``), forward and gradient ops, over
+odd and empty shapes, padding / stride / dilation / ceil_mode, ties, NaN and infinities, non-contiguous
+inputs, and eager against ``gg.function``."""
+import numpy as np
+import pytest
+
+import graphgrad as gg
+from graphgrad.backend import native
+from graphgrad.ops.pool import MaxPool2d, MaxPoolBackward, MaxPoolIndices
+
+needs_native = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
+
+
+def _both(fn):
+    """``fn()`` with native kernels on, then off (the NumPy path)."""
+    on = fn()
+    with native.disabled():
+        off = fn()
+    return on, off
+
+
+def _random(shape, seed=0, scale=1.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+# ---- max pooling ------------------------------------------------------------------------------------------
+# (shape, kernel, stride, padding, dilation, ceil_mode)
+POOL_CASES = [
+    ((4, 16, 28, 28), (2, 2), (2, 2), (0, 0), (1, 1), False),  # W2's layers: the 2x2 fast path
+    ((3, 5, 14, 14), (2, 2), (2, 2), (0, 0), (1, 1), False),
+    ((2, 3, 9, 7), (2, 2), (2, 2), (0, 0), (1, 1), False),  # odd sizes: a last row / column left out
+    ((2, 3, 9, 8), (2, 2), (2, 2), (0, 0), (1, 1), True),  # ceil_mode: a partial last window
+    ((2, 3, 7, 9), (3, 2), (2, 1), (1, 1), (1, 2), True),  # overlapping, padded, dilated windows
+    ((1, 2, 5, 5), (3, 3), (2, 2), (1, 1), (1, 1), True),
+    ((3, 6, 6), (2, 3), (1, 2), (1, 0), (2, 1), False),  # no batch axis
+    ((2, 2, 8, 8), (3, 3), (1, 1), (1, 1), (1, 1), False),  # stride 1: every element in 9 windows
+    ((1, 1, 1, 1), (1, 1), (1, 1), (0, 0), (1, 1), False),
+    ((0, 2, 4, 4), (2, 2), (2, 2), (0, 0), (1, 1), False),  # empty batch
+    ((2, 0, 4, 4), (2, 2), (2, 2), (0, 0), (1, 1), False),
+]
+
+
+def _pool_input(shape, mode, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    if mode == "ties":  # after a ReLU: windows of zeros, and rounded values that repeat
+        x = np.maximum(np.round(x), 0).astype(np.float32)
+    elif mode == "nan":
+        x[rng.random(shape) < 0.15] = np.nan
+    elif mode == "inf":
+        x[rng.random(shape) < 0.15] = np.inf
+        x[rng.random(shape) < 0.15] = -np.inf
+    return x
+
+
+@needs_native
+@pytest.mark.parametrize("mode", ["random", "ties", "nan", "inf"])
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_max_pool2d_and_its_gradient_match_numpy(case, mode):
+    shape, kernel, stride, padding, dilation, ceil_mode = case
+    x = _pool_input(shape, mode, 1)
+    args = (kernel, stride, padding, dilation, ceil_mode)
+    y_on, y_off = _both(lambda: MaxPool2d(*args).forward(np, x))
+    assert y_on.dtype == np.float32 and y_on.shape == y_off.shape
+    np.testing.assert_array_equal(y_on, y_off)  # a maximum is exact; NaN where NumPy has NaN
+    g = _random(y_off.shape, 2)
+    gx_on, gx_off = _both(lambda: MaxPoolBackward(*args).forward(np, x, y_off, g))
+    assert gx_on.dtype == np.float32 and gx_on.shape == x.shape
+    if mode in ("nan", "inf"):
+        # the NumPy path's general branch (indices, then bincount) sums overlapping windows in another
+        # order; the same positions receive g, so only rounding differs
+        np.testing.assert_allclose(gx_on, gx_off, rtol=1e-6, atol=1e-6)
+        assert np.array_equal(gx_on != 0, gx_off != 0)
+    else:
+        np.testing.assert_array_equal(gx_on, gx_off)  # the same first maxima, the same order of sums
+
+
+@needs_native
+def test_max_pool2d_gradient_goes_to_the_first_maximum_and_the_last_nan():
+    nan = np.nan
+    x = np.array([[[[1, 1, 0, 2],
+                    [1, 0, 2, 2],
+                    [nan, 3, 4, nan],
+                    [nan, 3, nan, 5]]]], np.float32)
+    y = MaxPool2d((2, 2), (2, 2)).forward(np, x)
+    np.testing.assert_array_equal(y, [[[[1, 2], [nan, nan]]]])
+    gx = MaxPoolBackward((2, 2), (2, 2)).forward(np, x, y, np.ones_like(y))
+    np.testing.assert_array_equal(gx, [[[[1, 0, 0, 1],
+                                         [0, 0, 0, 0],
+                                         [0, 0, 0, 0],
+                                         [1, 0, 1, 0]]]])
+    # the indices op agrees (it has no native kernel)
+    index = MaxPoolIndices((2, 2), (2, 2)).forward(np, x)
+    np.testing.assert_array_equal(index, [[[[0, 3], [12, 14]]]])
+
+
+@needs_native
+def test_max_pool2d_non_contiguous_and_broadcast_inputs():
+    x = _random((3, 4, 20, 18), 3)[:, ::2, :, ::-1]
+    args = ((2, 2), (2, 2), (0, 0), (1, 1), False)
+    y_on, y_off = _both(lambda: MaxPool2d(*args).forward(np, x))
+    np.testing.assert_array_equal(y_on, y_off)
+    g = np.broadcast_to(_random((1, 1, 1, 9), 4), y_off.shape)
+    gx_on, gx_off = _both(lambda: MaxPoolBackward(*args).forward(np, x, y_off, g))
+    np.testing.assert_array_equal(gx_on, gx_off)
+
+
+def test_max_pool2d_other_dtypes_take_the_numpy_path():
+    x = np.arange(32, dtype=np.float64).reshape(1, 2, 4, 4)
+    y = MaxPool2d((2, 2), (2, 2)).forward(np, x)
+    assert y.dtype == np.float64
+    np.testing.assert_array_equal(y[0, 0], [[5, 7], [13, 15]])
+    xi = np.arange(16, dtype=np.int32).reshape(1, 1, 4, 4)
+    assert MaxPool2d((2, 2), (2, 2)).forward(np, xi).dtype == np.int32
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_max_pool2d_eager_equals_compiled(ceil_mode):
+    x_np = _pool_input((2, 3, 11, 10), "ties", 5)
+
+    def step(x):
+        x.requires_grad_(True)
+        y = gg.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=ceil_mode) + gg.max_pool2d(x, 2).sum() * 0.5
+        (gx,) = gg.grad((y * y).sum(), [x])
+        return [y, gx]
+
+    eager = [t.numpy().copy() for t in step(gg.tensor(x_np))]
+    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
+    with native.disabled():
+        numpy_only = [t.numpy().copy() for t in step(gg.tensor(x_np))]
+    for e, c, n in zip(eager, compiled, numpy_only):
+        np.testing.assert_allclose(c, e, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(e, n, rtol=1e-6, atol=1e-6)
