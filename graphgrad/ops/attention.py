@@ -8,7 +8,9 @@ one array, reusing the weights (nothing is recomputed).
 
 The scores are computed transposed, as (..., S, L) = ``k q^T``: the softmax then reduces over axis -2,
 whose rows NumPy combines whole, where a reduction over a short last axis runs 3-5x slower. The
-matmuls take the transposes as strided views (no copies). The batch is split over threads.
+matmuls take the transposes as strided views (no copies). The batch is split over threads. For float32
+NumPy arrays with native kernels on, the passes around the matmuls (scale, mask, softmax; the softmax's
+backward) are one C pass per block (backend/native/transformer.c); the matmuls stay BLAS.
 
 Two input layouts (the ``heads`` prop):
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+from graphgrad.backend import native, np
 from graphgrad.backend.parallel import parallel_for
 from graphgrad.core.autograd import is_grad_enabled
 from graphgrad.core.creation import ones
@@ -100,6 +103,23 @@ def _exp_scores_t(xp, op, q, k, mask) -> tuple:
     st -= _column_max(xp, st)
     xp.exp(st, out=st)
     return st, _column_sum(xp, st)
+
+
+def _native_mask_t(mask, shape) -> tuple:
+    """The mask as the native softmax takes it, for transposed weights of ``shape`` (..., S, L):
+    ``(array, mode)``, mode 0 no mask, 1 one contiguous (S, L) mask for every block, 2 one per block
+    (broadcast and copied to ``shape``: only for masks that vary over the batch)."""
+    if mask is None:
+        return None, 0
+    mask_t = _transposed_mask(np, mask, np.float32)
+    if mask_t.shape[-2:] == tuple(shape[-2:]) and all(n == 1 for n in mask_t.shape[:-2]):
+        return np.ascontiguousarray(mask_t.reshape(shape[-2:]), np.float32), 1
+    return np.ascontiguousarray(np.broadcast_to(mask_t, shape), np.float32), 2
+
+
+def _native_attention(q, *arrays):
+    """Whether the native softmax applies: NumPy float32 arrays (views allowed: the matmuls take them)."""
+    return q.dtype == np.float32 and all(type(a) is np.ndarray for a in (q,) + arrays if a is not None)
 
 
 def _batch_slice(arrays, rank: int, start: int, stop: int) -> tuple:
@@ -210,6 +230,21 @@ class AttentionWeights(_Attention):
         arrays, mask, _ = self._split(arrays)
         q, k, v = self._qkv(arrays)
         weights = xp.empty(q.shape[:-2] + (k.shape[-2], q.shape[-2]), q.dtype)
+        fn = native.kernel("attention_softmax_t_f32")
+        if fn is not None and _native_attention(q, k, mask):
+            mask_t, mode = _native_mask_t(mask, weights.shape)
+            S, L = weights.shape[-2:]
+
+            def native_part(start: int, stop: int) -> None:
+                # k q^T straight into the weights, then scale, mask, softmax over keys in one C pass per block
+                q_, k_, mask_, weights_ = _batch_slice((q, k, mask_t if mode == 2 else None, weights),
+                                                       q.ndim, start, stop)
+                xp.matmul(k_, q_.swapaxes(-1, -2), out=weights_)
+                fn(weights_, weights_ if mode == 0 else mask_t if mode == 1 else mask_, weights_.size // max(S * L, 1),
+                   S, L, self.scale, mode, int(self.causal))
+
+            _split_batch(xp, native_part, q, k)
+            return weights
 
         def part(start: int, stop: int) -> None:
             q_, k_, mask_, weights_ = _batch_slice((q, k, mask, weights), q.ndim, start, stop)
@@ -350,6 +385,13 @@ class ScaledDotProductAttentionGrad(_Attention):
         """Write the gradients of q, k, v into ``gq, gk, gv`` (``weights_t``: P^T, (..., S, L))."""
         xp.matmul(weights_t, g, out=gv)                            # dV = P^T g
         gs_t = xp.matmul(v, g.swapaxes(-1, -2))                    # dP^T = v g^T
+        fn = native.kernel("attention_softmax_grad_t_f32")
+        if fn is not None and native.usable(weights_t, gs_t):     # the three passes below in one (C)
+            S, L = gs_t.shape[-2:]
+            fn(weights_t, gs_t, gs_t.size // max(S * L, 1), S, L, self.scale)
+            xp.matmul(gs_t.swapaxes(-1, -2), k, out=gq)
+            xp.matmul(gs_t, q, out=gk)
+            return
         gs_t *= weights_t
         gs_t -= weights_t * _column_sum(xp, gs_t)                  # dS^T = P^T * (dP^T - colsum(P^T * dP^T))
         gs_t *= self.scale

@@ -1,5 +1,5 @@
-"""The native transformer kernels (graphgrad/backend/native/transformer.c): GELU, layer norm and their
-gradients.
+"""The native transformer kernels (graphgrad/backend/native/transformer.c): GELU, layer norm, the attention
+softmax, and their gradients.
 Each float32 op is compared with its NumPy path (``native.disabled()``), forward and gradient ops, over
 odd and empty shapes, NaN/inf, non-contiguous inputs, and eager against ``gg.function``."""
 import numpy as np
@@ -150,3 +150,91 @@ def test_layer_norm_eager_equals_compiled():
     compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
     for e, c in zip(eager, compiled):
         np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-5)
+
+
+# ---- attention softmax -----------------------------------------------------------------------------------------
+def _attention_case(heads, mask_kind, mask_shape, causal, seed=0, L=9, S=9, N=3):
+    rng = np.random.default_rng(seed)
+    if heads:
+        arrays = [rng.standard_normal((N, L, 3 * heads * 4)).astype(np.float32)]
+        g = rng.standard_normal((N, L, heads * 4)).astype(np.float32)
+    else:
+        arrays = [rng.standard_normal(s).astype(np.float32) for s in ((N, 2, L, 8), (N, 2, S, 8), (N, 2, S, 5))]
+        g = rng.standard_normal((N, 2, L, 5)).astype(np.float32)
+    if mask_kind == "float":
+        arrays.append(np.where(rng.random(mask_shape) < 0.3, -np.inf, rng.standard_normal(mask_shape)).astype(np.float32))
+    elif mask_kind == "bool":
+        arrays.append(rng.random(mask_shape) < 0.7)
+    props = (0.35, causal, mask_kind, heads)
+    return props, arrays, g
+
+
+ATTENTION_CASES = [
+    (4, "float", (9, 9), False),         # W5: packed heads, a causal float mask
+    (4, None, None, True),
+    (4, "bool", (3, 4, 9, 9), False),    # a mask per batch item and head
+    (4, "float", (3, 1, 1, 9), True),    # a padding-like mask broadcast over heads and queries
+    (None, None, None, False),
+    (None, "float", (9, 7), False),
+    (None, "bool", (7,), True),
+    (None, "float", (3, 1, 9, 7), False)]
+
+
+@needs_native
+@pytest.mark.parametrize("heads, mask_kind, mask_shape, causal", ATTENTION_CASES)
+def test_attention_softmax_and_its_gradient_match_numpy(heads, mask_kind, mask_shape, causal):
+    from graphgrad.ops.attention import AttentionWeights, ScaledDotProductAttention, ScaledDotProductAttentionGrad
+
+    props, arrays, g = _attention_case(heads, mask_kind, mask_shape, causal, S=9 if heads else 7)
+    with np.errstate(invalid="ignore"):
+        w_on, w_off = _both(lambda: AttentionWeights(*props).forward(np, *arrays))
+        np.testing.assert_allclose(w_on, w_off, rtol=1e-5, atol=1e-6)  # rows without keys: NaN in both
+        assert np.array_equal(w_on == 0, w_off == 0)  # masked keys get exactly 0
+        out = ScaledDotProductAttention(*props).forward(np, *arrays, w_off)
+        d_on, d_off = _both(lambda: ScaledDotProductAttentionGrad(*props).forward(np, *arrays, w_off, g))
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=1e-5)
+    assert out.dtype == d_on.dtype == np.float32
+
+
+@needs_native
+def test_attention_strided_and_empty_inputs():
+    from graphgrad.ops.attention import AttentionWeights, ScaledDotProductAttentionGrad
+
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((2, 8, 16)).astype(np.float32)[:, ::2, ::2]  # (2, 4, 8) strided
+    k = rng.standard_normal((2, 8, 6)).astype(np.float32).swapaxes(1, 2)  # (2, 6, 8) transposed
+    v = rng.standard_normal((2, 6, 3)).astype(np.float32)
+    g = rng.standard_normal((2, 4, 3)).astype(np.float32)
+    props = (0.5, True, None, None)
+    w_on, w_off = _both(lambda: AttentionWeights(*props).forward(np, q, k, v))
+    np.testing.assert_allclose(w_on, w_off, rtol=1e-5, atol=1e-6)
+    d_on, d_off = _both(lambda: ScaledDotProductAttentionGrad(*props).forward(np, q, k, v, w_off, g))
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=1e-5)
+    for L, S in ((0, 5), (4, 0)):
+        q0, k0, v0 = np.ones((2, L, 8), np.float32), np.ones((2, S, 8), np.float32), np.ones((2, S, 3), np.float32)
+        w_on, w_off = _both(lambda: AttentionWeights(0.5).forward(np, q0, k0, v0))
+        assert w_on.shape == w_off.shape == (2, S, L)
+
+
+def test_transformer_layer_float32_eager_equals_compiled():
+    # the W5 block in float32 (native kernels on when available): loss and every gradient
+    rng = np.random.default_rng(8)
+    x_np = rng.standard_normal((2, 6, 8)).astype(np.float32)
+    mask = gg.tensor(np.triu(np.full((6, 6), -np.inf, np.float32), 1))
+    layer = gg.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation="gelu", batch_first=True,
+                                          norm_first=True)
+
+    def step(x):
+        layer.zero_grad()
+        loss = (layer(x, src_mask=mask, is_causal=True) ** 2).mean()
+        loss.backward()
+        return [loss] + [p.grad for p in layer.parameters()]
+
+    eager = [t.numpy().copy() for t in step(gg.tensor(x_np))]
+    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
+    for e, c in zip(eager, compiled):
+        np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-6)
+    with native.disabled():
+        numpy_path = [t.numpy().copy() for t in step(gg.tensor(x_np))]
+    for e, n in zip(eager, numpy_path):
+        np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5)

@@ -163,3 +163,74 @@ GG_EXPORT void gg_layer_norm_grad_f32(const float *x, const float *weight, const
     for (int64_t r = 0; r < rows; r++)
         gg_layer_norm_grad_row(x + r * size, weight, g + r * size, out + r * size, dw, db, size, eps, has_weight);
 }
+
+/* ---- attention softmax (transposed scores) --------------------------------------------------------
+ * ops/attention.py keeps the scores transposed, (S keys, L queries) per block, so the softmax over the
+ * keys reduces down the columns: each pass runs along rows, vectorized across the queries, on a block
+ * that stays in L1. Columns go in chunks of GG_COLS (the column statistics live on the stack). */
+#define GG_COLS 256
+
+/* In place on st (blocks, S, L), the raw k q^T: st = softmax over s of (st * scale + mask [- inf where
+ * causal hides key s > query l]). mask_mode 0: no mask; 1: one additive (S, L) mask for every block;
+ * 2: one per block (blocks, S, L). A column that sees no key gets NaN (-inf - -inf), as NumPy's path;
+ * exp of what is below -87.3 after the max is taken as 0 (gg_expf stops at ~1e-38), so masked keys get
+ * exactly 0. */
+GG_EXPORT void gg_attention_softmax_t_f32(float *st, const float *mask, int64_t blocks, int64_t S, int64_t L, float scale, int mask_mode, int causal) {
+    for (int64_t b = 0; b < blocks; b++) {
+        float *block = st + b * S * L;
+        const float *mblock = mask_mode == 2 ? mask + b * S * L : mask;
+        for (int64_t l0 = 0; l0 < L; l0 += GG_COLS) {
+            const int64_t cols = L - l0 < GG_COLS ? L - l0 : GG_COLS;
+            float top[GG_COLS], total[GG_COLS];
+            for (int64_t l = 0; l < cols; l++) { top[l] = -INFINITY; total[l] = 0.0f; }
+            for (int64_t s = 0; s < S; s++) {      /* scale, mask, column max */
+                float *row = block + s * L + l0;
+                const float *mrow = mblock + s * L + l0;
+                for (int64_t l = 0; l < cols; l++) {
+                    float v = row[l] * scale;
+                    v = mask_mode ? v + mrow[l] : v;
+                    v = causal && s > l0 + l ? -INFINITY : v;
+                    row[l] = v;
+                    top[l] = v > top[l] ? v : top[l];
+                }
+            }
+            for (int64_t s = 0; s < S; s++) {      /* exp, column sums */
+                float *row = block + s * L + l0;
+                for (int64_t l = 0; l < cols; l++) {
+                    const float d = row[l] - top[l];
+                    const float e = d < -87.3f ? 0.0f : gg_expf(d);
+                    row[l] = e;
+                    total[l] += e;
+                }
+            }
+            for (int64_t l = 0; l < cols; l++) total[l] = 1.0f / total[l];
+            for (int64_t s = 0; s < S; s++) {      /* normalize */
+                float *row = block + s * L + l0;
+                for (int64_t l = 0; l < cols; l++) row[l] *= total[l];
+            }
+        }
+    }
+}
+
+/* The softmax's backward on transposed blocks, in place on d = dP^T (blocks, S, L) given p = P^T:
+ * d = (p d - p colsum(p d)) * scale, the gradient of the scaled scores (NumPy's order). */
+GG_EXPORT void gg_attention_softmax_grad_t_f32(const float *p, float *d, int64_t blocks, int64_t S, int64_t L, float scale) {
+    for (int64_t b = 0; b < blocks; b++) {
+        const float *pb = p + b * S * L;
+        float *db = d + b * S * L;
+        for (int64_t l0 = 0; l0 < L; l0 += GG_COLS) {
+            const int64_t cols = L - l0 < GG_COLS ? L - l0 : GG_COLS;
+            float c[GG_COLS];
+            for (int64_t l = 0; l < cols; l++) c[l] = 0.0f;
+            for (int64_t s = 0; s < S; s++) {
+                const float *prow = pb + s * L + l0, *drow = db + s * L + l0;
+                for (int64_t l = 0; l < cols; l++) c[l] += prow[l] * drow[l];
+            }
+            for (int64_t s = 0; s < S; s++) {
+                const float *prow = pb + s * L + l0;
+                float *drow = db + s * L + l0;
+                for (int64_t l = 0; l < cols; l++) drow[l] = (prow[l] * drow[l] - prow[l] * c[l]) * scale;
+            }
+        }
+    }
+}
