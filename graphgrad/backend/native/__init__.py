@@ -138,26 +138,27 @@ def cache_dir() -> Path:
     return Path(base) / "graphgrad"
 
 
-def _library_path(cc: list[str]) -> Path:
+def _library_path(cc: list[str], prefix: str, texts: list[tuple[str, bytes]]) -> Path:
     digest = hashlib.sha256()
-    for path in sources():
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name, text in [(p.name, p.read_bytes()) for p in sources()] + texts:
+        digest.update(name.encode() + b"\0" + text + b"\0")
     digest.update(" ".join(cc + FLAGS).encode() + _cpu_signature().encode() + sys.platform.encode())
     suffix = ".dll" if sys.platform == "win32" else ".dylib" if sys.platform == "darwin" else ".so"
-    return cache_dir() / f"native-{digest.hexdigest()[:20]}{suffix}"
+    return cache_dir() / f"{prefix}-{digest.hexdigest()[:20]}{suffix}"
 
 
-def build(force: bool = False) -> Path:
-    """Compile the library (unless a cached one matches) and return its path. Raises ``RuntimeError``
-    with the compiler's message when it cannot be built."""
+def _compiler_or_error() -> list[str]:
     cc = compiler()
     if cc is None:
         raise RuntimeError("no C compiler found (set CC, install gcc or clang, or pip install 'graphgrad[native]')")
-    target = _library_path(cc)
-    if target.exists() and not force:
-        return target
+    return cc
+
+
+def _compile(cc: list[str], c_files: list[str], target: Path, keep: int) -> None:
+    """Compile ``c_files`` into ``target`` through a temporary file renamed into place (atomic: a
+    concurrent process sees no library or the whole of it), then prune the oldest builds of the same
+    kind beyond ``keep``."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    c_files = [str(p) for p in sources() if p.suffix == ".c"]
     fd, partial = tempfile.mkstemp(prefix=target.stem + "-", suffix=target.suffix + ".partial", dir=target.parent)
     os.close(fd)
     try:
@@ -165,25 +166,70 @@ def build(force: bool = False) -> Path:
                                 capture_output=True, text=True, timeout=300)
         if result.returncode != 0:
             raise RuntimeError(f"the C compiler ({' '.join(cc)}) failed:\n{result.stderr[-2000:]}")
-        os.replace(partial, target)  # atomic: a concurrent process sees the old file or the whole new one
+        os.replace(partial, target)
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
-    _forget_old_builds(target)
+    _forget_old_builds(target, keep)
+
+
+def build(force: bool = False) -> Path:
+    """Compile the library (unless a cached one matches) and return its path. Raises ``RuntimeError``
+    with the compiler's message when it cannot be built."""
+    cc = _compiler_or_error()
+    target = _library_path(cc, "native", [])
+    if not target.exists() or force:
+        _compile(cc, [str(p) for p in sources() if p.suffix == ".c"], target, KEEP_BUILDS)
     return target
 
 
-#: Builds kept in the cache (each source change or compiler makes a new one; older ones are removed).
+#: Builds kept in the cache (each source change or compiler makes a new one; older ones are removed),
+#: and generated libraries (one per set of fused kernels: see :func:`compile_source`).
 KEEP_BUILDS = 8
+KEEP_GENERATED = 512
 
 
-def _forget_old_builds(newest: Path) -> None:
-    builds = sorted(newest.parent.glob("native-*" + newest.suffix), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in builds[KEEP_BUILDS:]:
+def _forget_old_builds(newest: Path, keep: int) -> None:
+    prefix = newest.name.split("-")[0]
+    builds = sorted(newest.parent.glob(f"{prefix}-*{newest.suffix}"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in builds[keep:]:
         try:
             old.unlink()  # a process that loaded it keeps its mapping
         except OSError:
             pass
+
+
+def compile_source(source: str) -> Optional[dict[str, Callable]]:
+    """Compile generated C ``source`` (which may include ``gg_native.h``) into its own library, cached
+    by its text like the main one, and return the checked callables of its ``GG_EXPORT`` functions
+    (names without ``gg_``). ``None`` when native kernels are off or unavailable, or the source does
+    not compile (a RuntimeWarning then says why; callers keep their NumPy path)."""
+    if not available():
+        return None
+    key = hashlib.sha256(source.encode()).hexdigest()
+    if key in _GENERATED:
+        return _GENERATED[key]
+    try:
+        cc = _compiler_or_error()
+        target = _library_path(cc, "generated", [("generated.c", source.encode())])
+        if not target.exists():
+            with tempfile.TemporaryDirectory(prefix="graphgrad-native-") as folder:
+                c_file = os.path.join(folder, "generated.c")
+                with open(c_file, "w", encoding="utf-8") as f:
+                    f.write(source)
+                _compile(cc, [c_file], target, KEEP_GENERATED)
+        library = ctypes.CDLL(str(target))
+        kernels = {name[3:]: _wrap(name, getattr(library, name), params)
+                   for name, params in _parse(source).items()}
+    except Exception as exc:  # noqa: BLE001 - a generated kernel that fails to build falls back to NumPy
+        warnings.warn(f"graphgrad: generated native kernels did not build, NumPy runs them: {exc}",
+                      RuntimeWarning, stacklevel=2)
+        kernels = None
+    _GENERATED[key] = kernels
+    return kernels
+
+
+_GENERATED: dict = {}  # source hash -> kernels (or None: failed), for this process
 
 
 def signatures() -> dict[str, list[tuple[str, object, bool]]]:
@@ -191,11 +237,14 @@ def signatures() -> dict[str, list[tuple[str, object, bool]]]:
     kind is ``"array"`` (type: a NumPy dtype) or ``"scalar"`` (type: a ctypes type)."""
     found = {}
     for path in sources():
-        if path.suffix != ".c":
-            continue
-        for name, params in _EXPORT.findall(path.read_text(encoding="utf-8")):
-            found[name] = [_parameter(name, p.strip()) for p in params.split(",") if p.strip() not in ("", "void")]
+        if path.suffix == ".c":
+            found.update(_parse(path.read_text(encoding="utf-8")))
     return found
+
+
+def _parse(text: str) -> dict[str, list[tuple[str, object, bool]]]:
+    return {name: [_parameter(name, p.strip()) for p in params.split(",") if p.strip() not in ("", "void")]
+            for name, params in _EXPORT.findall(text)}
 
 
 def _parameter(function: str, text: str) -> tuple[str, object, bool]:

@@ -32,6 +32,7 @@ from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import GradError
 from graphgrad.graph.graph import topo_order
+from graphgrad.graph.rewrite import fuse_native
 from graphgrad.graph.rewrite.engine import Program, program_pass
 from graphgrad.graph.variables import Assign, ReadVariable
 from graphgrad.ops import elementwise as E
@@ -114,11 +115,18 @@ class FusedElementwise(Op):
         return self.kernel.spec
 
     def forward(self, xp, *arrays):
-        return self._fn(xp, None, *arrays)
+        return self.forward_into(xp, None, *arrays)
 
     def forward_into(self, xp, out, *arrays):
         """Run with ``out`` as the output buffer (an input position listed in ``donatable``), or for a
         kernel with several outputs a tuple of buffers (or None) per output (see ``donors``)."""
+        kernel = self.kernel
+        if kernel.native is None and kernel.native_source is not None and not kernel.native_tried:
+            fuse_native.attach([kernel])  # planned while native kernels were off: compile it now
+        if kernel.native is not None:  # the C loop, when the arguments are what it was made for
+            result = kernel.native(out, arrays)
+            if result is not None:
+                return result
         return self._fn(xp, out, *arrays)
 
     def backward(self, inputs, out, g):
@@ -339,7 +347,8 @@ def _acyclic(order, users, group_of) -> bool:
 
 # ---- code generation --------------------------------------------------------------------------------
 class _Kernel:
-    __slots__ = ("key", "source", "fn", "spec", "ops", "donatable", "donors")
+    __slots__ = ("key", "source", "fn", "spec", "ops", "donatable", "donors",
+                 "native", "native_name", "native_source", "native_shape", "native_inputs", "native_tried")
 
 
 _CACHE: dict = {}
@@ -586,6 +595,14 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast, in_place=
                           and (last[("a", i)] < first or (last[("a", i)] == first and plain)))
     kernel.donors = donors
     kernel.donatable = () if packed else donors.get(0, ())
+    # the same group as one C loop (optional: graphgrad.backend.native), compiled with the pass's others
+    kernel.native = None
+    kernel.native_tried = False
+    kernel.native_name = fuse_native.describe(key)
+    kernel.native_source = fuse_native.c_source(kernel.native_name, instrs, inputs,
+                                                extra_slots if packed else {root_j: 0}, shape) if fast else None
+    kernel.native_shape = tuple(shape)
+    kernel.native_inputs = ([t.shape for t in inputs], [t.dtype for t in inputs], len(extras) + 1)
     return kernel
 
 
@@ -643,6 +660,7 @@ def fuse_program(program: Program) -> int:
     graph = program.graph
     replaced: dict = {}  # old node -> new tensor
     assigned_from = _assigned_variables(program)
+    kernels = []
     for members, root, extras in reversed(groups):  # roots in execution order
         member_set = set(members)
         inputs, seen = [], set()
@@ -656,6 +674,7 @@ def fuse_program(program: Program) -> int:
         updated = {id(v) for n in [root] + extras for v in assigned_from.get(n, ())}
         in_place = any(type(x._node.op) is ReadVariable and id(x._node.op.variable) in updated for x in inputs)
         kernel = build_kernel(members, root, extras, inputs, in_place)
+        kernels.append(kernel)
         op = FusedElementwise(kernel)
         name = "Fused" + "".join(kernel.ops[:3]) if len(kernel.ops) <= 3 else f"Fused{len(kernel.ops)}"
         fused = graph.add_node(op, tuple(inputs), kernel.spec, name=name)
@@ -668,6 +687,7 @@ def fuse_program(program: Program) -> int:
         fused.site = root.site
     if replaced:
         _redirect(program, replaced)
+    fuse_native.attach(kernels)
     return len(groups)
 
 

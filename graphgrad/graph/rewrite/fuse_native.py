@@ -1,0 +1,256 @@
+"""Fused elementwise kernels as generated C (the optional native extra, graphgrad.backend.native).
+
+The fuse phase turns a group of elementwise nodes into one Python kernel of NumPy calls, each a pass
+over memory (see :mod:`graphgrad.graph.rewrite.fuse`). Here the same group becomes one C loop that
+reads each input once, keeps every intermediate value in a register and writes each output once:
+an SGD-momentum update is one pass instead of four, ReLU's backward one instead of two.
+
+Only float32 groups of large arrays whose operations have an exact C counterpart are generated:
+
+* operations: ``+ - * /``, maximum, minimum, comparisons, ``where``, negative, absolute, sqrt,
+  relu, tanh's gradient (rounded as NumPy rounds them: the same float32 operations in the same
+  order, no contraction into fused multiply-adds), and exp and tanh through gg_native.h (within
+  3 ulp of NumPy's). A MatMul head stays NumPy's (BLAS) product, written first into the output
+  buffer (or a scratch one), which the loop then reads. Log, sin, cos and casts between float types
+  keep the NumPy kernel.
+* inputs: the output's shape, a single value, a trailing block (a bias ``(C,)`` of an ``(N, C)``
+  output) or a leading block (``(N, 1)``); other broadcasts keep the NumPy kernel.
+* outputs of at least :data:`MIN_ELEMENTS` elements: below that the generated NumPy kernel is about
+  as fast, and the tests' thousands of tiny graphs would each wait for a compiler.
+
+All kernels of one fuse pass are compiled together, once (cached on disk by their text); the NumPy
+kernel stays and runs whenever an argument is not what the C one was generated for (a CuPy array,
+a non-contiguous view) or native kernels are off.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Callable, Optional
+
+from graphgrad.backend import native, np
+from graphgrad.ops import elementwise as E
+from graphgrad.ops import unary as U
+from graphgrad.ops.linalg import MatMul
+
+#: Smallest output (elements) that gets a C kernel.
+MIN_ELEMENTS = 1 << 14
+
+_F32 = np.dtype(np.float32)
+_BOOL = np.dtype(bool)
+_BINARY = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/"}
+_COMPARE = {E.Greater: ">", E.GreaterEqual: ">=", E.Less: "<", E.LessEqual: "<=", E.Equal: "==", E.NotEqual: "!="}
+
+
+def _literal(value) -> str:
+    """An exact float32 C literal (hexadecimal: no decimal rounding)."""
+    value = float(np.float32(value))
+    return f"{value.hex()}f" if math.isfinite(value) else ("INFINITY" if value > 0 else "-INFINITY")
+
+
+def _broadcast(shape: tuple, out: tuple) -> Optional[tuple]:
+    """How an input of ``shape`` is read by an ``out``-shaped loop: ``("full",)``, ``("one",)``,
+    ``("cols", size)`` (a trailing block) or ``("rows", size)`` (a leading block, each value for a
+    trailing run of ``prod(out) / size``); ``None`` for any other broadcast."""
+    shape = tuple(shape)
+    if shape == out:
+        return ("full",)
+    size = math.prod(shape)
+    if size == 1:
+        return ("one",)
+    core = shape
+    while core and core[0] == 1:
+        core = core[1:]
+    if len(core) <= len(out) and out[len(out) - len(core):] == core:
+        return ("cols", size)
+    padded = (1,) * (len(out) - len(shape)) + shape
+    lead = len(padded)
+    while lead and padded[lead - 1] == 1:
+        lead -= 1
+    if padded[:lead] == out[:lead]:
+        return ("rows", size)
+    return None
+
+
+def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tuple) -> Optional[tuple]:
+    """``(source, width, heads)``: the C function ``gg_<name>`` of a fused group, the inner loop's
+    length, and the MatMul heads computed before it as ``(member, input a, input b, a transposed,
+    b transposed)``; ``None`` when the group is outside what is generated (module docstring). ``instrs`` are the group's ``(opkey, op class, args, dtype str)``
+    (args: ``("v", member)``, ``("a", input)``, ``("l", literal)``), ``inputs`` its input tensors,
+    ``out_slots`` ``{member: output index}`` (the root is output 0)."""
+    shape = tuple(shape)
+    if None in shape or math.prod(shape) < MIN_ELEMENTS:
+        return None
+    elementwise = {a[1] for _, cls, args, _ in instrs if cls is not MatMul for a in args if a[0] == "a"}
+    reads = [_broadcast(t.shape, shape) if i in elementwise else ("matmul",) for i, t in enumerate(inputs)]
+    if any(how is None for how in reads) or any(np.dtype(t.dtype) not in (_F32, _BOOL) for t in inputs):
+        return None
+    total = math.prod(shape)
+    cols = {how[1] for how in reads if how[0] == "cols"}
+    rows = {how[1] for how in reads if how[0] == "rows"}
+    if len(cols) > 1 or len(rows) > 1 or (cols and rows and total // next(iter(rows)) != next(iter(cols))):
+        return None
+    width = next(iter(cols)) if cols else (total // next(iter(rows)) if rows else total)
+    kinds = {}  # value name -> "f" (float) or "b" (bool)
+    body = []
+    heads = []
+
+    def operand(ref) -> tuple[str, str]:
+        kind, v = ref
+        if kind == "v":
+            return f"v{v}", kinds[f"v{v}"]
+        if kind == "l":
+            return _literal(v), "f"
+        how, dtype = reads[v], np.dtype(inputs[v].dtype)
+        index = {"full": "r * cols + c", "one": "0", "cols": "c", "rows": "r"}[how[0]]
+        value = f"a{v}[{index}]"
+        return (f"({value} != 0)", "b") if dtype == _BOOL else (value, "f")
+
+    for j, (opkey, cls, args, dstr) in enumerate(instrs):
+        dtype = np.dtype(dstr)
+        if cls is MatMul:
+            if np.dtype(dstr) != _F32 or any(a[0] != "a" or np.dtype(inputs[a[1]].dtype) != _F32 for a in args):
+                return None
+            heads.append((j,) + tuple(a[1] for a in args) + tuple(opkey[1:]))
+            kinds[f"v{j}"] = "f"
+            body.append(f"            float v{j} = m{j}[r * cols + c];")
+            continue
+        ops = [operand(a) for a in args]
+        expr = _expression(cls, opkey, ops, dtype)
+        if expr is None:
+            return None
+        kind = "b" if dtype == _BOOL else "f"
+        if kind == "f" and dtype != _F32:
+            return None
+        kinds[f"v{j}"] = kind
+        body.append(f"            {'float' if kind == 'f' else 'int'} v{j} = {expr};")
+    for j, k in sorted(out_slots.items(), key=lambda item: item[1]):
+        if kinds[f"v{j}"] != "f":
+            return None
+        body.append(f"            o{k}[r * cols + c] = v{j};")
+    params = [f"{'const uint8_t' if np.dtype(t.dtype) == _BOOL else 'const float'} *a{i}" for i, t in enumerate(inputs)]
+    params += [f"const float *m{j}" for j, *_ in heads]
+    params += [f"float *o{k}" for k in sorted(out_slots.values())]
+    params += ["int64_t rows", "int64_t cols"]
+    return "\n".join([
+        f"GG_EXPORT void gg_{name}({', '.join(params)}) {{",
+        "    for (int64_t r = 0; r < rows; r++) {",
+        "        #pragma GCC ivdep",  # outputs may be inputs' own arrays: element c is read, then written
+        "        for (int64_t c = 0; c < cols; c++) {",
+        *body,
+        "        }",
+        "    }",
+        "}",
+        ""]), width, heads
+
+
+def _expression(cls, opkey, ops: list, dtype) -> Optional[str]:
+    """The C expression of one member, or ``None`` when it has no exact C counterpart here."""
+    values = [v for v, _ in ops]
+    kinds = [k for _, k in ops]
+    as_float = [f"(float){v}" if k == "b" else v for v, k in ops]
+    if cls in _BINARY:
+        return f"({as_float[0]} {_BINARY[cls]} {as_float[1]})"
+    if cls in _COMPARE:
+        return None if "b" in kinds else f"({values[0]} {_COMPARE[cls]} {values[1]})"
+    if cls is E.Maximum or cls is E.Minimum:  # NaN propagates from either side, as np.maximum
+        a, b = as_float
+        sign = ">=" if cls is E.Maximum else "<="
+        return f"(({a} {sign} {b} || {a} != {a}) ? {a} : {b})"
+    if cls is U.Relu:
+        a = as_float[0]
+        return f"(({a} >= 0.0f || {a} != {a}) ? {a} : 0.0f)"
+    if cls is E.Where:
+        cond = values[0] if kinds[0] == "b" else None
+        return None if cond is None else f"({cond} ? {as_float[1]} : {as_float[2]})"
+    if cls is U.TanhGrad:
+        y, g = as_float
+        return f"({g} * (1.0f - {y} * {y}))"
+    if cls is U.Neg:
+        return f"(-{as_float[0]})"
+    if cls is U.Abs:
+        return f"fabsf({as_float[0]})"
+    if cls is U.Sqrt:
+        return f"sqrtf({as_float[0]})"
+    if cls is U.Exp:
+        return f"gg_expf({as_float[0]})"
+    if cls is U.Tanh:
+        return f"gg_tanhf({as_float[0]})"
+    if cls is E.Cast:
+        return f"(float){values[0]}" if np.dtype(dtype) == _F32 else None
+    return None
+
+
+class NativeKernel:
+    """The C kernel of a fused group, with what its arguments must be: ``call(out, arrays)`` runs it
+    and returns the output (a tuple for several), or ``None`` when the arguments do not fit it (the
+    caller then runs the NumPy kernel)."""
+
+    def __init__(self, fn: Callable, shape: tuple, width: int, heads: list, in_shapes: list, in_dtypes: list,
+                 n_outputs: int):
+        self.fn = fn
+        self.heads = heads
+        self.shape = tuple(shape)
+        self.rows = math.prod(shape) // width
+        self.cols = width
+        self.in_shapes = [tuple(s) for s in in_shapes]
+        self.in_bool = [np.dtype(d) == _BOOL for d in in_dtypes]
+        self.n_outputs = n_outputs
+
+    def __call__(self, out, arrays):
+        if not native.enabled():
+            return None
+        args = []
+        for a, shape, is_bool in zip(arrays, self.in_shapes, self.in_bool):
+            if type(a) is not np.ndarray or a.shape != shape or not a.flags.c_contiguous:
+                return None
+            if is_bool:
+                if a.dtype != _BOOL:
+                    return None
+                a = a.view(np.uint8)
+            elif a.dtype != _F32:
+                return None
+            args.append(a)
+        outs = list(out) if isinstance(out, tuple) else [out] + [None] * (self.n_outputs - 1)
+        fresh = []
+        for k, o in enumerate(outs):
+            if not (type(o) is np.ndarray and o.shape == self.shape and o.dtype == _F32 and o.flags.c_contiguous
+                    and o.flags.writeable):
+                outs[k] = np.empty(self.shape, _F32)
+                fresh.append(outs[k])
+        products = []
+        for _, i, k, a_transposed, b_transposed in self.heads:
+            # a fresh output is free until the loop writes it (element by element, after reading the
+            # product there); a given one may be an input's own array, still to be read
+            buffer = fresh.pop() if fresh else np.empty(self.shape, _F32)
+            np.matmul(args[i].T if a_transposed else args[i], args[k].T if b_transposed else args[k], out=buffer)
+            products.append(buffer)
+        self.fn(*args, *products, *outs, self.rows, self.cols)
+        return tuple(outs) if self.n_outputs > 1 else outs[0]
+
+
+def attach(kernels: list) -> None:
+    """Compile the C sources of ``kernels`` (fuse's kernel objects with a ``native_source``) together
+    and give each its :class:`NativeKernel` (``kernel.native``); nothing when native kernels are off
+    or the compiler fails."""
+    pending = [k for k in kernels if k.native_source is not None and k.native is None and not k.native_tried]
+    if not pending or not native.available():
+        return
+    for k in pending:
+        k.native_tried = True
+    unique = {}
+    for k in pending:
+        unique.setdefault(k.native_name, k.native_source[0])
+    source = '#include "gg_native.h"\n\n' + "\n".join(unique[name] for name in sorted(unique))
+    compiled = native.compile_source(source)
+    if compiled is None:
+        return
+    for k in pending:
+        fn = compiled.get(k.native_name)
+        if fn is not None:
+            k.native = NativeKernel(fn, k.native_shape, k.native_source[1], k.native_source[2], *k.native_inputs)
+
+
+def describe(key) -> str:
+    """A short stable name for a kernel key (the C function's name)."""
+    return "fused_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]

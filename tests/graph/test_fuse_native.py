@@ -1,0 +1,156 @@
+"""Fused elementwise kernels generated as C (graph/rewrite/fuse_native.py, the native extra): each
+group runs the same with the C loop as with the NumPy kernel (bit for bit where no exp or tanh is
+involved), the groups expected to get a C loop get one, and anything the loop was not made for
+falls back to NumPy."""
+import numpy as np
+import pytest
+
+import graphgrad as gg
+from graphgrad.backend import native
+from graphgrad.graph.rewrite import fuse_native
+from graphgrad.graph.rewrite.fuse import FusedElementwise
+
+pytestmark = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
+
+N, C = 128, 256  # 32768 elements: above fuse_native.MIN_ELEMENTS
+RNG = np.random.default_rng(0)
+
+
+def _fused(sess):
+    plan = next(iter(sess._plans.values()))
+    return [s[3].op for s in plan.steps if isinstance(s[3].op, FusedElementwise)]
+
+
+def _run(build, feeds: dict, exact: bool = True, expect_c: int = 1):
+    """Build a graph with ``build(placeholders) -> fetches``, run it with C kernels and without;
+    compare; check how many fused kernels have a C loop."""
+    graph = gg.Graph()
+    with graph.as_default():
+        holders = {name: gg.placeholder(gg.as_dtype(v.dtype), v.shape, name=name) for name, v in feeds.items()}
+        fetches = build(**holders)
+    feed = {holders[k]: v for k, v in feeds.items()}
+    sess = gg.Session(graph, optimize=2)
+    got = sess.run(fetches, feed)
+    with native.disabled():
+        expected = sess.run(fetches, feed)
+    with_c = [op for op in _fused(sess) if op.kernel.native is not None]
+    assert len(with_c) == expect_c, [op.ops for op in _fused(sess)]
+    for e, g in zip(np.atleast_1d(expected) if not isinstance(expected, list) else expected,
+                    np.atleast_1d(got) if not isinstance(got, list) else got):
+        if exact:
+            np.testing.assert_array_equal(g, e)
+        else:
+            np.testing.assert_allclose(g, e, rtol=3e-6, atol=1e-7)
+    return sess, got
+
+
+def _f32(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def test_bias_relu_after_a_matmul_head():
+    w = _f32(64, C)
+    b = _f32(C)
+    _run(lambda x: gg.relu(x @ gg.constant(w) + gg.constant(b)), {"x": _f32(N, 64)})
+
+
+def test_relu_backward_mask_times_gradient():
+    def build(x, g):
+        (gx,) = gg.gradients((gg.relu(x) * g).sum(), [x])
+        return gx
+    _run(build, {"x": _f32(N, C), "g": _f32(N, C)})
+
+
+def test_arithmetic_broadcasts_and_nan():
+    x = _f32(N, C)
+    x[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+
+    def build(x, row, col):
+        y = gg.maximum(x * col + row, 0.25) - gg.minimum(x, -0.5) / (col + 3.0)
+        return gg.where(x > 0.1, y, -y) * 2.0 + gg.abs(x) + gg.sqrt(gg.abs(y))
+    _run(build, {"x": x, "row": _f32(N, 1), "col": _f32(C)})
+
+
+def test_leading_and_single_value_broadcasts():
+    _run(lambda x, s, lead: (x - s) * lead + 1.0, {"x": _f32(4, 64, 128), "s": _f32(1, 1, 1), "lead": _f32(4, 1, 1)})
+
+
+def test_exp_and_tanh_within_a_few_ulp():
+    _run(lambda x: gg.tanh(x) * gg.exp(x * 0.5) + gg.exp(-x * x), {"x": _f32(N, C, scale=3.0)}, exact=False)
+
+
+def test_tanh_backward():
+    def build(x):
+        (gx,) = gg.gradients((gg.tanh(x) * 3.0).sum(), [x])
+        return gx
+    _run(build, {"x": _f32(N, C)}, exact=False)
+
+
+def test_several_outputs():
+    def build(x, y):
+        a = x * y + 1.0
+        return [a * 2.0, a + x]
+    _run(build, {"x": _f32(N, C), "y": _f32(N, C)}, expect_c=1)
+
+
+def test_small_float64_and_unsupported_groups_keep_numpy():
+    _run(lambda x: gg.relu(x * 2.0 + 1.0), {"x": _f32(8, 8)}, expect_c=0)  # below MIN_ELEMENTS
+    _run(lambda x: gg.relu(x * 2.0 + 1.0), {"x": RNG.standard_normal((N, C))}, expect_c=0)  # float64
+    _run(lambda x: gg.log(gg.abs(x) + 1.0) * 2.0, {"x": _f32(N, C)}, expect_c=0)  # log: NumPy's
+
+
+def test_optimizer_update_in_place_matches_numpy():
+    """SGD with momentum, compiled: the update writes the variables' own arrays (donated buffers)."""
+    def train(enabled):
+        previous = native.set_enabled(enabled)
+        try:
+            gg.manual_seed(0)
+            model = gg.nn.Sequential(gg.nn.Linear(256, 256), gg.nn.ReLU(), gg.nn.Linear(256, 10))
+            opt = gg.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+            x = gg.tensor(_f32(64, 256))
+            y = gg.tensor(np.arange(64) % 10)
+
+            @gg.function
+            def step(x, y):
+                opt.zero_grad()
+                loss = gg.cross_entropy(model(x), y)
+                loss.backward()
+                opt.step()
+                return loss
+            losses = [float(step(x, y).numpy()) for _ in range(4)]
+            return losses, [p.numpy().copy() for p in model.parameters()]
+        finally:
+            native.set_enabled(previous)
+    RNG_STATE = RNG.bit_generator.state
+    losses_c, params_c = train(True)
+    RNG.bit_generator.state = RNG_STATE
+    losses_np, params_np = train(False)
+    assert losses_c == losses_np
+    for a, b in zip(params_c, params_np):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_non_contiguous_or_foreign_arguments_fall_back():
+    sess, _ = _run(lambda x: gg.relu(x * 2.0 + 1.0), {"x": _f32(N, C)})
+    (op,) = _fused(sess)
+    x = _f32(N, 2 * C)[:, ::2]  # a strided view: the C loop refuses it, NumPy's kernel runs
+    assert op.kernel.native(None, (x,)) is None
+    np.testing.assert_array_equal(op.forward(np, x), np.maximum(x * np.float32(2) + np.float32(1), 0))
+    with native.disabled():
+        assert op.kernel.native(None, (np.ascontiguousarray(x),)) is None
+
+
+def test_broadcast_classification():
+    out = (4, 8, 16)
+    assert fuse_native._broadcast((4, 8, 16), out) == ("full",)
+    assert fuse_native._broadcast((1,), out) == ("one",)
+    assert fuse_native._broadcast((16,), out) == ("cols", 16)
+    assert fuse_native._broadcast((1, 8, 16), out) == ("cols", 128)
+    assert fuse_native._broadcast((4, 1, 1), out) == ("rows", 4)
+    assert fuse_native._broadcast((4, 8, 1), out) == ("rows", 32)
+    assert fuse_native._broadcast((8, 1), out) is None  # a middle broadcast
+
+
+def test_literals_are_exact():
+    assert fuse_native._literal(0.1) == f"{float(np.float32(0.1)).hex()}f"
+    assert fuse_native._literal(float("inf")) == "INFINITY"
