@@ -1,6 +1,11 @@
 /* Transformer kernels (float32): GELU and its gradient, layer norm and its gradient, and the softmax
  * passes of attention. Each is one pass over memory where NumPy needs several (see ops/unary.py,
  * ops/nn.py, ops/attention.py, which keep the NumPy paths these must match). */
+/* Fused multiply-adds for the polynomials here and in gg_native.h's exp (-std=c99 turns contraction off;
+ * on a CPU without FMA this changes nothing). ~1.4x on GELU. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
 #include "gg_native.h"
 
 /* ---- GELU ------------------------------------------------------------------------------------------
