@@ -59,6 +59,12 @@ def _read_only_pointer(a: np.ndarray):
     return ctypes.cast(a.ctypes.data, _POINTER)
 
 
+def pointer(a: np.ndarray):
+    """``a``'s data as an argument of a kernel's unchecked ``raw`` function (``a`` must be a
+    C-contiguous NumPy array of the parameter's type: the caller has checked)."""
+    return _byref(_from_buffer(a)) if a.flags.writeable and a.nbytes else _read_only_pointer(a)
+
+
 _LOCK = threading.Lock()
 _STATE: dict = {}  # "library", "kernels", "error", "path", "enabled"
 
@@ -284,6 +290,7 @@ def _wrap(name: str, function, params: list) -> Callable:
             args[i] = _byref(_from_buffer(a)) if a.flags.writeable and a.nbytes else _read_only_pointer(a)
         function(*args)
 
+    call.raw = function  # unchecked: for callers that check their arguments themselves (pointer(a))
     call.__name__ = short
     call.__doc__ = f"The native kernel {name} (arguments checked; see graphgrad.backend.native)."
     return call

@@ -33,6 +33,8 @@ from graphgrad.ops import elementwise as E
 from graphgrad.ops import unary as U
 from graphgrad.ops.linalg import MatMul
 
+_pointer = native.pointer
+
 #: Smallest output (elements) that gets a C kernel.
 MIN_ELEMENTS = 1 << 14
 
@@ -200,17 +202,12 @@ class NativeKernel:
     def __call__(self, out, arrays):
         if not native.enabled():
             return None
-        args = []
+        pointers = []
         for a, shape, is_bool in zip(arrays, self.in_shapes, self.in_bool):
-            if type(a) is not np.ndarray or a.shape != shape or not a.flags.c_contiguous:
+            if type(a) is not np.ndarray or a.shape != shape or not a.flags.c_contiguous or \
+                    a.dtype != (_BOOL if is_bool else _F32):
                 return None
-            if is_bool:
-                if a.dtype != _BOOL:
-                    return None
-                a = a.view(np.uint8)
-            elif a.dtype != _F32:
-                return None
-            args.append(a)
+            pointers.append(_pointer(a))  # (a bool array's bytes are the kernel's uint8 values)
         outs = list(out) if isinstance(out, tuple) else [out] + [None] * (self.n_outputs - 1)
         fresh = []
         for k, o in enumerate(outs):
@@ -218,14 +215,14 @@ class NativeKernel:
                     and o.flags.writeable):
                 outs[k] = np.empty(self.shape, _F32)
                 fresh.append(outs[k])
-        products = []
         for _, i, k, a_transposed, b_transposed in self.heads:
             # a fresh output is free until the loop writes it (element by element, after reading the
             # product there); a given one may be an input's own array, still to be read
             buffer = fresh.pop() if fresh else np.empty(self.shape, _F32)
-            np.matmul(args[i].T if a_transposed else args[i], args[k].T if b_transposed else args[k], out=buffer)
-            products.append(buffer)
-        self.fn(*args, *products, *outs, self.rows, self.cols)
+            np.matmul(arrays[i].T if a_transposed else arrays[i], arrays[k].T if b_transposed else arrays[k],
+                      out=buffer)
+            pointers.append(_pointer(buffer))
+        self.fn(*pointers, *[_pointer(o) for o in outs], self.rows, self.cols)
         return tuple(outs) if self.n_outputs > 1 else outs[0]
 
 
@@ -248,7 +245,7 @@ def attach(kernels: list) -> None:
     for k in pending:
         fn = compiled.get(k.native_name)
         if fn is not None:
-            k.native = NativeKernel(fn, k.native_shape, k.native_source[1], k.native_source[2], *k.native_inputs)
+            k.native = NativeKernel(fn.raw, k.native_shape, k.native_source[1], k.native_source[2], *k.native_inputs)
 
 
 def describe(key) -> str:
