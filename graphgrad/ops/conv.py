@@ -10,6 +10,10 @@ itself a convolution:
 * ``ConvWeightGrad`` (``conv``'s adjoint in ``w``): the correlation of the input with the upstream
   gradient, again im2col plus one matmul.
 
+For 2-D float32 NumPy arrays, im2col and col2im are one pass each of a native kernel
+(``backend/native/conv_pool.c``, when native kernels are on) writing the same layouts, so the
+matmuls and the results stay the same.
+
 Depthwise 1-D and 2-D convolutions (one input channel per group) compute the same three by shift-and-add over
 the kernel offsets instead (``ops/depthwise.py``).
 
@@ -24,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence, Union
 
-from graphgrad.backend import np
+from graphgrad.backend import native, np
 from graphgrad.core.op import Op, needs_grad
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
@@ -140,11 +144,33 @@ def _per_sample(n: int, out: tuple, threshold: int = _PER_SAMPLE) -> bool:
     return n > 1 and math.prod(out) >= threshold
 
 
+def _native_windows(name: str, *arrays):
+    """The native float32 kernel ``name`` of 2-D im2col/col2im (backend/native/conv_pool.c) when
+    ``arrays`` are float32 NumPy arrays and native kernels are on, else ``None`` (the NumPy path)."""
+    fn = native.kernel(name)
+    if fn is None or any(type(a) is not np.ndarray or a.dtype != np.float32 for a in arrays):
+        return None
+    return fn
+
+
+def _window_strides(n: int, rows: int, positions: int, per_sample: bool) -> tuple:
+    """Element strides of a sample and of a row in the cols layouts (per sample or whole batch)."""
+    return (rows * positions, positions) if per_sample else (positions, n * positions)
+
+
 def _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample: bool):
     """Every window of the padded input, copied once: (N, G, C/G * prod(kernel), prod(out)) per
     sample, else (G, C/G * prod(kernel), N * prod(out))."""
     nd = len(kernel)
     n, c = x.shape[:2]
+    fn = _native_windows("im2col2d_f32", x) if nd == 2 else None
+    if fn is not None:  # one pass, straight into the layout (NumPy: a padded copy, then a transposing copy)
+        rows, positions = c * math.prod(kernel), math.prod(out)
+        cols = np.empty((n, rows, positions) if per_sample else (rows, n * positions), dtype=np.float32)
+        fn(np.ascontiguousarray(x), cols, n, c, *x.shape[2:], *out, *kernel, *stride, padding[0][0], padding[1][0],
+           *dilation, *_window_strides(n, rows, positions, per_sample))
+        return cols.reshape((n, groups, rows // groups, positions) if per_sample
+                            else (groups, rows // groups, n * positions))
     win = _windows(xp, _padded(xp, x, padding), out, kernel, stride, dilation)  # (n, c, *out, *k)
     win = win.reshape((n, groups, c // groups) + tuple(out) + tuple(kernel))
     k_axes, out_axes = tuple(range(3 + nd, 3 + 2 * nd)), tuple(range(3, 3 + nd))
@@ -159,8 +185,9 @@ def _channels_first(xp, y, groups):
     n, c = y.shape[:2]
     if n == 1:
         return y.reshape(groups, c // groups, -1)
-    return xp.ascontiguousarray(y.reshape(n, groups, c // groups, -1).transpose(1, 2, 0, 3)) \
-        .reshape(groups, c // groups, -1)
+    size = math.prod(y.shape[2:])  # (not -1: an empty batch leaves it undetermined)
+    return xp.ascontiguousarray(y.reshape(n, groups, c // groups, size).transpose(1, 2, 0, 3)) \
+        .reshape(groups, c // groups, n * size)
 
 
 def _batch_first(xp, y, n, size):
@@ -168,7 +195,7 @@ def _batch_first(xp, y, n, size):
     c = y.shape[0]
     if n == 1:
         return y.reshape((1, c) + tuple(size))
-    return xp.ascontiguousarray(y.reshape(c, n, -1).swapaxes(0, 1)).reshape((n, c) + tuple(size))
+    return xp.ascontiguousarray(y.reshape(c, n, math.prod(size)).swapaxes(0, 1)).reshape((n, c) + tuple(size))
 
 
 def _scatter_range(size_in: int, size_out: int, k: int, s: int, d: int, lo: int):
@@ -266,11 +293,20 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
     if nd <= 2 and ci == groups > 1 and depthwise.transpose_usable(stride, x, w):
         return depthwise.transpose(xp, x, w, out, stride, padding, dilation)
     wm = w.reshape(groups, ci // groups, -1).swapaxes(1, 2)  # (g, cg*kk, ci/g)
-    if _per_sample(n, size_in):
+    per_sample = _per_sample(n, size_in)
+    if per_sample:
         cols = xp.matmul(wm, x.reshape(n, groups, ci // groups, -1))  # (n, g, cg*kk, p_in)
-        cols = cols.reshape((n, groups * cg) + kernel + size_in)
     else:
         cols = xp.matmul(wm, _channels_first(xp, x, groups))  # (g, cg*kk, n*p_in)
+    fn = _native_windows("col2im2d_f32", cols) if nd == 2 else None
+    if fn is not None and cols.flags.c_contiguous:  # one pass over cols, in either layout
+        y = np.empty((n, groups * cg) + out, dtype=np.float32)
+        fn(cols, y, n, groups * cg, *out, *size_in, *kernel, *stride, padding[0][0], padding[1][0], *dilation,
+           *_window_strides(n, groups * cg * math.prod(kernel), math.prod(size_in), per_sample))
+        return y
+    if per_sample:
+        cols = cols.reshape((n, groups * cg) + kernel + size_in)
+    else:
         cols = xp.moveaxis(cols.reshape((groups * cg,) + kernel + (n,) + size_in), 1 + nd, 0)
     return _col2im(xp, cols, out, stride, padding, dilation)
 

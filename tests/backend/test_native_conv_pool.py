@@ -133,3 +133,99 @@ def test_max_pool2d_eager_equals_compiled(ceil_mode):
     for e, c, n in zip(eager, compiled, numpy_only):
         np.testing.assert_allclose(c, e, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(e, n, rtol=1e-6, atol=1e-6)
+
+
+# ---- convolution: im2col / col2im ---------------------------------------------------------------------------
+from graphgrad.ops import conv as C  # noqa: E402
+
+# (input shape, weight shape, stride, padding pairs, dilation, groups)
+CONV_CASES = [
+    ((8, 1, 28, 28), (16, 1, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # W2's layers ('same', stride 1)
+    ((8, 16, 14, 14), (32, 16, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
+    ((3, 16, 14, 14), (32, 16, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # the whole-batch layout
+    ((2, 4, 9, 7), (6, 2, 3, 2), (2, 1), ((1, 0), (2, 1)), (1, 2), 2),  # strided, asymmetric, grouped
+    ((3, 3, 10, 11), (4, 3, 5, 3), (3, 2), ((2, 2), (0, 1)), (2, 1), 1),
+    ((5, 3, 17, 17), (8, 3, 3, 3), (1, 1), ((2, 2), (2, 2)), (2, 2), 1),  # dilated 'same': shifts of 2
+    ((2, 2, 6, 6), (4, 2, 2, 2), (1, 1), ((0, 1), (0, 1)), (1, 1), 1),  # 'same' with an even kernel
+    ((2, 3, 7, 9), (4, 3, 5, 5), (1, 1), ((2, 2), (2, 2)), (1, 1), 1),  # 'same', kernel wider than padding
+    ((2, 3, 4, 4), (2, 3, 1, 1), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),  # 1x1 strided
+    ((1, 2, 5, 5), (2, 2, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # one sample
+    ((2, 2, 3, 3), (3, 2, 3, 3), (1, 1), ((3, 3), (3, 3)), (1, 1), 1),  # padding wider than the input
+    ((2, 6, 20, 20), (6, 2, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 3),
+    ((0, 2, 6, 6), (4, 2, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # empty batch
+]
+
+
+def _conv_ops(case, x, w, g):
+    """Conv forward, its weight gradient and its input gradient (the transposed convolution) of a case."""
+    xs, ws, stride, padding, dilation, groups = case
+    op = C._output_padding(xs, g.shape, ws[2:], stride, padding, dilation)
+    return [C._conv_forward(np, x, w, stride, padding, dilation, groups),
+            C._conv_weight_grad(np, x, g, ws[2:], stride, padding, dilation, groups),
+            C._conv_transpose_forward(np, g, w, stride, padding, op, dilation, groups)]
+
+
+@needs_native
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_forward_and_gradients_match_numpy(case):
+    xs, ws, stride, padding, dilation, groups = case
+    x, w = _random(xs, 1), _random(ws, 2)
+    with native.disabled():
+        ys = C._conv_forward(np, x, w, stride, padding, dilation, groups).shape
+    g = _random(ys, 3)
+    on, off = _both(lambda: _conv_ops(case, x, w, g))
+    for a, b, shape in zip(on, off, [ys, ws, xs]):
+        assert a.dtype == np.float32 and a.shape == b.shape == shape
+        # the same windows in the same layouts into the same GEMMs; col2im adds in the NumPy order
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_native
+def test_conv2d_nan_and_infinities_as_numpy():
+    case = CONV_CASES[1]
+    x, w = _random(case[0], 1), _random(case[1], 2)
+    x[0, 0, 0, :3] = [np.nan, np.inf, -np.inf]
+    g = _random((8, 32, 14, 14), 3)
+    g[1, 2, 5, 5], g[2, 3, 0, 13] = np.nan, np.inf
+    with np.errstate(all="ignore"):
+        on, off = _both(lambda: _conv_ops(case, x, w, g))
+    for a, b in zip(on, off):
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_native
+def test_conv2d_non_contiguous_inputs():
+    case = CONV_CASES[3]
+    x = _random((2, 4, 18, 7), 1)[:, :, ::2]
+    w = _random((6, 2, 3, 2), 2)
+    with native.disabled():
+        ys = C._conv_forward(np, x, w, *case[2:]).shape
+    g = np.broadcast_to(_random(ys[1:], 3), ys)
+    on, off = _both(lambda: _conv_ops(case, x, w, g))
+    for a, b in zip(on, off):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_conv2d_empty_batch_in_both_layouts():
+    y = gg.conv2d(gg.zeros(0, 2, 6, 6), gg.zeros(4, 2, 3, 3), padding=1)
+    assert y.shape == (0, 4, 6, 6)
+
+
+def test_conv2d_eager_equals_compiled():
+    x_np, w_np = _random((3, 2, 9, 8), 1), _random((4, 2, 3, 3), 2)
+
+    def step(x, w):
+        x.requires_grad_(True)
+        w.requires_grad_(True)
+        h = gg.relu(gg.conv2d(x, w, padding=1))  # 'same': the flat-run kernels
+        y = gg.conv2d(h, gg.ones(2, 4, 2, 2) * 0.1, stride=2)  # strided: row by row
+        gx, gw = gg.grad((y * y).sum(), [x, w])
+        return [y, gx, gw]
+
+    eager = [t.numpy().copy() for t in step(gg.tensor(x_np), gg.tensor(w_np))]
+    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np), gg.tensor(w_np))]
+    with native.disabled():
+        numpy_only = [t.numpy().copy() for t in step(gg.tensor(x_np), gg.tensor(w_np))]
+    for e, c, n in zip(eager, compiled, numpy_only):
+        np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(e, n, rtol=1e-5, atol=1e-5)

@@ -8,7 +8,7 @@
  * backward recomputes that position from x (one read of x, cheaper than caching an index) and adds
  * g there. Kernel 2, stride 2, no padding (the usual CNN pooling) has its own branch-free loops.
  *
- * Convolution: see the comment above gg_im2col_f32. */
+ * Convolution: see the comment above gg_im2col2d_f32. */
 #include "gg_native.h"
 
 /* The scan's step: take v when it is greater than the best so far, or NaN. */
@@ -203,6 +203,141 @@ GG_EXPORT void gg_max_pool2d_backward_f32(const float *x, const float *g, float 
                     ? window_argmax_inside(xp, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m)
                     : window_argmax(xp, h, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m);
                 if (at >= 0) gxp[at] += gp[i * ow + j];
+            }
+        }
+    }
+}
+
+/* ---- convolution: im2col and col2im ------------------------------------------------------------------
+ * Every window of x (n, c, h, w), zero-padded by ph, pw at the top and left (the bottom and right
+ * follow from oh, ow), is copied into a matrix `cols` whose row r = ci * kh * kw + a * kw + b (input
+ * channel ci, kernel offset a, b) holds, for sample s, the oh * ow output positions contiguously at
+ * cols + s * sn + r * sr: ops/conv.py's per-sample layout (n, c*kh*kw, oh*ow) is sn = c*kh*kw*oh*ow,
+ * sr = oh*ow; its whole-batch layout (c*kh*kw, n*oh*ow) is sn = oh*ow, sr = n*oh*ow (groups split the
+ * rows only, so both layouts ignore them). Output position (i, j) reads input (i*sh - ph + a*dh,
+ * j*sw - pw + b*dw). */
+
+/* The output positions [lo, hi) of a row whose input position o*s + shift lies in [0, n). */
+static void valid_range(int64_t n, int64_t out, int64_t s, int64_t shift, int64_t *lo, int64_t *hi) {
+    int64_t a = shift >= 0 ? 0 : (-shift + s - 1) / s;
+    int64_t b = n - 1 - shift < 0 ? 0 : (n - 1 - shift) / s + 1;
+    a = a > out ? out : a;
+    b = b > out ? out : b;
+    *lo = a;
+    *hi = b < a ? a : b;
+}
+
+/* Zero the columns outside [jlo, jhi) of rows [ilo, ihi) of a (rows, ow) block. */
+static void zero_columns(float *block, int64_t ilo, int64_t ihi, int64_t ow, int64_t jlo, int64_t jhi) {
+    for (int64_t i = ilo; i < ihi; i++) {
+        for (int64_t j = 0; j < jlo; j++) block[i * ow + j] = 0.0f;
+        for (int64_t j = jhi; j < ow; j++) block[i * ow + j] = 0.0f;
+    }
+}
+
+/* Stride 1 and rows as long as the input's ('same' convolutions): an input row and an output row
+ * then differ by a constant flat offset, so a kernel offset's rows are copied (or added) as one
+ * long run instead of oh runs of ow (7 to 28 elements: the vector loops' remainders dominated). */
+static int flat_rows(int64_t sh, int64_t sw, int64_t w, int64_t ow) {
+    return sh == 1 && sw == 1 && ow == w;
+}
+
+GG_EXPORT void gg_im2col2d_f32(const float *x, float *cols, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t sn, int64_t sr) {
+    int flat = flat_rows(sh, sw, w, ow);
+    for (int64_t s = 0; s < n; s++) {
+        for (int64_t ci = 0; ci < c; ci++) {
+            const float *plane = x + (s * c + ci) * h * w;
+            for (int64_t a = 0; a < kh; a++) {
+                int64_t ilo, ihi;
+                valid_range(h, oh, sh, a * dh - ph, &ilo, &ihi);
+                for (int64_t b = 0; b < kw; b++) {
+                    float *row = cols + s * sn + ((ci * kh + a) * kw + b) * sr;
+                    int64_t jlo, jhi, shift = b * dw - pw;
+                    valid_range(w, ow, sw, shift, &jlo, &jhi);
+                    memset(row, 0, sizeof(float) * (size_t)(ilo * ow));
+                    if (flat) {  /* one long copy of the valid rows, then the wrapped columns zeroed */
+                        if (jlo < jhi) {
+                            int64_t off = (a * dh - ph) * w + shift;
+                            int64_t k0 = ilo * ow + (shift < 0 ? -shift : 0), k1 = ihi * ow - (shift > 0 ? shift : 0);
+                            for (int64_t k = k0; k < k1; k++) row[k] = plane[k + off];
+                            zero_columns(row, ilo, ihi, ow, jlo, jhi);
+                        } else {
+                            memset(row + ilo * ow, 0, sizeof(float) * (size_t)((ihi - ilo) * ow));
+                        }
+                        memset(row + ihi * ow, 0, sizeof(float) * (size_t)((oh - ihi) * ow));
+                        continue;
+                    }
+                    for (int64_t i = ilo; i < ihi; i++) {
+                        const float *src = plane + (i * sh + a * dh - ph) * w + shift;
+                        float *dst = row + i * ow;
+                        for (int64_t j = 0; j < jlo; j++) dst[j] = 0.0f;
+                        if (sw == 1)
+                            for (int64_t j = jlo; j < jhi; j++) dst[j] = src[j];
+                        else
+                            for (int64_t j = jlo; j < jhi; j++) dst[j] = src[j * sw];
+                        for (int64_t j = jhi; j < ow; j++) dst[j] = 0.0f;
+                    }
+                    memset(row + ihi * ow, 0, sizeof(float) * (size_t)((oh - ihi) * ow));
+                }
+            }
+        }
+    }
+}
+
+/* The adjoint: x (n, c, h, w) = the sum of every cols entry at the input position it was copied
+ * from (entries on padding are dropped). Per element the terms are added in the NumPy path's order
+ * (ops/conv.py's _col2im): first the kernel offset whose windows cover the whole plane, if one
+ * does (the centre of a 'same' convolution; the plane starts as its copy), then the others in
+ * row-major order, so the sums are bit-identical. `cols` is also scratch: with flat_rows, its
+ * entries that fall on padding columns are zeroed (they are added as +0 to a wrapped position). */
+GG_EXPORT void gg_col2im2d_f32(float *cols, float *x, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t sn, int64_t sr) {
+    /* the first offset (a, b) covering every input position exactly once, else -1 */
+    int64_t whole = -1;
+    for (int64_t a = 0; a < kh && whole < 0; a++)
+        for (int64_t b = 0; b < kw && whole < 0; b++) {
+            int64_t si = a * dh - ph, sj = b * dw - pw;
+            if (sh == 1 && sw == 1 && si <= 0 && sj <= 0 && oh - 1 + si >= h - 1 && ow - 1 + sj >= w - 1)
+                whole = a * kw + b;
+        }
+    int flat = flat_rows(sh, sw, w, ow);
+    for (int64_t s = 0; s < n; s++) {
+        for (int64_t ci = 0; ci < c; ci++) {
+            float *plane = x + (s * c + ci) * h * w;
+            float *base = cols + s * sn + ci * kh * kw * sr;
+            if (whole >= 0) {  /* plane[i][j] = row[(i - si) * ow + j - sj] */
+                int64_t si = (whole / kw) * dh - ph, sj = (whole % kw) * dw - pw;
+                const float *row = base + whole * sr;
+                for (int64_t i = 0; i < h; i++)
+                    memcpy(plane + i * w, row + (i - si) * ow - sj, sizeof(float) * (size_t)w);
+            } else {
+                memset(plane, 0, sizeof(float) * (size_t)(h * w));
+            }
+            for (int64_t a = 0; a < kh; a++) {
+                int64_t ilo, ihi;
+                valid_range(h, oh, sh, a * dh - ph, &ilo, &ihi);
+                for (int64_t b = 0; b < kw; b++) {
+                    if (a * kw + b == whole) continue;
+                    float *row = base + (a * kw + b) * sr;
+                    int64_t jlo, jhi, shift = b * dw - pw;
+                    valid_range(w, ow, sw, shift, &jlo, &jhi);
+                    if (flat) {
+                        if (jlo < jhi) {
+                            int64_t off = (a * dh - ph) * w + shift;
+                            int64_t k0 = ilo * ow + (shift < 0 ? -shift : 0), k1 = ihi * ow - (shift > 0 ? shift : 0);
+                            zero_columns(row, ilo, ihi, ow, jlo, jhi);
+                            for (int64_t k = k0; k < k1; k++) plane[k + off] += row[k];
+                        }
+                        continue;
+                    }
+                    for (int64_t i = ilo; i < ihi; i++) {
+                        float *dst = plane + (i * sh + a * dh - ph) * w + shift;
+                        const float *src = row + i * ow;
+                        if (sw == 1)
+                            for (int64_t j = jlo; j < jhi; j++) dst[j] += src[j];
+                        else
+                            for (int64_t j = jlo; j < jhi; j++) dst[j * sw] += src[j];
+                    }
+                }
             }
         }
     }
