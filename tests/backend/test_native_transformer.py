@@ -12,7 +12,7 @@ from graphgrad.ops.unary import Gelu, GeluGrad
 
 needs_native = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
 
-SHAPES = [(16, 64, 512), (7, 13), (1,), (0,), (3, 0, 5), (5, 1, 129)]
+SHAPES = [(16, 64, 512), (7, 13), (1,), (), (0,), (3, 0, 5), (5, 1, 129)]
 
 
 def _both(fn):
