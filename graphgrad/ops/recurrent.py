@@ -23,12 +23,17 @@ weights and biases once per call (an exact scaling by a power of two), so each s
 ``tanh`` to all gates at once and one multiply-add. Gate activations are stored gate-major (each
 gate's (B, H) block of a step contiguous), so every elementwise pass, per step or over the whole
 sequence, runs over contiguous memory.
+
+With native kernels on (graphgrad.backend.native) and float32 NumPy arrays, the pointwise part of a
+step (all gate activations, the state updates, or their gradients) is one C call
+(backend/native/recurrent.c) instead of about ten NumPy calls; the matmuls stay NumPy's, and the
+workspace layout is the same, so either backward reads either forward's workspace.
 """
 from __future__ import annotations
 
 from typing import Tuple
 
-from graphgrad.backend import np
+from graphgrad.backend import native, np
 from graphgrad.core.autograd import enable_grad, grad, is_grad_enabled
 from graphgrad.core.op import Op, as_tensor_args
 from graphgrad.core.spec import TensorSpec
@@ -95,12 +100,25 @@ def _gate_blocks(xp, w, gates: int, scales: tuple) -> list:
     return blocks
 
 
+def _native_step(name: str, arrays, B: int, H: int):
+    """The native kernel ``name`` (backend/native/recurrent.c) when a scan or its gradient can use it:
+    the arrays (``None`` skipped) are float32 NumPy arrays, a step's (B, H) block is not empty, native
+    kernels are on. Else ``None``: the caller takes its NumPy path."""
+    if B * H == 0 or any(type(a) is not np.ndarray or a.dtype != np.float32 for a in arrays if a is not None):
+        return None
+    return native.kernel(name)
+
+
+def _contiguous(a):
+    return None if a is None else np.ascontiguousarray(a)
+
+
 def _project(xp, x, blocks: list, bias, scales: tuple, dtype):
     """The input projections of every step at once, gate-major: (G, T, B, H) with
     ``[k] = (x @ W_k^T + b_k) * scale_k``, one matmul per gate."""
     T, B, _ = x.shape
     H = blocks[0].shape[1]
-    x2 = x.reshape(T * B, -1)
+    x2 = x.reshape(T * B, x.shape[2])  # (-1 is ambiguous when B == 0)
     out = xp.empty((len(blocks), T, B, H), dtype)
     for k, block in enumerate(blocks):
         xp.matmul(x2, block, out=out[k].reshape(T * B, H))
@@ -215,6 +233,9 @@ class LSTMScan(_LSTMOp):
     def forward(self, xp, *arrays):
         T, B, H, dtype = self._check(arrays)  # (eager mode runs no shape rule: check here)
         x, w_ih, w_hh, b_ih, b_hh, (h_prev, c_prev), _ = self._unpack([_cast(a, dtype) for a in arrays])
+        step = _native_step("lstm_step_f32", (x, w_ih, w_hh, b_ih, b_hh, h_prev, c_prev), B, H)
+        if step is not None:
+            return self._forward_native(xp, step, x, w_ih, w_hh, b_ih, b_hh, h_prev, _contiguous(c_prev))
         scales = _LSTM_SCALES
         gx = _project(xp, x, _gate_blocks(xp, w_ih, 4, scales), None if b_ih is None else b_ih + b_hh, scales, dtype)
         recurrent = _StepProduct(xp, _gate_blocks(xp, w_hh, 4, scales), B)
@@ -245,6 +266,29 @@ class LSTMScan(_LSTMOp):
             h_prev, c_prev = h[t], c[t]
         ws[T] = h_prev
         ws[T + 1] = c_prev
+        return ws
+
+    def _forward_native(self, xp, step, x, w_ih, w_hh, b_ih, b_hh, h_prev, c0):
+        """The scan with one native call per step for everything but the recurrent matmul; unscaled
+        weights (the kernel computes its sigmoids itself), the gates side by side (one product)."""
+        T, B, _ = x.shape
+        H = w_hh.shape[1]
+        gx = xp.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 4H): every step's input projection at once
+        if b_ih is not None:
+            gx += b_ih + b_hh
+        recurrent = _StepProduct(xp, [xp.ascontiguousarray(w_hh.T)], B)
+        ws = xp.empty((_lstm_rows(T), B, H), np.float32)
+        pre = xp.empty((B, 4 * H), np.float32)  # h_{t-1} W_hh^T
+        # the kernel's unchecked entry: the arrays are checked float32 and C-contiguous above
+        pointers = [native.pointer(a) for a in (gx, pre, pre if c0 is None else c0, ws)]
+        prev = -2 if c0 is None else -1  # where c_{t-1} is: zero, c0, then the row of step t - 1
+        for t in self._steps(T):
+            if h_prev is not None:
+                recurrent(h_prev, (pre,))
+            step.raw(*pointers, t, prev, T, B, H)
+            h_prev, prev = ws[t], t
+        ws[T] = h_prev
+        ws[T + 1] = ws[T + 2 + prev]
         return ws
 
     def backward(self, inputs, out, g):
@@ -300,6 +344,9 @@ class LSTMSequenceGrad(_LSTMOp):
         dtype = ws.dtype
         g = _cast(g, dtype)
         recurrent = _StepProduct(xp, [_cast(w_hh, dtype)], B)
+        step = _native_step("lstm_step_grad_f32", (ws, g, w_hh, c0), B, H)
+        if step is not None and ws.flags.c_contiguous:
+            return self._forward_native(xp, step, recurrent, ws, np.ascontiguousarray(g), _contiguous(c0))
         h, c, tc, act = _lstm_views(ws, T)
         # d activation / d pre-activation, for all steps at once: s (1 - s) for the sigmoids, 1 - t^2 for g
         square = act * act
@@ -330,6 +377,25 @@ class LSTMSequenceGrad(_LSTMOp):
             dc += tmp
             xp.multiply(dc, coef[:, t], out=d4[t, :, :3].transpose(1, 0, 2))
             dc *= act[1, t]  # dc_{t-1} = dc_t * f_t
+            recurrent(d[t], (dh_next,))
+        d[T, :, :H] = dh_next
+        d[T, :, H:2 * H] = dc
+        d[T, :, 2 * H:] = 0.0
+        return d
+
+    def _forward_native(self, xp, step, recurrent, ws, g, c0):
+        """Backpropagation through time with one native call per step for the gate gradients (from
+        the workspace's activations, nothing precomputed over the sequence) and the recurrent matmul."""
+        T = g.shape[0] - 2
+        B, H = ws.shape[1], ws.shape[2]
+        d = xp.empty((T + 1, B, 4 * H), np.float32)
+        dh_next, dc = g[T].copy(), g[T + 1].copy()
+        pointers = [native.pointer(a) for a in (ws, g, dh_next, dc if c0 is None else c0, dc, d)]
+        first = T - 1 if self.reverse else 0
+        for t in reversed(self._steps(T)):
+            # where c_{t-1} is (as in the forward kernel): the row of the step before, c0, or zero
+            prev = (t + 1 if self.reverse else t - 1) if t != first else (-2 if c0 is None else -1)
+            step.raw(*pointers, t, prev, T, B, H)
             recurrent(d[t], (dh_next,))
         d[T, :, :H] = dh_next
         d[T, :, H:2 * H] = dc

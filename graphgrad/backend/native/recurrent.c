@@ -1,0 +1,147 @@
+/* Recurrent cells (graphgrad/ops/recurrent.py): the pointwise part of one LSTM or GRU time step, forward
+ * and backward, in one pass. The matmuls of a step stay in NumPy (BLAS); what is left of a step is
+ * about ten elementwise NumPy calls over (B, H) blocks, each a Python call and a pass over memory,
+ * which this replaces with one call.
+ *
+ * The workspace layouts are the ones of recurrent.py's NumPy path (_lstm_views / _gru_views), so a
+ * workspace written here is read by either backward path. Rows are (B, H) blocks, bh = B * H floats:
+ *   LSTM (7T + 2 rows): h[0..T), h_n, c_n, c[0..T), tanh(c)[0..T), then gates i, f, g, o gate-major
+ *                       (gate k of step t at row 3T + 2 + k T + t);
+ *   GRU  (5T + 1 rows): h[0..T), h_n, then gates r, z, n gate-major (row T + 1 + k T + t), then
+ *                       W_hn h_{t-1} + b_hn (row 4T + 1 + t).
+ * Projections are (rows, B, G * H) with the gates side by side along the last axis (PyTorch's order).
+ * The arithmetic follows the NumPy path's formulas (same products and sums in the same order) where
+ * it can; the activations come from gg_native.h, within a few ulp of NumPy's.
+ *
+ * The loops over one row of H sit in static inline functions because gcc honours `restrict` on
+ * function parameters (not on local pointers); without it, the many arrays of a row need more
+ * run-time alias checks than gcc will version a loop for, and the loop stays scalar. */
+/* Fused multiply-adds for the polynomials (-std=c99 turns contraction off), as transformer.c. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
+#include "gg_native.h"
+
+/* tanh(x) as x P(x^2) / Q(x^2), a rational fit of degrees 6 and 3 in x^2 (relative error 7e-9 on
+ * [0, 9]; float32 evaluation brings it to <= 6 ulp, the most near +-1), with x clamped to +-9, where
+ * tanh rounds to +-1 in float32, and the result to [-1, 1]. About half the work of gg_tanhf (an exp,
+ * a division and a Taylor series for small x): one division, ten multiply-adds. NaN stays NaN (the
+ * clamps are comparisons, false for NaN). The sigmoids of a cell are 0.5 tanh(x / 2) + 0.5, as in
+ * recurrent.py's NumPy path. */
+static inline float rec_tanhf(float x) {
+    float c = x > 9.0f ? 9.0f : x;
+    c = c < -9.0f ? -9.0f : c;
+    float s = c * c;
+    float p = -8.48909159e-14f;
+    p = p * s + 5.27810642e-11f;
+    p = p * s - 2.02255741e-08f;
+    p = p * s + 1.11543986e-05f;
+    p = p * s + 3.10396519e-03f;
+    p = p * s + 1.30840182e-01f;
+    p = p * s + 1.0f;
+    float q = 2.54615792e-04f;
+    q = q * s + 2.44952142e-02f;
+    q = q * s + 4.64173466e-01f;
+    q = q * s + 1.0f;
+    float y = c * p / q;
+    y = y > 1.0f ? 1.0f : y;
+    return y < -1.0f ? -1.0f : y;
+}
+
+static inline float rec_sigmoidf(float x) {
+    return 0.5f * rec_tanhf(0.5f * x) + 0.5f;
+}
+
+/* One row (H units) of an LSTM step: x, p the input and recurrent projections (4H, gates side by
+ * side; p and cp read only when has_prev); writes h, c, tanh(c) and the gate activations. */
+static inline void lstm_row(const float *restrict x, const float *restrict p, const float *restrict cp,
+                            float *restrict h, float *restrict c, float *restrict tc, float *restrict ai,
+                            float *restrict af, float *restrict ag, float *restrict ao, int64_t H, int has_prev) {
+    if (has_prev) {
+        for (int64_t j = 0; j < H; j++) {
+            float i = rec_sigmoidf(x[j] + p[j]);
+            float f = rec_sigmoidf(x[H + j] + p[H + j]);
+            float g = rec_tanhf(x[2 * H + j] + p[2 * H + j]);
+            float o = rec_sigmoidf(x[3 * H + j] + p[3 * H + j]);
+            float cn = f * cp[j] + i * g;
+            float tn = rec_tanhf(cn);
+            ai[j] = i; af[j] = f; ag[j] = g; ao[j] = o;
+            c[j] = cn; tc[j] = tn; h[j] = o * tn;
+        }
+    } else {
+        for (int64_t j = 0; j < H; j++) {
+            float i = rec_sigmoidf(x[j]);
+            float f = rec_sigmoidf(x[H + j]);
+            float g = rec_tanhf(x[2 * H + j]);
+            float o = rec_sigmoidf(x[3 * H + j]);
+            float cn = i * g;
+            float tn = rec_tanhf(cn);
+            ai[j] = i; af[j] = f; ag[j] = g; ao[j] = o;
+            c[j] = cn; tc[j] = tn; h[j] = o * tn;
+        }
+    }
+}
+
+/* The previous cell state of a step: row `prev` of the c block of ws when prev >= 0, the initial
+ * state c0 when prev == -1; NULL (start from zero states) when prev == -2. */
+static inline const float *lstm_c_prev(const float *ws, const float *c0, int64_t prev, int64_t T, int64_t bh) {
+    return prev >= 0 ? ws + (T + 2 + prev) * bh : prev == -1 ? c0 : NULL;
+}
+
+/* LSTM forward of step t. gx: (T, B, 4H) input projections with both biases; pre: (B, 4H) the
+ * recurrent projection h_{t-1} W_hh^T, read unless the step starts from zero states (prev == -2,
+ * then c_t = i g); prev: where c_{t-1} is (lstm_c_prev; c0 is (B, H), any array when unused).
+ * Writes h[t], c[t], tanh(c[t]) and the gate activations of step t into the workspace ws. Every
+ * array is the same at every step, so the caller makes its pointers once. */
+GG_EXPORT void gg_lstm_step_f32(const float *gx, const float *pre, const float *c0, float *ws, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+    const int64_t bh = B * H;
+    const float *c_prev = lstm_c_prev(ws, c0, prev, T, bh);
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t row = t * bh + b * H;
+        float *a = ws + (3 * T + 2) * bh + row;  /* gate k of this row at a + k T bh */
+        lstm_row(gx + (t * B + b) * 4 * H, pre + b * 4 * H, c_prev ? c_prev + b * H : NULL, ws + row,
+                 ws + (T + 2) * bh + row, ws + (2 * T + 2) * bh + row, a, a + T * bh, a + 2 * T * bh,
+                 a + 3 * T * bh, H, c_prev != NULL);
+    }
+}
+
+/* One row of an LSTM step's backward: the gate gradients di, df, dg, d_o; dc is updated in place. */
+static inline void lstm_grad_row(const float *restrict gt, const float *restrict dn, const float *restrict cp,
+                                 const float *restrict h, const float *restrict tc, const float *restrict ai,
+                                 const float *restrict af, const float *restrict ag, const float *restrict ao,
+                                 float *restrict dc, float *restrict di, float *restrict df, float *restrict dg,
+                                 float *restrict d_o, int64_t H, int has_prev) {
+    for (int64_t j = 0; j < H; j++) {
+        float i = ai[j], f = af[j], g = ag[j], o = ao[j], tn = tc[j];
+        float dh = gt[j] + dn[j];
+        float d = dc[j] + dh * (o - h[j] * tn);            /* o (1 - tanh(c)^2), as o - h tanh(c) */
+        di[j] = d * (g * (i - i * i));
+        dg[j] = d * (i * (1.0f - g * g));
+        d_o[j] = dh * (tn * (o - o * o));
+        dc[j] = d * f;
+        df[j] = d;                                         /* times c_{t-1} f (1 - f) below */
+    }
+    if (has_prev) {
+        for (int64_t j = 0; j < H; j++) df[j] *= cp[j] * (af[j] - af[j] * af[j]);
+    } else {
+        for (int64_t j = 0; j < H; j++) df[j] *= 0.0f;    /* (NaN and inf stay NaN, as NumPy's dc * 0) */
+    }
+}
+
+/* LSTM backward of step t (steps are visited in the reverse of the forward order). g: (T + 2, B, H)
+ * the upstream gradient; dh_next: (B, H) the gradient reaching h_t through the next step's recurrent
+ * product; dc: (B, H) the gradient of c_t, updated in place to that of c_{t-1}; prev, c0: where
+ * c_{t-1} is, as in gg_lstm_step_f32 (zero states: f gets no gradient). Writes the gradients of the
+ * gate pre-activations (i, f, g, o side by side) into row t of d (T + 1, B, 4H). */
+GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const float *dh_next, const float *c0, float *dc, float *d, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+    const int64_t bh = B * H;
+    const float *c_prev = lstm_c_prev(ws, c0, prev, T, bh);
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t row = t * bh + b * H;
+        const float *a = ws + (3 * T + 2) * bh + row;
+        float *out = d + (t * B + b) * 4 * H;
+        lstm_grad_row(g + row, dh_next + b * H, c_prev ? c_prev + b * H : NULL, ws + row,
+                      ws + (2 * T + 2) * bh + row, a, a + T * bh, a + 2 * T * bh, a + 3 * T * bh, dc + b * H,
+                      out, out + H, out + 2 * H, out + 3 * H, H, c_prev != NULL);
+    }
+}

@@ -1,0 +1,171 @@
+"""The native recurrent cells (graphgrad/backend/native/recurrent.c): the pointwise part of each LSTM time
+step (LSTMScan) and of its backward (LSTMSequenceGrad) as one C call.
+Each float32 op is compared with its NumPy path (``native.disabled()``), forward and gradient ops, over
+odd and empty shapes, every flag (reverse, biases, initial states), NaN/inf, non-contiguous inputs, a
+workspace of one path read by the other's backward, and eager against ``gg.function``."""
+import itertools
+
+import numpy as np
+import pytest
+
+import graphgrad as gg
+from graphgrad.backend import native
+from graphgrad.ops.recurrent import LSTMScan, LSTMSequenceGrad
+
+needs_native = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
+
+SHAPES = [(35, 32, 64, 128), (5, 3, 7, 9), (1, 1, 1, 1), (4, 2, 3, 17)]  # (T, B, I, H); W3's first
+FLAGS = list(itertools.product([False, True], repeat=3))  # (reverse, has_bias, has_state)
+
+
+def _both(fn):
+    """``fn()`` with native kernels on, then off (the NumPy path)."""
+    on = fn()
+    with native.disabled():
+        off = fn()
+    return on, off
+
+
+def _lstm_case(T, B, I, H, flags, seed=0, dtype=np.float32):
+    """The inputs of an LSTMScan with these flags, and an upstream gradient for LSTMSequenceGrad."""
+    rng = np.random.default_rng(seed)
+    reverse, has_bias, has_state = flags
+    args = [rng.standard_normal((T, B, I)), rng.standard_normal((4 * H, I)) * 0.3,
+            rng.standard_normal((4 * H, H)) * 0.3]
+    if has_bias:
+        args += [rng.standard_normal(4 * H) * 0.3, rng.standard_normal(4 * H) * 0.3]
+    if has_state:
+        args += [rng.standard_normal((B, H)), rng.standard_normal((B, H))]
+    g = rng.standard_normal((T + 2, B, H)).astype(dtype)
+    return [a.astype(dtype) for a in args], g
+
+
+def _scan_and_grad(flags, args, g, ws=None):
+    """The workspace of LSTMScan (or ``ws`` as given) and LSTMSequenceGrad's output from it."""
+    if ws is None:
+        ws = LSTMScan(*flags).forward(np, *args)
+    return ws, LSTMSequenceGrad(*flags).forward(np, *args, ws, g)
+
+
+# ---- LSTM -------------------------------------------------------------------------------------------------------
+@needs_native
+@pytest.mark.parametrize("flags", FLAGS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_lstm_scan_and_its_gradient_match_numpy(shape, flags):
+    args, g = _lstm_case(*shape, flags)
+    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
+    assert ws_on.shape == ws_off.shape and ws_on.dtype == d_on.dtype == np.float32
+    # tanh/sigmoid within 6 ulp of NumPy's, carried through the recurrence
+    np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-4, atol=2e-5)
+    # the gradient alone, from one workspace: closer
+    (_, d_on), (_, d_off) = _both(lambda: _scan_and_grad(flags, args, g, ws_off))
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=5e-6)
+
+
+@needs_native
+def test_lstm_workspace_of_either_path_feeds_either_gradient():
+    flags = (False, True, True)
+    args, g = _lstm_case(6, 4, 5, 8, flags, seed=1)
+    ws_on, ws_off = _both(lambda: LSTMScan(*flags).forward(np, *args))
+    with native.disabled():
+        reference = _scan_and_grad(flags, args, g, ws_off)[1]
+        from_native_ws = _scan_and_grad(flags, args, g, ws_on)[1]
+    from_numpy_ws = _scan_and_grad(flags, args, g, ws_off)[1]
+    np.testing.assert_allclose(from_native_ws, reference, rtol=1e-5, atol=5e-6)
+    np.testing.assert_allclose(from_numpy_ws, reference, rtol=1e-5, atol=5e-6)
+
+
+@pytest.mark.parametrize("shape", [(3, 0, 4, 5), (2, 3, 0, 4), (1, 2, 3, 0)])
+def test_lstm_empty_batch_input_or_hidden(shape):
+    flags = (False, True, True)
+    args, g = _lstm_case(*shape, flags)
+    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
+    np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=5e-6)
+
+
+@needs_native
+def test_lstm_nan_and_infinities_as_numpy():
+    flags = (False, True, True)
+    args, g = _lstm_case(4, 5, 3, 6, flags, seed=2)
+    args[0][1, 0, 0] = np.nan      # batch row 0 turns NaN from step 1 on
+    args[0][2, 1, :] = np.inf      # row 1: +-inf pre-activations (saturated gates), NaN where inf - inf
+    args[0][0, 2, :] = -np.inf
+    args[6][3, 0] = np.inf         # c0 of row 3 infinite (c stays inf, tanh(c) = 1)
+    g[1, 4, 2] = np.nan
+    with np.errstate(all="ignore"):
+        (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
+        (_, d1_on), (_, d1_off) = _both(lambda: _scan_and_grad(flags, args, g, ws_off))
+    assert np.isnan(ws_off).any() and np.isinf(ws_off).any()
+    np.testing.assert_array_equal(np.isnan(ws_on), np.isnan(ws_off))
+    np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)  # (NaN == NaN, inf == inf here)
+    np.testing.assert_array_equal(np.isnan(d1_on), np.isnan(d1_off))
+    np.testing.assert_allclose(d1_on, d1_off, rtol=1e-5, atol=5e-6)
+    np.testing.assert_array_equal(np.isnan(d_on), np.isnan(d_off))
+
+
+@needs_native
+@pytest.mark.parametrize("reverse", [False, True])
+def test_lstm_non_contiguous_inputs(reverse):
+    flags = (reverse, True, True)
+    rng = np.random.default_rng(3)
+    T, B, I, H = 5, 4, 6, 7
+    x = rng.standard_normal((B, T, I)).astype(np.float32).transpose(1, 0, 2)  # batch_first, as nn.LSTM
+    w_ih = (rng.standard_normal((I, 4 * H)) * 0.3).astype(np.float32).T
+    w_hh = (rng.standard_normal((8 * H, 2 * H)) * 0.3).astype(np.float32)[::2, ::2]
+    b_ih, b_hh = (rng.standard_normal((2, 8 * H)) * 0.3).astype(np.float32)[:, ::2]
+    h0, c0 = rng.standard_normal((2, H, B)).astype(np.float32).transpose(0, 2, 1)
+    g = rng.standard_normal((B, T + 2, H)).astype(np.float32).transpose(1, 0, 2)
+    args = [x, w_ih, w_hh, b_ih, b_hh, h0, c0]
+    assert not any(a.flags.c_contiguous for a in args + [g])
+    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
+    contiguous = [np.ascontiguousarray(a) for a in args]
+    ws_c, d_c = _scan_and_grad(flags, contiguous, np.ascontiguousarray(g))
+    np.testing.assert_array_equal(ws_on, ws_c)
+    np.testing.assert_array_equal(d_on, d_c)
+    np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-4, atol=2e-5)
+
+
+def test_lstm_float64_takes_the_numpy_path():
+    flags = (False, True, True)
+    args, g = _lstm_case(4, 3, 5, 6, flags, dtype=np.float64)
+    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
+    assert ws_on.dtype == np.float64
+    np.testing.assert_array_equal(ws_on, ws_off)
+    np.testing.assert_array_equal(d_on, d_off)
+
+
+def test_lstm_layer_against_float64():
+    """The float32 layer (native where available) against float64 (NumPy), forward and gradients."""
+    flags = (False, True, False)
+    args, g = _lstm_case(35, 8, 16, 32, flags, seed=4)
+    ws, d = _scan_and_grad(flags, args, g)
+    ws64, d64 = _scan_and_grad(flags, [a.astype(np.float64) for a in args], g.astype(np.float64))
+    assert np.max(np.abs(ws - ws64)) < 2e-5
+    assert np.max(np.abs(d - d64)) < 1e-4 * max(1.0, np.max(np.abs(d64)))
+
+
+def test_lstm_eager_equals_compiled():
+    rng = np.random.default_rng(5)
+    x_np = rng.standard_normal((3, 7, 5)).astype(np.float32)
+    layer = gg.nn.LSTM(5, 6, batch_first=True)
+
+    def step(x):
+        layer.zero_grad()
+        x.requires_grad_(True)
+        out, (h, c) = layer(x)
+        loss = (out * out).sum() + (h * c).sum()
+        (gx,) = gg.grad(loss, [x], retain_graph=True)
+        loss.backward()
+        return [out, h, c, gx, layer.weight_ih_l0.grad, layer.weight_hh_l0.grad, layer.bias_hh_l0.grad]
+
+    eager = [t.numpy().copy() for t in step(gg.tensor(x_np))]
+    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
+    for e, c in zip(eager, compiled):
+        np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-6)
+    with native.disabled():
+        numpy_path = [t.numpy().copy() for t in step(gg.tensor(x_np))]
+    for e, n in zip(eager, numpy_path):
+        np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5)
