@@ -140,15 +140,21 @@ def test_non_contiguous_or_foreign_arguments_fall_back():
         assert op.kernel.native(None, (np.ascontiguousarray(x),)) is None
 
 
-def test_broadcast_classification():
+def test_loop_layout():
     out = (4, 8, 16)
-    assert fuse_native._broadcast((4, 8, 16), out) == ("full",)
-    assert fuse_native._broadcast((1,), out) == ("one",)
-    assert fuse_native._broadcast((16,), out) == ("cols", 16)
-    assert fuse_native._broadcast((1, 8, 16), out) == ("cols", 128)
-    assert fuse_native._broadcast((4, 1, 1), out) == ("rows", 4)
-    assert fuse_native._broadcast((4, 8, 1), out) == ("rows", 32)
-    assert fuse_native._broadcast((8, 1), out) is None  # a middle broadcast
+    layout = fuse_native.loop_layout
+    assert layout([(4, 8, 16)], out) == ((1, 1, 512), [(0, 0, 1)])  # all axes merged
+    assert layout([(4, 8, 16), (1,)], out) == ((1, 1, 512), [(0, 0, 1), (0, 0, 0)])
+    assert layout([(4, 8, 16), (16,)], out) == ((1, 32, 16), [(0, 16, 1), (0, 0, 1)])
+    assert layout([(4, 8, 16), (8, 1)], out) == ((4, 8, 16), [(128, 16, 1), (0, 1, 0)])  # a middle block
+    assert layout([(4, 8, 16), (4, 1, 1)], out) == ((1, 4, 128), [(0, 128, 1), (0, 1, 0)])
+    assert layout([(4, 8, 16), (4, 1, 16)], out) == ((4, 8, 16), [(128, 16, 1), (16, 0, 1)])
+    assert layout([(1, 8, 1, 16)], (2, 8, 4, 16)) is None  # four loops
+    assert layout([(3, 16)], out) is None  # not a broadcast
+
+
+def test_channel_bias_of_a_convolution_output():
+    _run(lambda x, b: gg.relu(x + b) * 0.5, {"x": _f32(8, 16, 14, 14), "b": _f32(16, 1, 1)})
 
 
 def test_literals_are_exact():

@@ -13,8 +13,9 @@ Only float32 groups of large arrays whose operations have an exact C counterpart
   3 ulp of NumPy's). A MatMul head stays NumPy's (BLAS) product, written first into the output
   buffer (or a scratch one), which the loop then reads. Log, sin, cos and casts between float types
   keep the NumPy kernel.
-* inputs: the output's shape, a single value, a trailing block (a bias ``(C,)`` of an ``(N, C)``
-  output) or a leading block (``(N, 1)``); other broadcasts keep the NumPy kernel.
+* inputs: any broadcast that three nested loops can read (:func:`loop_layout`): the output's shape,
+  a single value, a bias ``(C,)`` of ``(N, C)``, a per-channel ``(C, 1, 1)`` of ``(N, C, H, W)``,
+  ``(N, 1)`` rows...; the shapes are constants of the generated code.
 * outputs of at least :data:`MIN_ELEMENTS` elements: below that the generated NumPy kernel is about
   as fast, and the tests' thousands of tiny graphs would each wait for a compiler.
 
@@ -50,49 +51,67 @@ def _literal(value) -> str:
     return f"{value.hex()}f" if math.isfinite(value) else ("INFINITY" if value > 0 else "-INFINITY")
 
 
-def _broadcast(shape: tuple, out: tuple) -> Optional[tuple]:
-    """How an input of ``shape`` is read by an ``out``-shaped loop: ``("full",)``, ``("one",)``,
-    ``("cols", size)`` (a trailing block) or ``("rows", size)`` (a leading block, each value for a
-    trailing run of ``prod(out) / size``); ``None`` for any other broadcast."""
-    shape = tuple(shape)
-    if shape == out:
-        return ("full",)
-    size = math.prod(shape)
-    if size == 1:
-        return ("one",)
-    core = shape
-    while core and core[0] == 1:
-        core = core[1:]
-    if len(core) <= len(out) and out[len(out) - len(core):] == core:
-        return ("cols", size)
-    padded = (1,) * (len(out) - len(shape)) + shape
-    lead = len(padded)
-    while lead and padded[lead - 1] == 1:
-        lead -= 1
-    if padded[:lead] == out[:lead]:
-        return ("rows", size)
-    return None
+def loop_layout(in_shapes: list, out: tuple) -> Optional[tuple]:
+    """How an ``out``-shaped loop reads inputs of ``in_shapes`` (each broadcast to ``out``):
+    ``(sizes, strides)``, three loop sizes (outer to inner; the output's axes of size 1 dropped and
+    neighbours that every input reads alike merged) and, per input, its element stride along each
+    loop (0 where it is broadcast). ``None`` when more than three loops would be needed or a shape
+    does not broadcast."""
+    nd = len(out)
+    masks = []
+    for shape in in_shapes:
+        padded = (1,) * (nd - len(shape)) + tuple(shape)
+        if len(padded) != nd or any(s != o and s != 1 for s, o in zip(padded, out)):
+            return None
+        masks.append([s == o for s, o in zip(padded, out)])
+    groups = []  # (which inputs read along it, output axes merged into it)
+    for k in range(nd):
+        if out[k] == 1:
+            continue
+        column = tuple(m[k] for m in masks)
+        if groups and groups[-1][0] == column:
+            groups[-1][1].append(k)
+        else:
+            groups.append((column, [k]))
+    if len(groups) > 3:
+        return None
+    groups = [(tuple(False for _ in masks), [])] * (3 - len(groups)) + groups
+    sizes = tuple(math.prod(out[k] for k in axes) for _, axes in groups)
+    strides = []
+    for i in range(len(in_shapes)):
+        stride, own = [0, 0, 0], 1
+        for level in (2, 1, 0):
+            if groups[level][0][i]:
+                stride[level] = own
+                own *= sizes[level]
+        strides.append(tuple(stride))
+    return sizes, strides
+
+
+def _index(strides: tuple) -> str:
+    terms = [f"{'i' + str(level) if step == 1 else f'i{level} * {step}'}" for level, step in enumerate(strides) if step]
+    return " + ".join(terms) or "0"
 
 
 def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tuple) -> Optional[tuple]:
-    """``(source, width, heads)``: the C function ``gg_<name>`` of a fused group, the inner loop's
-    length, and the MatMul heads computed before it as ``(member, input a, input b, a transposed,
-    b transposed)``; ``None`` when the group is outside what is generated (module docstring). ``instrs`` are the group's ``(opkey, op class, args, dtype str)``
-    (args: ``("v", member)``, ``("a", input)``, ``("l", literal)``), ``inputs`` its input tensors,
-    ``out_slots`` ``{member: output index}`` (the root is output 0)."""
+    """``(source, heads)``: the C function ``gg_<name>`` of a fused group and the MatMul heads
+    computed before it as ``(member, input a, input b, a transposed, b transposed)``; ``None`` when
+    the group is outside what is generated (module docstring). ``instrs`` are the group's
+    ``(opkey, op class, args, dtype str)`` (args: ``("v", member)``, ``("a", input)``,
+    ``("l", literal)``), ``inputs`` its input tensors, ``out_slots`` ``{member: output index}`` (the
+    root is output 0)."""
     shape = tuple(shape)
     if None in shape or math.prod(shape) < MIN_ELEMENTS:
         return None
-    elementwise = {a[1] for _, cls, args, _ in instrs if cls is not MatMul for a in args if a[0] == "a"}
-    reads = [_broadcast(t.shape, shape) if i in elementwise else ("matmul",) for i, t in enumerate(inputs)]
-    if any(how is None for how in reads) or any(np.dtype(t.dtype) not in (_F32, _BOOL) for t in inputs):
+    if any(np.dtype(t.dtype) not in (_F32, _BOOL) for t in inputs):
         return None
-    total = math.prod(shape)
-    cols = {how[1] for how in reads if how[0] == "cols"}
-    rows = {how[1] for how in reads if how[0] == "rows"}
-    if len(cols) > 1 or len(rows) > 1 or (cols and rows and total // next(iter(rows)) != next(iter(cols))):
+    elementwise = sorted({a[1] for _, cls, args, _ in instrs if cls is not MatMul for a in args if a[0] == "a"})
+    layout = loop_layout([inputs[i].shape for i in elementwise], shape)
+    if layout is None:
         return None
-    width = next(iter(cols)) if cols else (total // next(iter(rows)) if rows else total)
+    sizes, strides = layout
+    index_of = {i: _index(st) for i, st in zip(elementwise, strides)}
+    full = _index((sizes[1] * sizes[2], sizes[2], 1))
     kinds = {}  # value name -> "f" (float) or "b" (bool)
     body = []
     heads = []
@@ -103,47 +122,43 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
             return f"v{v}", kinds[f"v{v}"]
         if kind == "l":
             return _literal(v), "f"
-        how, dtype = reads[v], np.dtype(inputs[v].dtype)
-        index = {"full": "r * cols + c", "one": "0", "cols": "c", "rows": "r"}[how[0]]
-        value = f"a{v}[{index}]"
-        return (f"({value} != 0)", "b") if dtype == _BOOL else (value, "f")
+        value = f"a{v}[{index_of[v]}]"
+        return (f"({value} != 0)", "b") if np.dtype(inputs[v].dtype) == _BOOL else (value, "f")
 
     for j, (opkey, cls, args, dstr) in enumerate(instrs):
         dtype = np.dtype(dstr)
         if cls is MatMul:
-            if np.dtype(dstr) != _F32 or any(a[0] != "a" or np.dtype(inputs[a[1]].dtype) != _F32 for a in args):
+            if dtype != _F32 or any(a[0] != "a" or np.dtype(inputs[a[1]].dtype) != _F32 for a in args):
                 return None
             heads.append((j,) + tuple(a[1] for a in args) + tuple(opkey[1:]))
             kinds[f"v{j}"] = "f"
-            body.append(f"            float v{j} = m{j}[r * cols + c];")
+            body.append(f"                float v{j} = m{j}[{full}];")
             continue
-        ops = [operand(a) for a in args]
-        expr = _expression(cls, opkey, ops, dtype)
-        if expr is None:
-            return None
+        expr = _expression(cls, opkey, [operand(a) for a in args], dtype)
         kind = "b" if dtype == _BOOL else "f"
-        if kind == "f" and dtype != _F32:
+        if expr is None or (kind == "f" and dtype != _F32):
             return None
         kinds[f"v{j}"] = kind
-        body.append(f"            {'float' if kind == 'f' else 'int'} v{j} = {expr};")
+        body.append(f"                {'float' if kind == 'f' else 'int'} v{j} = {expr};")
     for j, k in sorted(out_slots.items(), key=lambda item: item[1]):
         if kinds[f"v{j}"] != "f":
             return None
-        body.append(f"            o{k}[r * cols + c] = v{j};")
+        body.append(f"                o{k}[{full}] = v{j};")
     params = [f"{'const uint8_t' if np.dtype(t.dtype) == _BOOL else 'const float'} *a{i}" for i, t in enumerate(inputs)]
     params += [f"const float *m{j}" for j, *_ in heads]
     params += [f"float *o{k}" for k in sorted(out_slots.values())]
-    params += ["int64_t rows", "int64_t cols"]
     return "\n".join([
         f"GG_EXPORT void gg_{name}({', '.join(params)}) {{",
-        "    for (int64_t r = 0; r < rows; r++) {",
-        "        #pragma GCC ivdep",  # outputs may be inputs' own arrays: element c is read, then written
-        "        for (int64_t c = 0; c < cols; c++) {",
+        f"    for (int64_t i0 = 0; i0 < {sizes[0]}; i0++) {{",
+        f"        for (int64_t i1 = 0; i1 < {sizes[1]}; i1++) {{",
+        "            #pragma GCC ivdep",  # outputs may be inputs' own arrays: element i is read, then written
+        f"            for (int64_t i2 = 0; i2 < {sizes[2]}; i2++) {{",
         *body,
+        "            }",
         "        }",
         "    }",
         "}",
-        ""]), width, heads
+        ""]), heads
 
 
 def _expression(cls, opkey, ops: list, dtype) -> Optional[str]:
@@ -188,13 +203,10 @@ class NativeKernel:
     and returns the output (a tuple for several), or ``None`` when the arguments do not fit it (the
     caller then runs the NumPy kernel)."""
 
-    def __init__(self, fn: Callable, shape: tuple, width: int, heads: list, in_shapes: list, in_dtypes: list,
-                 n_outputs: int):
+    def __init__(self, fn: Callable, shape: tuple, heads: list, in_shapes: list, in_dtypes: list, n_outputs: int):
         self.fn = fn
         self.heads = heads
         self.shape = tuple(shape)
-        self.rows = math.prod(shape) // width
-        self.cols = width
         self.in_shapes = [tuple(s) for s in in_shapes]
         self.in_bool = [np.dtype(d) == _BOOL for d in in_dtypes]
         self.n_outputs = n_outputs
@@ -222,7 +234,7 @@ class NativeKernel:
             np.matmul(arrays[i].T if a_transposed else arrays[i], arrays[k].T if b_transposed else arrays[k],
                       out=buffer)
             pointers.append(_pointer(buffer))
-        self.fn(*pointers, *[_pointer(o) for o in outs], self.rows, self.cols)
+        self.fn(*pointers, *[_pointer(o) for o in outs])
         return tuple(outs) if self.n_outputs > 1 else outs[0]
 
 
@@ -245,7 +257,7 @@ def attach(kernels: list) -> None:
     for k in pending:
         fn = compiled.get(k.native_name)
         if fn is not None:
-            k.native = NativeKernel(fn.raw, k.native_shape, k.native_source[1], k.native_source[2], *k.native_inputs)
+            k.native = NativeKernel(fn.raw, k.native_shape, k.native_source[1], *k.native_inputs)
 
 
 def describe(key) -> str:

@@ -1,0 +1,45 @@
+/* Depthwise 2-D convolution (one input channel per group, M filters per channel), float32, NCHW:
+ * y[n, c*M + m, oh, ow] = sum over (kh, kw) of w[c*M + m, kh, kw] * x[n, c, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw]
+ * (zero outside the input). Each output row is summed in place over the kernel offsets that reach
+ * inside the input; the inner loop runs along the output row (contiguous for stride 1). */
+#include "gg_native.h"
+
+static inline int64_t first_inside(int64_t offset, int64_t stride) {
+    /* the first o >= 0 with o * stride + offset >= 0 */
+    return offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+}
+
+static inline int64_t end_inside(int64_t offset, int64_t stride, int64_t size, int64_t out) {
+    /* one past the last o < out with o * stride + offset < size */
+    int64_t end = offset >= size ? 0 : (size - 1 - offset) / stride + 1;
+    return end < out ? end : out;
+}
+
+GG_EXPORT void gg_depthwise2d_f32(const float *x, const float *w, float *y, int64_t n, int64_t c, int64_t h, int64_t width, int64_t m, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+    for (int64_t plane = 0; plane < n * c * m; plane++) {
+        int64_t sample = plane / (c * m), channel = plane % (c * m);
+        const float *xp = x + (sample * c + channel / m) * h * width;
+        const float *wp = w + channel * kh * kw;
+        float *yp = y + plane * oh * ow;
+        for (int64_t r = 0; r < oh; r++) {
+            float *row = yp + r * ow;
+            for (int64_t q = 0; q < ow; q++) row[q] = 0.0f;
+            for (int64_t i = 0; i < kh; i++) {
+                int64_t in_row = r * sh + i * dh - ph;
+                if (in_row < 0 || in_row >= h) continue;
+                const float *xr = xp + in_row * width;
+                for (int64_t j = 0; j < kw; j++) {
+                    int64_t offset = j * dw - pw;
+                    int64_t lo = first_inside(offset, sw), hi = end_inside(offset, sw, width, ow);
+                    float coef = wp[i * kw + j];
+                    if (sw == 1) {
+                        const float *src = xr + offset;
+                        for (int64_t q = lo; q < hi; q++) row[q] += coef * src[q];
+                    } else {
+                        for (int64_t q = lo; q < hi; q++) row[q] += coef * xr[q * sw + offset];
+                    }
+                }
+            }
+        }
+    }
+}
