@@ -270,7 +270,8 @@ class LayerNorm(Op):
             fn(x, x if weight is None else weight, x if bias is None else bias, out,
                math.prod(x.shape[:x.ndim - self.k]), size, self.eps, int(self.has_weight), int(self.has_bias))
             return out
-        centered, rstd = _row_stats(xp, x.reshape(-1, size), self.eps)
+        rows = math.prod(x.shape[:x.ndim - self.k])  # (not -1: a reshape by -1 fails for size 0)
+        centered, rstd = _row_stats(xp, x.reshape(rows, size), self.eps)
         centered *= rstd
         weight, bias = self._params(params)
         if weight is not None:
@@ -341,7 +342,7 @@ class LayerNormGrad(Op):
             out = np.empty((n + 2, size), x.dtype)
             fn(x, rest[0] if self.has_weight else x, g, out, n, size, self.eps, int(self.has_weight))
             return out
-        rows, grows = x.reshape(-1, size), g.reshape(-1, size)
+        rows, grows = x.reshape(n, size), g.reshape(n, size)
         centered, rstd = _row_stats(xp, rows, self.eps)
         xhat = centered
         xhat *= rstd
