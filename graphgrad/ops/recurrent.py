@@ -439,6 +439,9 @@ class GRUScan(_GRUOp):
     def forward(self, xp, *arrays):
         T, B, H, dtype = self._check(arrays)  # (eager mode runs no shape rule: check here)
         x, w_ih, w_hh, b_ih, b_hh, (h_prev,), _ = self._unpack([_cast(a, dtype) for a in arrays])
+        step = _native_step("gru_step_f32", (x, w_ih, w_hh, b_ih, b_hh, h_prev), B, H)
+        if step is not None:
+            return self._forward_native(xp, step, x, w_ih, w_hh, b_ih, b_hh, h_prev)
         scales = _GRU_SCALES  # n's two halves stay unscaled
         gx = _project(xp, x, _gate_blocks(xp, w_ih, 3, scales), b_ih, scales, dtype)
         recurrent = _StepProduct(xp, _gate_blocks(xp, w_hh, 3, scales), B)
@@ -472,6 +475,29 @@ class GRUScan(_GRUOp):
                 h[t] *= z
                 h[t] += n
             h_prev = h[t]
+        ws[T] = h_prev
+        return ws
+
+    def _forward_native(self, xp, step, x, w_ih, w_hh, b_ih, b_hh, h0):
+        """The scan with one native call per step for everything but the recurrent matmul (as
+        ``LSTMScan._forward_native``; b_hh is added in the kernel, inside r's product with W_hn h)."""
+        T, B, _ = x.shape
+        H = w_hh.shape[1]
+        gx = xp.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 3H): every step's input projection
+        if b_ih is not None:
+            gx += b_ih
+        b_hh = xp.zeros(3 * H, np.float32) if b_hh is None else xp.ascontiguousarray(b_hh)
+        recurrent = _StepProduct(xp, [xp.ascontiguousarray(w_hh.T)], B)
+        ws = xp.empty((_gru_rows(T), B, H), np.float32)
+        pre = xp.empty((B, 3 * H), np.float32)  # W_hh h_{t-1}
+        h_prev = _contiguous(h0)
+        pointers = [native.pointer(a) for a in (gx, pre, b_hh, pre if h0 is None else h_prev, ws)]
+        prev = -2 if h0 is None else -1  # where h_{t-1} is: zero, h0, then the row of step t - 1
+        for t in self._steps(T):
+            if h_prev is not None:
+                recurrent(h_prev, (pre,))
+            step.raw(*pointers, t, prev, T, B, H)
+            h_prev, prev = ws[t], t
         ws[T] = h_prev
         return ws
 
@@ -528,6 +554,9 @@ class GRUSequenceGrad(_GRUOp):
         dtype = ws.dtype
         g = _cast(g, dtype)
         recurrent = _StepProduct(xp, [_cast(w_hh, dtype)], B)
+        step = _native_step("gru_step_grad_f32", (ws, g, w_hh, h0), B, H)
+        if step is not None and ws.flags.c_contiguous:
+            return self._forward_native(xp, step, recurrent, ws, np.ascontiguousarray(g), _contiguous(h0))
         h, act, hn = _gru_views(ws, T)
         r, z, n = act[0], act[1], act[2]
         # per step, dh_t times these gives: [dz_pre, dn_pre] = dh * [(h_{t-1} - n) z (1 - z), (1 - z)(1 - n^2)]
@@ -563,6 +592,23 @@ class GRUSequenceGrad(_GRUOp):
         dgx[T] = 0.0
         dgx[T, :, :H] = dh_next
         dgh[T] = 0.0
+        return d
+
+    def _forward_native(self, xp, step, recurrent, ws, g, h0):
+        """Backpropagation through time with one native call per step for the gate gradients and the
+        recurrent matmul; the direct path dh z is carried to the next call beside the product."""
+        T = g.shape[0] - 1
+        B, H = ws.shape[1], ws.shape[2]
+        d = xp.empty((2, T + 1, B, 3 * H), np.float32)
+        mm, carry = g[T].copy(), xp.zeros((B, H), np.float32)  # dh_T = g[T] + mm + carry
+        pointers = [native.pointer(a) for a in (ws, g, mm, mm if h0 is None else h0, carry, d)]
+        first = T - 1 if self.reverse else 0
+        for t in reversed(self._steps(T)):
+            prev = (t + 1 if self.reverse else t - 1) if t != first else (-2 if h0 is None else -1)
+            step.raw(*pointers, t, prev, T, B, H)
+            recurrent(d[1, t], (mm,))
+        d[:, T] = 0.0
+        xp.add(mm, carry, out=d[0, T, :, :H])
         return d
 
     def backward(self, inputs, out, g):

@@ -1,5 +1,5 @@
-"""The native recurrent cells (graphgrad/backend/native/recurrent.c): the pointwise part of each LSTM time
-step (LSTMScan) and of its backward (LSTMSequenceGrad) as one C call.
+"""The native recurrent cells (graphgrad/backend/native/recurrent.c): the pointwise part of each LSTM or GRU
+time step (LSTMScan, GRUScan) and of its backward (LSTMSequenceGrad, GRUSequenceGrad) as one C call.
 Each float32 op is compared with its NumPy path (``native.disabled()``), forward and gradient ops, over
 odd and empty shapes, every flag (reverse, biases, initial states), NaN/inf, non-contiguous inputs, a
 workspace of one path read by the other's backward, and eager against ``gg.function``."""
@@ -10,7 +10,7 @@ import pytest
 
 import graphgrad as gg
 from graphgrad.backend import native
-from graphgrad.ops.recurrent import LSTMScan, LSTMSequenceGrad
+from graphgrad.ops.recurrent import GRUScan, GRUSequenceGrad, LSTMScan, LSTMSequenceGrad
 
 needs_native = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
 
@@ -26,25 +26,36 @@ def _both(fn):
     return on, off
 
 
-def _lstm_case(T, B, I, H, flags, seed=0, dtype=np.float32):
-    """The inputs of an LSTMScan with these flags, and an upstream gradient for LSTMSequenceGrad."""
+# cell: (scan op, gradient op, gate blocks G, initial states, extra rows of the upstream gradient)
+CELLS = {"lstm": (LSTMScan, LSTMSequenceGrad, 4, 2, 2), "gru": (GRUScan, GRUSequenceGrad, 3, 1, 1)}
+
+
+def _case(cell, T, B, I, H, flags, seed=0, dtype=np.float32, scale=None):
+    """The inputs of a scan with these flags (weights of PyTorch's scale 1/sqrt(H) unless given), and an
+    upstream gradient for its gradient op."""
+    _, _, G, n_states, extra = CELLS[cell]
     rng = np.random.default_rng(seed)
     reverse, has_bias, has_state = flags
-    args = [rng.standard_normal((T, B, I)), rng.standard_normal((4 * H, I)) * 0.3,
-            rng.standard_normal((4 * H, H)) * 0.3]
+    k = 1 / np.sqrt(max(H, 1)) if scale is None else scale
+    args = [rng.standard_normal((T, B, I)), rng.standard_normal((G * H, I)) * k, rng.standard_normal((G * H, H)) * k]
     if has_bias:
-        args += [rng.standard_normal(4 * H) * 0.3, rng.standard_normal(4 * H) * 0.3]
+        args += [rng.standard_normal(G * H) * 0.3, rng.standard_normal(G * H) * 0.3]
     if has_state:
-        args += [rng.standard_normal((B, H)), rng.standard_normal((B, H))]
-    g = rng.standard_normal((T + 2, B, H)).astype(dtype)
+        args += [rng.standard_normal((B, H)) for _ in range(n_states)]
+    g = rng.standard_normal((T + extra, B, H)).astype(dtype)
     return [a.astype(dtype) for a in args], g
 
 
-def _scan_and_grad(flags, args, g, ws=None):
-    """The workspace of LSTMScan (or ``ws`` as given) and LSTMSequenceGrad's output from it."""
+def _lstm_case(T, B, I, H, flags, seed=0, dtype=np.float32):
+    return _case("lstm", T, B, I, H, flags, seed, dtype, scale=0.3)
+
+
+def _scan_and_grad(flags, args, g, ws=None, cell="lstm"):
+    """The workspace of the scan (or ``ws`` as given) and the gradient op's output from it."""
+    scan, grad_op = CELLS[cell][:2]
     if ws is None:
-        ws = LSTMScan(*flags).forward(np, *args)
-    return ws, LSTMSequenceGrad(*flags).forward(np, *args, ws, g)
+        ws = scan(*flags).forward(np, *args)
+    return ws, grad_op(*flags).forward(np, *args, ws, g)
 
 
 # ---- LSTM -------------------------------------------------------------------------------------------------------
@@ -167,5 +178,132 @@ def test_lstm_eager_equals_compiled():
         np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-6)
     with native.disabled():
         numpy_path = [t.numpy().copy() for t in step(gg.tensor(x_np))]
+    for e, n in zip(eager, numpy_path):
+        np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5)
+
+
+# ---- GRU --------------------------------------------------------------------------------------------------------
+@needs_native
+@pytest.mark.parametrize("flags", FLAGS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_gru_scan_and_its_gradient_match_numpy(shape, flags):
+    args, g = _case("gru", *shape, flags)
+    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+    assert ws_on.shape == ws_off.shape and d_on.shape == d_off.shape and ws_on.dtype == d_on.dtype == np.float32
+    np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-4, atol=2e-5)
+    (_, d_on), (_, d_off) = _both(lambda: _scan_and_grad(flags, args, g, ws_off, cell="gru"))
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=5e-6)
+
+
+def test_gru_with_large_weights_is_as_accurate_as_numpy():
+    """Weights of scale 0.3 (not 1/sqrt(H)) make the W3-shaped recurrence amplify rounding: both float32
+    paths drift ~1e-5 from float64 over 35 steps; the native one no further than the NumPy one."""
+    flags = (False, True, False)
+    args, g = _case("gru", 35, 32, 64, 128, flags, seed=6, scale=0.3)
+    ws_on, ws_off = _both(lambda: GRUScan(*flags).forward(np, *args))
+    with native.disabled():
+        ws64 = GRUScan(*flags).forward(np, *[a.astype(np.float64) for a in args])
+    T = 35
+    err_on, err_off = np.abs(ws_on[:T] - ws64[:T]).max(), np.abs(ws_off[:T] - ws64[:T]).max()
+    assert err_on < 1e-4 and err_on < 3 * err_off
+
+
+@needs_native
+def test_gru_workspace_of_either_path_feeds_either_gradient():
+    flags = (True, True, True)
+    args, g = _case("gru", 6, 4, 5, 8, flags, seed=1)
+    ws_on, ws_off = _both(lambda: GRUScan(*flags).forward(np, *args))
+    with native.disabled():
+        reference = _scan_and_grad(flags, args, g, ws_off, cell="gru")[1]
+        from_native_ws = _scan_and_grad(flags, args, g, ws_on, cell="gru")[1]
+    from_numpy_ws = _scan_and_grad(flags, args, g, ws_off, cell="gru")[1]
+    np.testing.assert_allclose(from_native_ws, reference, rtol=1e-5, atol=5e-6)
+    np.testing.assert_allclose(from_numpy_ws, reference, rtol=1e-5, atol=5e-6)
+
+
+@pytest.mark.parametrize("shape", [(3, 0, 4, 5), (2, 3, 0, 4), (1, 2, 3, 0)])
+def test_gru_empty_batch_input_or_hidden(shape):
+    flags = (False, True, True)
+    args, g = _case("gru", *shape, flags)
+    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+    np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=5e-6)
+
+
+@needs_native
+def test_gru_nan_and_infinities_as_numpy():
+    flags = (False, True, True)
+    args, g = _case("gru", 4, 5, 3, 6, flags, seed=2)
+    args[0][1, 0, 0] = np.nan
+    args[0][2, 1, :] = np.inf
+    args[0][0, 2, :] = -np.inf
+    args[5][3, 0] = np.inf         # h0 of row 3 infinite
+    g[1, 4, 2] = np.nan
+    with np.errstate(all="ignore"):
+        (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+        (_, d1_on), (_, d1_off) = _both(lambda: _scan_and_grad(flags, args, g, ws_off, cell="gru"))
+    assert np.isnan(ws_off).any()
+    np.testing.assert_array_equal(np.isnan(ws_on), np.isnan(ws_off))
+    np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
+    np.testing.assert_array_equal(np.isnan(d1_on), np.isnan(d1_off))
+    np.testing.assert_allclose(d1_on, d1_off, rtol=1e-5, atol=5e-6)
+    np.testing.assert_array_equal(np.isnan(d_on), np.isnan(d_off))
+
+
+@needs_native
+@pytest.mark.parametrize("reverse", [False, True])
+def test_gru_non_contiguous_inputs(reverse):
+    flags = (reverse, True, True)
+    rng = np.random.default_rng(3)
+    T, B, I, H = 5, 4, 6, 7
+    x = rng.standard_normal((B, T, I)).astype(np.float32).transpose(1, 0, 2)
+    w_ih = (rng.standard_normal((I, 3 * H)) * 0.3).astype(np.float32).T
+    w_hh = (rng.standard_normal((6 * H, 2 * H)) * 0.3).astype(np.float32)[::2, ::2]
+    b_ih, b_hh = (rng.standard_normal((2, 6 * H)) * 0.3).astype(np.float32)[:, ::2]
+    h0 = rng.standard_normal((H, B)).astype(np.float32).T
+    g = rng.standard_normal((B, T + 1, H)).astype(np.float32).transpose(1, 0, 2)
+    args = [x, w_ih, w_hh, b_ih, b_hh, h0]
+    assert not any(a.flags.c_contiguous for a in args + [g])
+    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+    contiguous = [np.ascontiguousarray(a) for a in args]
+    ws_c, d_c = _scan_and_grad(flags, contiguous, np.ascontiguousarray(g), cell="gru")
+    np.testing.assert_array_equal(ws_on, ws_c)
+    np.testing.assert_array_equal(d_on, d_c)
+    np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-4, atol=2e-5)
+
+
+def test_gru_float64_takes_the_numpy_path():
+    flags = (False, True, True)
+    args, g = _case("gru", 4, 3, 5, 6, flags, dtype=np.float64)
+    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+    assert ws_on.dtype == np.float64
+    np.testing.assert_array_equal(ws_on, ws_off)
+    np.testing.assert_array_equal(d_on, d_off)
+
+
+def test_gru_eager_equals_compiled():
+    rng = np.random.default_rng(7)
+    x_np = rng.standard_normal((3, 7, 5)).astype(np.float32)
+    h_np = rng.standard_normal((1, 3, 6)).astype(np.float32)
+    layer = gg.nn.GRU(5, 6, batch_first=True, bidirectional=True)
+    h_np = np.concatenate([h_np, h_np * 0.5])
+
+    def step(x, h):
+        layer.zero_grad()
+        x.requires_grad_(True)
+        out, h_n = layer(x, h)
+        loss = (out * out).sum() + h_n.sum()
+        (gx,) = gg.grad(loss, [x], retain_graph=True)
+        loss.backward()
+        return [out, h_n, gx, layer.weight_ih_l0.grad, layer.weight_hh_l0_reverse.grad, layer.bias_hh_l0.grad]
+
+    eager = [t.numpy().copy() for t in step(gg.tensor(x_np), gg.tensor(h_np))]
+    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np), gg.tensor(h_np))]
+    for e, c in zip(eager, compiled):
+        np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-6)
+    with native.disabled():
+        numpy_path = [t.numpy().copy() for t in step(gg.tensor(x_np), gg.tensor(h_np))]
     for e, n in zip(eager, numpy_path):
         np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5)

@@ -145,3 +145,90 @@ GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const floa
                       out, out + H, out + 2 * H, out + 3 * H, H, c_prev != NULL);
     }
 }
+
+/* ---- GRU ---------------------------------------------------------------------------------------------- */
+/* One row of a GRU step: x the input projections (3H, with b_ih), p the recurrent ones W_hh h_{t-1}
+ * (read only when has_prev; else zero), bh b_hh (3H, zeros without biases), hp h_{t-1}. */
+static inline void gru_row(const float *restrict x, const float *restrict p, const float *restrict bh,
+                           const float *restrict hp, float *restrict h, float *restrict ar, float *restrict az,
+                           float *restrict an, float *restrict hn, int64_t H, int has_prev) {
+    if (has_prev) {
+        for (int64_t j = 0; j < H; j++) {
+            float r = rec_sigmoidf(x[j] + (p[j] + bh[j]));
+            float z = rec_sigmoidf(x[H + j] + (p[H + j] + bh[H + j]));
+            float m = p[2 * H + j] + bh[2 * H + j];
+            float n = rec_tanhf(x[2 * H + j] + r * m);
+            ar[j] = r; az[j] = z; an[j] = n; hn[j] = m;
+            h[j] = (hp[j] - n) * z + n;
+        }
+    } else {
+        for (int64_t j = 0; j < H; j++) {
+            float r = rec_sigmoidf(x[j] + bh[j]);
+            float z = rec_sigmoidf(x[H + j] + bh[H + j]);
+            float m = bh[2 * H + j];
+            float n = rec_tanhf(x[2 * H + j] + r * m);
+            ar[j] = r; az[j] = z; an[j] = n; hn[j] = m;
+            h[j] = n - z * n;
+        }
+    }
+}
+
+/* The previous output of a GRU step: row `prev` of ws (prev >= 0), h0 (prev == -1), or NULL (zero). */
+static inline const float *gru_h_prev(const float *ws, const float *h0, int64_t prev, int64_t bh) {
+    return prev >= 0 ? ws + prev * bh : prev == -1 ? h0 : NULL;
+}
+
+/* GRU forward of step t. gx: (T, B, 3H) input projections with b_ih; pre: (B, 3H) W_hh h_{t-1} (read
+ * unless prev == -2: zero state); b_hh: (3H,) (zeros without biases); prev, h0: where h_{t-1} is
+ * (gru_h_prev). Writes h[t], the gate activations r, z, n and W_hn h_{t-1} + b_hn of step t into ws. */
+GG_EXPORT void gg_gru_step_f32(const float *gx, const float *pre, const float *b_hh, const float *h0, float *ws, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+    const int64_t bh = B * H;
+    const float *h_prev = gru_h_prev(ws, h0, prev, bh);
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t row = t * bh + b * H;
+        float *a = ws + (T + 1) * bh + row;  /* gate k of this row at a + k T bh */
+        gru_row(gx + (t * B + b) * 3 * H, pre + b * 3 * H, b_hh, h_prev ? h_prev + b * H : NULL, ws + row,
+                a, a + T * bh, a + 2 * T * bh, ws + (4 * T + 1) * bh + row, H, h_prev != NULL);
+    }
+}
+
+/* One row of a GRU step's backward: dx (3H) the gradients of the input projections, dr (3H) those of
+ * the recurrent ones; carry is dh z of the step after, replaced by this step's. */
+static inline void gru_grad_row(const float *restrict gt, const float *restrict mm, float *restrict carry,
+                                const float *restrict hp, const float *restrict ar, const float *restrict az,
+                                const float *restrict an, const float *restrict hn, float *restrict dx,
+                                float *restrict dr, int64_t H, int has_prev) {
+    if (has_prev) {  /* h_{t-1} - n, parked in dx's z block (zero state: -n) */
+        for (int64_t j = 0; j < H; j++) dx[H + j] = hp[j] - an[j];
+    } else {
+        for (int64_t j = 0; j < H; j++) dx[H + j] = -an[j];
+    }
+    for (int64_t j = 0; j < H; j++) {
+        float r = ar[j], z = az[j], n = an[j];
+        float dh = gt[j] + (mm[j] + carry[j]);
+        float dz = dh * (dx[H + j] * (z - z * z));
+        float dn = dh * ((1.0f - n * n) * (1.0f - z));
+        float d_r = dn * ((r - r * r) * hn[j]);
+        dx[j] = d_r; dx[H + j] = dz; dx[2 * H + j] = dn;
+        dr[j] = d_r; dr[H + j] = dz; dr[2 * H + j] = dn * r;
+        carry[j] = dh * z;
+    }
+}
+
+/* GRU backward of step t (steps in the reverse of the forward order). g: (T + 1, B, H) the upstream
+ * gradient; mm: (B, H) the recurrent product of the step after (its recurrent-projection gradients
+ * times W_hh); carry: (B, H) that step's dh z, replaced by this step's (the gradient reaching h_t is
+ * g[t] + mm + carry); prev, h0: where h_{t-1} is. Writes rows [0, t] (input projections r, z, n) and
+ * [1, t] (recurrent projections) of d (2, T + 1, B, 3H). */
+GG_EXPORT void gg_gru_step_grad_f32(const float *ws, const float *g, const float *mm, const float *h0, float *carry, float *d, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+    const int64_t bh = B * H;
+    const float *h_prev = gru_h_prev(ws, h0, prev, bh);
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t row = t * bh + b * H;
+        const float *a = ws + (T + 1) * bh + row;
+        float *dx = d + (t * B + b) * 3 * H;
+        gru_grad_row(g + row, mm + b * H, carry + b * H, h_prev ? h_prev + b * H : NULL, a, a + T * bh,
+                     a + 2 * T * bh, ws + (4 * T + 1) * bh + row, dx, dx + (T + 1) * B * 3 * H, H,
+                     h_prev != NULL);
+    }
+}
