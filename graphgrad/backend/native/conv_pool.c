@@ -242,103 +242,143 @@ static int flat_rows(int64_t sh, int64_t sw, int64_t w, int64_t ow) {
     return sh == 1 && sw == 1 && ow == w;
 }
 
-GG_EXPORT void gg_im2col2d_f32(const float *x, float *cols, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t sn, int64_t sr) {
-    int flat = flat_rows(sh, sw, w, ow);
-    for (int64_t s = 0; s < n; s++) {
-        for (int64_t ci = 0; ci < c; ci++) {
-            const float *plane = x + (s * c + ci) * h * w;
-            for (int64_t a = 0; a < kh; a++) {
-                int64_t ilo, ihi;
-                valid_range(h, oh, sh, a * dh - ph, &ilo, &ihi);
-                for (int64_t b = 0; b < kw; b++) {
-                    float *row = cols + s * sn + ((ci * kh + a) * kw + b) * sr;
-                    int64_t jlo, jhi, shift = b * dw - pw;
-                    valid_range(w, ow, sw, shift, &jlo, &jhi);
-                    memset(row, 0, sizeof(float) * (size_t)(ilo * ow));
-                    if (flat) {  /* one long copy of the valid rows, then the wrapped columns zeroed */
-                        if (jlo < jhi) {
-                            int64_t off = (a * dh - ph) * w + shift;
-                            int64_t k0 = ilo * ow + (shift < 0 ? -shift : 0), k1 = ihi * ow - (shift > 0 ? shift : 0);
-                            for (int64_t k = k0; k < k1; k++) row[k] = plane[k + off];
-                            zero_columns(row, ilo, ihi, ow, jlo, jhi);
-                        } else {
-                            memset(row + ilo * ow, 0, sizeof(float) * (size_t)((ihi - ilo) * ow));
-                        }
-                        memset(row + ihi * ow, 0, sizeof(float) * (size_t)((oh - ihi) * ow));
-                        continue;
-                    }
-                    for (int64_t i = ilo; i < ihi; i++) {
-                        const float *src = plane + (i * sh + a * dh - ph) * w + shift;
-                        float *dst = row + i * ow;
-                        for (int64_t j = 0; j < jlo; j++) dst[j] = 0.0f;
-                        if (sw == 1)
-                            for (int64_t j = jlo; j < jhi; j++) dst[j] = src[j];
-                        else
-                            for (int64_t j = jlo; j < jhi; j++) dst[j] = src[j * sw];
-                        for (int64_t j = jhi; j < ow; j++) dst[j] = 0.0f;
-                    }
-                    memset(row + ihi * ow, 0, sizeof(float) * (size_t)((oh - ihi) * ow));
-                }
-            }
+/* The geometry of a 2-D convolution: input plane (h, w), output plane (oh, ow), kernel, stride,
+ * top/left padding, dilation. */
+typedef struct {
+    int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+    int flat;  /* flat_rows */
+} conv_geometry;
+
+static conv_geometry geometry(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh,
+                              int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+    conv_geometry g = {h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, flat_rows(sh, sw, w, ow)};
+    return g;
+}
+
+/* One row of cols: kernel offset (a, b) of every window of one input plane. */
+static void im2col_row(const float *plane, float *row, const conv_geometry *g, int64_t a, int64_t b) {
+    int64_t h = g->h, w = g->w, oh = g->oh, ow = g->ow, sw = g->sw;
+    int64_t ilo, ihi, jlo, jhi, shift = b * g->dw - g->pw;
+    valid_range(h, oh, g->sh, a * g->dh - g->ph, &ilo, &ihi);
+    valid_range(w, ow, sw, shift, &jlo, &jhi);
+    memset(row, 0, sizeof(float) * (size_t)(ilo * ow));
+    if (g->flat && jlo < jhi) {  /* one long copy of the valid rows, then the wrapped columns zeroed */
+        int64_t off = (a * g->dh - g->ph) * w + shift;
+        int64_t k0 = ilo * ow + (shift < 0 ? -shift : 0), k1 = ihi * ow - (shift > 0 ? shift : 0);
+        for (int64_t k = k0; k < k1; k++) row[k] = plane[k + off];
+        zero_columns(row, ilo, ihi, ow, jlo, jhi);
+    } else {
+        for (int64_t i = ilo; i < ihi; i++) {
+            const float *src = plane + (i * g->sh + a * g->dh - g->ph) * w + shift;
+            float *dst = row + i * ow;
+            for (int64_t j = 0; j < jlo; j++) dst[j] = 0.0f;
+            if (sw == 1)
+                for (int64_t j = jlo; j < jhi; j++) dst[j] = src[j];
+            else
+                for (int64_t j = jlo; j < jhi; j++) dst[j] = src[j * sw];
+            for (int64_t j = jhi > jlo ? jhi : jlo; j < ow; j++) dst[j] = 0.0f;
         }
+    }
+    memset(row + ihi * ow, 0, sizeof(float) * (size_t)((oh - ihi) * ow));
+}
+
+/* cols as described above. Its writes run on in memory: samples are the inner loop in the
+ * whole-batch layout (sn < sr: a row holds every sample), the outer one per sample. */
+GG_EXPORT void gg_im2col2d_f32(const float *x, float *cols, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t sn, int64_t sr) {
+    conv_geometry g = geometry(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw);
+    if (sn < sr) {
+        for (int64_t ci = 0; ci < c; ci++)
+            for (int64_t a = 0; a < kh; a++)
+                for (int64_t b = 0; b < kw; b++)
+                    for (int64_t s = 0; s < n; s++)
+                        im2col_row(x + (s * c + ci) * h * w, cols + s * sn + ((ci * kh + a) * kw + b) * sr, &g, a, b);
+        return;
+    }
+    for (int64_t s = 0; s < n; s++)
+        for (int64_t ci = 0; ci < c; ci++)
+            for (int64_t a = 0; a < kh; a++)
+                for (int64_t b = 0; b < kw; b++)
+                    im2col_row(x + (s * c + ci) * h * w, cols + s * sn + ((ci * kh + a) * kw + b) * sr, &g, a, b);
+}
+
+/* The first kernel offset a * kw + b whose windows cover every input position exactly once (stride
+ * 1, the output reaching both edges: the centre of a 'same' convolution), else -1; as ops/conv.py's
+ * _col2im picks it. */
+static int64_t whole_offset(const conv_geometry *g) {
+    for (int64_t a = 0; a < g->kh; a++)
+        for (int64_t b = 0; b < g->kw; b++) {
+            int64_t si = a * g->dh - g->ph, sj = b * g->dw - g->pw;
+            if (g->sh == 1 && g->sw == 1 && si <= 0 && sj <= 0 && g->oh - 1 + si >= g->h - 1 && g->ow - 1 + sj >= g->w - 1)
+                return a * g->kw + b;
+        }
+    return -1;
+}
+
+/* A plane's first term: a copy of the whole offset's row (plane[i][j] = row[(i - si) * ow + j - sj]),
+ * else zeros. */
+static void col2im_start(float *plane, const float *base, const conv_geometry *g, int64_t whole, int64_t sr) {
+    int64_t h = g->h, w = g->w;
+    if (whole < 0) {
+        memset(plane, 0, sizeof(float) * (size_t)(h * w));
+        return;
+    }
+    int64_t si = (whole / g->kw) * g->dh - g->ph, sj = (whole % g->kw) * g->dw - g->pw;
+    const float *row = base + whole * sr;
+    for (int64_t i = 0; i < h; i++)
+        memcpy(plane + i * w, row + (i - si) * g->ow - sj, sizeof(float) * (size_t)w);
+}
+
+/* plane += row of kernel offset (a, b), each entry at the input position it was copied from. */
+static void col2im_add(float *plane, float *row, const conv_geometry *g, int64_t a, int64_t b) {
+    int64_t w = g->w, ow = g->ow, sw = g->sw;
+    int64_t ilo, ihi, jlo, jhi, shift = b * g->dw - g->pw;
+    valid_range(g->h, g->oh, g->sh, a * g->dh - g->ph, &ilo, &ihi);
+    valid_range(w, ow, sw, shift, &jlo, &jhi);
+    if (jlo >= jhi)
+        return;
+    if (g->flat) {
+        int64_t off = (a * g->dh - g->ph) * w + shift;
+        int64_t k0 = ilo * ow + (shift < 0 ? -shift : 0), k1 = ihi * ow - (shift > 0 ? shift : 0);
+        zero_columns(row, ilo, ihi, ow, jlo, jhi);
+        for (int64_t k = k0; k < k1; k++) plane[k + off] += row[k];
+        return;
+    }
+    for (int64_t i = ilo; i < ihi; i++) {
+        float *dst = plane + (i * g->sh + a * g->dh - g->ph) * w + shift;
+        const float *src = row + i * ow;
+        if (sw == 1)
+            for (int64_t j = jlo; j < jhi; j++) dst[j] += src[j];
+        else
+            for (int64_t j = jlo; j < jhi; j++) dst[j * sw] += src[j];
     }
 }
 
 /* The adjoint: x (n, c, h, w) = the sum of every cols entry at the input position it was copied
  * from (entries on padding are dropped). Per element the terms are added in the NumPy path's order
- * (ops/conv.py's _col2im): first the kernel offset whose windows cover the whole plane, if one
- * does (the centre of a 'same' convolution; the plane starts as its copy), then the others in
- * row-major order, so the sums are bit-identical. `cols` is also scratch: with flat_rows, its
- * entries that fall on padding columns are zeroed (they are added as +0 to a wrapped position). */
+ * (ops/conv.py's _col2im): first the whole offset (col2im_start), then the others in row-major
+ * order, so the sums are bit-identical. As in im2col, samples are the inner loop in the whole-batch
+ * layout. `cols` is also scratch: with flat_rows, its entries that fall on padding columns are
+ * zeroed (they are added as +0 to a wrapped position). */
 GG_EXPORT void gg_col2im2d_f32(float *cols, float *x, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t sn, int64_t sr) {
-    /* the first offset (a, b) covering every input position exactly once, else -1 */
-    int64_t whole = -1;
-    for (int64_t a = 0; a < kh && whole < 0; a++)
-        for (int64_t b = 0; b < kw && whole < 0; b++) {
-            int64_t si = a * dh - ph, sj = b * dw - pw;
-            if (sh == 1 && sw == 1 && si <= 0 && sj <= 0 && oh - 1 + si >= h - 1 && ow - 1 + sj >= w - 1)
-                whole = a * kw + b;
+    conv_geometry g = geometry(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw);
+    int64_t whole = whole_offset(&g), kk = kh * kw;
+    if (sn < sr) {
+        for (int64_t ci = 0; ci < c; ci++) {
+            for (int64_t s = 0; s < n; s++)
+                col2im_start(x + (s * c + ci) * h * w, cols + s * sn + ci * kk * sr, &g, whole, sr);
+            for (int64_t k = 0; k < kk; k++)
+                if (k != whole)
+                    for (int64_t s = 0; s < n; s++)
+                        col2im_add(x + (s * c + ci) * h * w, cols + s * sn + (ci * kk + k) * sr, &g, k / kw, k % kw);
         }
-    int flat = flat_rows(sh, sw, w, ow);
-    for (int64_t s = 0; s < n; s++) {
+        return;
+    }
+    for (int64_t s = 0; s < n; s++)
         for (int64_t ci = 0; ci < c; ci++) {
             float *plane = x + (s * c + ci) * h * w;
-            float *base = cols + s * sn + ci * kh * kw * sr;
-            if (whole >= 0) {  /* plane[i][j] = row[(i - si) * ow + j - sj] */
-                int64_t si = (whole / kw) * dh - ph, sj = (whole % kw) * dw - pw;
-                const float *row = base + whole * sr;
-                for (int64_t i = 0; i < h; i++)
-                    memcpy(plane + i * w, row + (i - si) * ow - sj, sizeof(float) * (size_t)w);
-            } else {
-                memset(plane, 0, sizeof(float) * (size_t)(h * w));
-            }
-            for (int64_t a = 0; a < kh; a++) {
-                int64_t ilo, ihi;
-                valid_range(h, oh, sh, a * dh - ph, &ilo, &ihi);
-                for (int64_t b = 0; b < kw; b++) {
-                    if (a * kw + b == whole) continue;
-                    float *row = base + (a * kw + b) * sr;
-                    int64_t jlo, jhi, shift = b * dw - pw;
-                    valid_range(w, ow, sw, shift, &jlo, &jhi);
-                    if (flat) {
-                        if (jlo < jhi) {
-                            int64_t off = (a * dh - ph) * w + shift;
-                            int64_t k0 = ilo * ow + (shift < 0 ? -shift : 0), k1 = ihi * ow - (shift > 0 ? shift : 0);
-                            zero_columns(row, ilo, ihi, ow, jlo, jhi);
-                            for (int64_t k = k0; k < k1; k++) plane[k + off] += row[k];
-                        }
-                        continue;
-                    }
-                    for (int64_t i = ilo; i < ihi; i++) {
-                        float *dst = plane + (i * sh + a * dh - ph) * w + shift;
-                        const float *src = row + i * ow;
-                        if (sw == 1)
-                            for (int64_t j = jlo; j < jhi; j++) dst[j] += src[j];
-                        else
-                            for (int64_t j = jlo; j < jhi; j++) dst[j * sw] += src[j];
-                    }
-                }
-            }
+            col2im_start(plane, cols + s * sn + ci * kk * sr, &g, whole, sr);
+            for (int64_t k = 0; k < kk; k++)
+                if (k != whole)
+                    col2im_add(plane, cols + s * sn + (ci * kk + k) * sr, &g, k / kw, k % kw);
         }
-    }
 }
