@@ -239,6 +239,10 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
     co = w.shape[0]
     kernel = tuple(w.shape[2:])
     out = tuple(_conv_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], *padding[i]) for i in range(nd))
+    if nd == 2 and w.shape[1] == 1 and groups == x.shape[1] > 1:  # depthwise: the native kernel, any stride
+        y = depthwise.native_forward(xp, x, w, out, stride, padding, dilation)
+        if y is not None:
+            return y
     if nd <= 2 and w.shape[1] == 1 and groups > 1 and depthwise.usable(stride, out, co, x, w):
         return depthwise.forward(xp, x, w, out, stride, padding, dilation)
     if groups == 1 and _pointwise(kernel, stride, padding):

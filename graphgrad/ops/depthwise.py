@@ -23,10 +23,10 @@ the forward one with the filters flipped.
 With ``M`` filters per input channel the input planes are repeated ``M`` times first, so every
 output plane has exactly one input plane and one filter.
 
-With the native extra (graphgrad.backend.native) a float32 2-D forward with stride 1 along the rows
-and output rows of at least ``_NATIVE_ROW`` is one C call instead (``depthwise.c``): each output
-row summed in place over the kernel offsets (2x faster than the flat planes on 56x56 maps; on
-shorter rows or with strided reads the NumPy paths were faster).
+With the native extra (graphgrad.backend.native) a float32 2-D forward with output rows of at least
+``_NATIVE_ROW`` is one C call instead (``depthwise.c``): each output row summed in place over the
+kernel offsets, strided rows read from a copy split into phases (2x faster than the flat planes on
+56x56 maps; on shorter rows the channels-last NumPy paths were faster).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from graphgrad.backend import native
 
 _CHUNK = 1 << 15  # elements of output per chunk of planes (the running sum and a temporary in L2)
 _SMALL = 256  # output maps up to this many positions go channels last (measured on 7x7 to 56x56 maps)
-_NATIVE_ROW = 16  # output row length from which the C kernel (stride 1 along rows) beats the NumPy paths
+_NATIVE_ROW = 16  # output row length from which the C kernel beats the NumPy paths
 _WIDE = 64  # channels from which an einsum over the windows beats shift-and-add (inner loop length)
 
 
@@ -104,12 +104,14 @@ def native_forward(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation
     """y (N, C*M, *out) from x (N, C, H, W) and w (C*M, 1, kh, kw) by the native kernel, or ``None``
     when it does not apply (not 2-D float32 C-contiguous NumPy arrays, or native kernels off)."""
     fn = native.kernel("depthwise2d_f32")
-    if fn is None or len(out) != 2 or x.ndim != 4 or stride[1] != 1 or out[1] < _NATIVE_ROW or not native.usable(x, w):
+    if fn is None or len(out) != 2 or x.ndim != 4 or out[1] < _NATIVE_ROW or not native.usable(x, w):
         return None
     n, c, h, width = x.shape
     cm = w.shape[0]
     y = xp.empty((n, cm) + tuple(out), dtype=x.dtype)
-    fn(x, w, y, n, c, h, width, cm // c, w.shape[2], w.shape[3], out[0], out[1], stride[0], stride[1],
+    row = -(-width // stride[1]) * stride[1]
+    scratch = xp.empty(h * row if stride[1] > 1 else 1, dtype=x.dtype)  # one plane split into phases
+    fn(x, w, y, scratch, n, c, h, width, cm // c, w.shape[2], w.shape[3], out[0], out[1], stride[0], stride[1],
        padding[0][0], padding[1][0], dilation[0], dilation[1])
     return y
 
