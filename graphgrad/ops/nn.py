@@ -518,10 +518,26 @@ class EmbeddingBackward(Op):
         return TensorSpec((self.num, g.shape[-1]), g.dtype)
 
     def forward(self, xp, g, idx):
-        out = kernel(xp, "scatter_add_rows")(idx.reshape(-1), g.reshape(-1, g.shape[-1]), self.num)
+        out = self._native(g, idx)
+        if out is None:
+            out = kernel(xp, "scatter_add_rows")(idx.reshape(-1), g.reshape(idx.size, g.shape[-1]), self.num)
         if self.padding_idx is not None:
             out[self.padding_idx] = 0
         return out
+
+    def _native(self, g, idx):
+        """The gradient by one native pass (float32 rows, int64 indices: backend/native/recurrent.c), or
+        ``None`` when it does not apply (other dtypes, native kernels off, an index outside the table):
+        the caller then takes the NumPy path (a sort and an ``add.reduceat``; its sums round differently)."""
+        fn = native.kernel("embedding_backward_f32")
+        if fn is None or type(g) is not np.ndarray or g.dtype != np.float32 or \
+                type(idx) is not np.ndarray or idx.dtype != np.int64:
+            return None
+        D = g.shape[-1]
+        rows, index = np.ascontiguousarray(g.reshape(idx.size, D)), np.ascontiguousarray(idx.reshape(-1))
+        out, bad = np.empty((self.num, D), np.float32), np.zeros(1, np.int64)
+        fn(index, rows, out, bad, index.size, D, self.num)
+        return None if bad[0] else out
 
     def backward(self, inputs, out, gw):
         g, idx = inputs

@@ -307,3 +307,58 @@ def test_gru_eager_equals_compiled():
         numpy_path = [t.numpy().copy() for t in step(gg.tensor(x_np), gg.tensor(h_np))]
     for e, n in zip(eager, numpy_path):
         np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5)
+
+
+# ---- the embedding gradient ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape, num, dim", [((32, 35), 65, 64), ((7,), 3, 5), ((2, 3, 4), 10, 1), ((0,), 4, 3),
+                                             ((5,), 4, 0), ((3, 2), 0, 2)])
+def test_embedding_backward_matches_numpy(shape, num, dim):
+    from graphgrad.ops.nn import EmbeddingBackward
+
+    rng = np.random.default_rng(8)
+    idx = rng.integers(0, max(num, 1), shape) if num else np.zeros(shape, np.int64)
+    g = rng.standard_normal(shape + (dim,)).astype(np.float32)
+    if num == 0 and idx.size:
+        pytest.skip("no table rows to index")
+    for padding_idx in (None, 0):
+        if padding_idx is not None and num == 0:
+            continue
+        on, off = _both(lambda: EmbeddingBackward(num, padding_idx).forward(np, g, idx))
+        assert on.shape == (num, dim) and on.dtype == np.float32
+        np.testing.assert_allclose(on, off, rtol=1e-5, atol=1e-5)  # (add.reduceat's own summation order)
+
+
+def test_embedding_backward_strided_nan_other_dtypes_and_bad_indices():
+    from graphgrad.ops.nn import EmbeddingBackward
+
+    rng = np.random.default_rng(9)
+    idx = rng.integers(0, 6, (35, 32)).T                      # strided indices, as after a transpose
+    g = rng.standard_normal((35, 32, 4)).astype(np.float32).transpose(1, 0, 2)
+    g[0, 0, 1] = np.nan
+    g[1, 3, 2] = np.inf
+    on, off = _both(lambda: EmbeddingBackward(6).forward(np, g, idx))
+    np.testing.assert_allclose(on, off, rtol=1e-5, atol=1e-5)  # (NaN and inf where NumPy has them)
+    for g2, i2 in ((g.astype(np.float64), idx), (g, idx.astype(np.int32))):  # the NumPy path
+        on, off = _both(lambda: EmbeddingBackward(6).forward(np, g2, i2))
+        np.testing.assert_array_equal(on, off)
+    bad = idx.copy()
+    bad[0, 0] = -1                                            # outside [0, num): the NumPy path's answer
+    on, off = _both(lambda: EmbeddingBackward(6).forward(np, g, bad))
+    np.testing.assert_array_equal(on, off)
+
+
+def test_embedding_gradient_eager_equals_compiled():
+    rng = np.random.default_rng(10)
+    tokens = gg.tensor(rng.integers(0, 9, (4, 6)))
+    embed = gg.nn.Embedding(9, 5, padding_idx=2)
+
+    def step(t):
+        embed.zero_grad()
+        loss = (embed(t) ** 2).sum()
+        loss.backward()
+        return [loss, embed.weight.grad]
+
+    eager = [v.numpy().copy() for v in step(tokens)]
+    compiled = [v.numpy() for v in gg.function(step)(tokens)]
+    for e, c in zip(eager, compiled):
+        np.testing.assert_array_equal(c, e)

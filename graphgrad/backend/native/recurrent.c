@@ -232,3 +232,23 @@ GG_EXPORT void gg_gru_step_grad_f32(const float *ws, const float *g, const float
                      h_prev != NULL);
     }
 }
+
+/* ---- the embedding gradient (ops/nn.py EmbeddingBackward; W3's embedding feeds its LSTM) ---------- */
+static inline void add_row(float *restrict out, const float *restrict row, int64_t d) {
+    for (int64_t j = 0; j < d; j++) out[j] += row[j];
+}
+
+/* out (num, d) = zeros with row i of g (n, d) added into row idx[i], in the order of i (the order in
+ * which the NumPy path's sorted add.reduceat sums each index's rows). An index outside [0, num) is
+ * skipped and sets *bad = 1 (the caller then takes the NumPy path, which reports or wraps it). */
+GG_EXPORT void gg_embedding_backward_f32(const int64_t *idx, const float *g, float *out, int64_t *bad, int64_t n, int64_t d, int64_t num) {
+    memset(out, 0, (size_t)(num * d) * sizeof(float));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = idx[i];
+        if (r < 0 || r >= num) {
+            *bad = 1;
+            continue;
+        }
+        add_row(out + r * d, g + i * d, d);
+    }
+}
