@@ -62,3 +62,45 @@ GG_EXPORT void gg_depthwise2d_f32(const float *x, const float *w, float *y, floa
         }
     }
 }
+
+/* The same convolution for small maps (short output rows, where a row-wise inner loop is too short
+ * to vectorize): 16 planes at a time, interleaved in `scratch` as a zero-padded [hp][wp] block of
+ * 16-float vectors, so that every multiply-add works on 16 planes at once; results are gathered in
+ * [oh*ow] vectors and then written back plane by plane. `scratch` holds (hp*wp + oh*ow + kh*kw) * 16
+ * floats, 64-byte aligned is not required, with hp = h + ph + pb and wp = width + pw + pr (the padded
+ * size; pb, pr the bottom/right padding). */
+typedef float gg_v16 __attribute__((vector_size(64), aligned(4)));
+
+GG_EXPORT void gg_depthwise2d_small_f32(const float *x, const float *w, float *y, float *scratch, int64_t n, int64_t c, int64_t h, int64_t width, int64_t m, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t hp, int64_t wp) {
+    gg_v16 *padded = (gg_v16 *)scratch, *acc = padded + hp * wp, *coef = acc + oh * ow;
+    int64_t planes = n * c * m, taps = kh * kw;
+    for (int64_t i = 0; i < hp * wp * 16; i++) scratch[i] = 0.0f;  /* the border stays zero */
+    for (int64_t first = 0; first < planes; first += 16) {
+        int64_t lanes = planes - first < 16 ? planes - first : 16;
+        float *pad = scratch, *k = (float *)coef;
+        for (int64_t l = 0; l < lanes; l++) {
+            int64_t plane = first + l, sample = plane / (c * m), channel = plane % (c * m);
+            const float *xp = x + (sample * c + channel / m) * h * width;
+            for (int64_t r = 0; r < h; r++)
+                for (int64_t q = 0; q < width; q++)
+                    pad[((r + ph) * wp + q + pw) * 16 + l] = xp[r * width + q];
+            for (int64_t t = 0; t < taps; t++) k[t * 16 + l] = w[channel * taps + t];
+        }
+        for (int64_t r = 0; r < oh; r++) {
+            for (int64_t q = 0; q < ow; q++) {
+                gg_v16 sum = {0};
+                for (int64_t i = 0; i < kh; i++) {
+                    const gg_v16 *src = padded + (r * sh + i * dh) * wp + q * sw;
+                    const gg_v16 *kr = coef + i * kw;
+                    for (int64_t j = 0; j < kw; j++) sum += kr[j] * src[j * dw];
+                }
+                acc[r * ow + q] = sum;
+            }
+        }
+        const float *out = (const float *)acc;
+        for (int64_t l = 0; l < lanes; l++) {
+            float *yp = y + (first + l) * oh * ow;
+            for (int64_t p = 0; p < oh * ow; p++) yp[p] = out[p * 16 + l];
+        }
+    }
+}
