@@ -276,7 +276,7 @@ class LSTMScan(_LSTMOp):
         gx = xp.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 4H): every step's input projection at once
         if b_ih is not None:
             gx += b_ih + b_hh
-        recurrent = _StepProduct(xp, [xp.ascontiguousarray(w_hh.T)], B)
+        recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)
         ws = xp.empty((_lstm_rows(T), B, H), np.float32)
         pre = xp.empty((B, 4 * H), np.float32)  # h_{t-1} W_hh^T
         # the kernel's unchecked entry: the arrays are checked float32 and C-contiguous above
@@ -487,7 +487,7 @@ class GRUScan(_GRUOp):
         if b_ih is not None:
             gx += b_ih
         b_hh = xp.zeros(3 * H, np.float32) if b_hh is None else xp.ascontiguousarray(b_hh)
-        recurrent = _StepProduct(xp, [xp.ascontiguousarray(w_hh.T)], B)
+        recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)
         ws = xp.empty((_gru_rows(T), B, H), np.float32)
         pre = xp.empty((B, 3 * H), np.float32)  # W_hh h_{t-1}
         h_prev = _contiguous(h0)
