@@ -189,7 +189,7 @@ def sigmoid_fallback(x):
     x = np.asarray(x)
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
-    e = np.abs(x)
+    e = np.abs(x, out=np.empty_like(x))  # (out=: a 0-d input stays an array, which out= below needs)
     np.negative(e, out=e)
     np.exp(e, out=e)
     denom = e + 1

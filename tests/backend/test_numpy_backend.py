@@ -128,3 +128,12 @@ def test_erf_fast_float32_within_4_ulp_odd_and_saturating():
     special = numpy_backend.erf_fast(np.array([np.inf, -np.inf, np.nan], np.float32))
     assert special[0] == 1.0 and special[1] == -1.0 and np.isnan(special[2])
     assert numpy_backend.erf_fast(np.float64(0.5)) == math.erf(0.5)  # other dtypes: the 1-ulp erf
+
+
+def test_sigmoid_of_a_0d_array():
+    from graphgrad.backend import numpy_backend
+
+    for dtype in (np.float16, np.float32, np.float64):
+        y = numpy_backend.sigmoid_fallback(np.array(0.5, dtype))
+        assert y.shape == () and y.dtype == dtype
+        np.testing.assert_allclose(y, 1 / (1 + np.exp(-0.5)), rtol=1e-3)
