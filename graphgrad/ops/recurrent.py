@@ -274,13 +274,12 @@ class LSTMScan(_LSTMOp):
         T, B, _ = x.shape
         H = w_hh.shape[1]
         gx = xp.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 4H): every step's input projection at once
-        if b_ih is not None:
-            gx += b_ih + b_hh
+        bias = xp.zeros(4 * H, np.float32) if b_ih is None else b_ih + b_hh  # (added by the kernel)
         recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)
         ws = xp.empty((_lstm_rows(T), B, H), np.float32)
         pre = xp.empty((B, 4 * H), np.float32)  # h_{t-1} W_hh^T
         # the kernel's unchecked entry: the arrays are checked float32 and C-contiguous above
-        pointers = [native.pointer(a) for a in (gx, pre, pre if c0 is None else c0, ws)]
+        pointers = [native.pointer(a) for a in (gx, bias, pre, pre if c0 is None else c0, ws)]
         prev = -2 if c0 is None else -1  # where c_{t-1} is: zero, c0, then the row of step t - 1
         for t in self._steps(T):
             if h_prev is not None:
@@ -480,18 +479,17 @@ class GRUScan(_GRUOp):
 
     def _forward_native(self, xp, step, x, w_ih, w_hh, b_ih, b_hh, h0):
         """The scan with one native call per step for everything but the recurrent matmul (as
-        ``LSTMScan._forward_native``; b_hh is added in the kernel, inside r's product with W_hn h)."""
+        ``LSTMScan._forward_native``; the kernel adds the biases, b_hn inside r's product with W_hn h)."""
         T, B, _ = x.shape
         H = w_hh.shape[1]
         gx = xp.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 3H): every step's input projection
-        if b_ih is not None:
-            gx += b_ih
-        b_hh = xp.zeros(3 * H, np.float32) if b_hh is None else xp.ascontiguousarray(b_hh)
+        zero = xp.zeros(3 * H, np.float32)  # (the biases are added by the kernel)
+        b_ih, b_hh = [zero if b is None else xp.ascontiguousarray(b) for b in (b_ih, b_hh)]
         recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)
         ws = xp.empty((_gru_rows(T), B, H), np.float32)
         pre = xp.empty((B, 3 * H), np.float32)  # W_hh h_{t-1}
         h_prev = _contiguous(h0)
-        pointers = [native.pointer(a) for a in (gx, pre, b_hh, pre if h0 is None else h_prev, ws)]
+        pointers = [native.pointer(a) for a in (gx, b_ih, pre, b_hh, pre if h0 is None else h_prev, ws)]
         prev = -2 if h0 is None else -1  # where h_{t-1} is: zero, h0, then the row of step t - 1
         for t in self._steps(T):
             if h_prev is not None:

@@ -53,16 +53,17 @@ static inline float rec_sigmoidf(float x) {
 }
 
 /* One row (H units) of an LSTM step: x, p the input and recurrent projections (4H, gates side by
- * side; p and cp read only when has_prev); writes h, c, tanh(c) and the gate activations. */
-static inline void lstm_row(const float *restrict x, const float *restrict p, const float *restrict cp,
+ * side; p and cp read only when has_prev), bx the biases b_ih + b_hh (4H) added to x; writes h, c,
+ * tanh(c) and the gate activations. */
+static inline void lstm_row(const float *restrict x, const float *restrict bx, const float *restrict p, const float *restrict cp,
                             float *restrict h, float *restrict c, float *restrict tc, float *restrict ai,
                             float *restrict af, float *restrict ag, float *restrict ao, int64_t H, int has_prev) {
     if (has_prev) {
         for (int64_t j = 0; j < H; j++) {
-            float i = rec_sigmoidf(x[j] + p[j]);
-            float f = rec_sigmoidf(x[H + j] + p[H + j]);
-            float g = rec_tanhf(x[2 * H + j] + p[2 * H + j]);
-            float o = rec_sigmoidf(x[3 * H + j] + p[3 * H + j]);
+            float i = rec_sigmoidf((x[j] + bx[j]) + p[j]);
+            float f = rec_sigmoidf((x[H + j] + bx[H + j]) + p[H + j]);
+            float g = rec_tanhf((x[2 * H + j] + bx[2 * H + j]) + p[2 * H + j]);
+            float o = rec_sigmoidf((x[3 * H + j] + bx[3 * H + j]) + p[3 * H + j]);
             float cn = f * cp[j] + i * g;
             float tn = rec_tanhf(cn);
             ai[j] = i; af[j] = f; ag[j] = g; ao[j] = o;
@@ -70,10 +71,10 @@ static inline void lstm_row(const float *restrict x, const float *restrict p, co
         }
     } else {
         for (int64_t j = 0; j < H; j++) {
-            float i = rec_sigmoidf(x[j]);
-            float f = rec_sigmoidf(x[H + j]);
-            float g = rec_tanhf(x[2 * H + j]);
-            float o = rec_sigmoidf(x[3 * H + j]);
+            float i = rec_sigmoidf(x[j] + bx[j]);
+            float f = rec_sigmoidf(x[H + j] + bx[H + j]);
+            float g = rec_tanhf(x[2 * H + j] + bx[2 * H + j]);
+            float o = rec_sigmoidf(x[3 * H + j] + bx[3 * H + j]);
             float cn = i * g;
             float tn = rec_tanhf(cn);
             ai[j] = i; af[j] = f; ag[j] = g; ao[j] = o;
@@ -88,18 +89,19 @@ static inline const float *lstm_c_prev(const float *ws, const float *c0, int64_t
     return prev >= 0 ? ws + (T + 2 + prev) * bh : prev == -1 ? c0 : NULL;
 }
 
-/* LSTM forward of step t. gx: (T, B, 4H) input projections with both biases; pre: (B, 4H) the
+/* LSTM forward of step t. gx: (T, B, 4H) input projections x_t W_ih^T; bias: (4H,) b_ih + b_hh (zeros
+ * without biases; added here, not in a pass over all of gx); pre: (B, 4H) the
  * recurrent projection h_{t-1} W_hh^T, read unless the step starts from zero states (prev == -2,
  * then c_t = i g); prev: where c_{t-1} is (lstm_c_prev; c0 is (B, H), any array when unused).
  * Writes h[t], c[t], tanh(c[t]) and the gate activations of step t into the workspace ws. Every
  * array is the same at every step, so the caller makes its pointers once. */
-GG_EXPORT void gg_lstm_step_f32(const float *gx, const float *pre, const float *c0, float *ws, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+GG_EXPORT void gg_lstm_step_f32(const float *gx, const float *bias, const float *pre, const float *c0, float *ws, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
     const int64_t bh = B * H;
     const float *c_prev = lstm_c_prev(ws, c0, prev, T, bh);
     for (int64_t b = 0; b < B; b++) {
         const int64_t row = t * bh + b * H;
         float *a = ws + (3 * T + 2) * bh + row;  /* gate k of this row at a + k T bh */
-        lstm_row(gx + (t * B + b) * 4 * H, pre + b * 4 * H, c_prev ? c_prev + b * H : NULL, ws + row,
+        lstm_row(gx + (t * B + b) * 4 * H, bias, pre + b * 4 * H, c_prev ? c_prev + b * H : NULL, ws + row,
                  ws + (T + 2) * bh + row, ws + (2 * T + 2) * bh + row, a, a + T * bh, a + 2 * T * bh,
                  a + 3 * T * bh, H, c_prev != NULL);
     }
@@ -147,26 +149,26 @@ GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const floa
 }
 
 /* ---- GRU ---------------------------------------------------------------------------------------------- */
-/* One row of a GRU step: x the input projections (3H, with b_ih), p the recurrent ones W_hh h_{t-1}
+/* One row of a GRU step: x the input projections (3H) and bx b_ih, p the recurrent ones W_hh h_{t-1}
  * (read only when has_prev; else zero), bh b_hh (3H, zeros without biases), hp h_{t-1}. */
-static inline void gru_row(const float *restrict x, const float *restrict p, const float *restrict bh,
+static inline void gru_row(const float *restrict x, const float *restrict bx, const float *restrict p, const float *restrict bh,
                            const float *restrict hp, float *restrict h, float *restrict ar, float *restrict az,
                            float *restrict an, float *restrict hn, int64_t H, int has_prev) {
     if (has_prev) {
         for (int64_t j = 0; j < H; j++) {
-            float r = rec_sigmoidf(x[j] + (p[j] + bh[j]));
-            float z = rec_sigmoidf(x[H + j] + (p[H + j] + bh[H + j]));
+            float r = rec_sigmoidf((x[j] + bx[j]) + (p[j] + bh[j]));
+            float z = rec_sigmoidf((x[H + j] + bx[H + j]) + (p[H + j] + bh[H + j]));
             float m = p[2 * H + j] + bh[2 * H + j];
-            float n = rec_tanhf(x[2 * H + j] + r * m);
+            float n = rec_tanhf((x[2 * H + j] + bx[2 * H + j]) + r * m);
             ar[j] = r; az[j] = z; an[j] = n; hn[j] = m;
             h[j] = (hp[j] - n) * z + n;
         }
     } else {
         for (int64_t j = 0; j < H; j++) {
-            float r = rec_sigmoidf(x[j] + bh[j]);
-            float z = rec_sigmoidf(x[H + j] + bh[H + j]);
+            float r = rec_sigmoidf((x[j] + bx[j]) + bh[j]);
+            float z = rec_sigmoidf((x[H + j] + bx[H + j]) + bh[H + j]);
             float m = bh[2 * H + j];
-            float n = rec_tanhf(x[2 * H + j] + r * m);
+            float n = rec_tanhf((x[2 * H + j] + bx[2 * H + j]) + r * m);
             ar[j] = r; az[j] = z; an[j] = n; hn[j] = m;
             h[j] = n - z * n;
         }
@@ -178,16 +180,16 @@ static inline const float *gru_h_prev(const float *ws, const float *h0, int64_t 
     return prev >= 0 ? ws + prev * bh : prev == -1 ? h0 : NULL;
 }
 
-/* GRU forward of step t. gx: (T, B, 3H) input projections with b_ih; pre: (B, 3H) W_hh h_{t-1} (read
- * unless prev == -2: zero state); b_hh: (3H,) (zeros without biases); prev, h0: where h_{t-1} is
+/* GRU forward of step t. gx: (T, B, 3H) input projections x_t W_ih^T; pre: (B, 3H) W_hh h_{t-1} (read
+ * unless prev == -2: zero state); b_ih, b_hh: (3H,) (zeros without biases); prev, h0: where h_{t-1} is
  * (gru_h_prev). Writes h[t], the gate activations r, z, n and W_hn h_{t-1} + b_hn of step t into ws. */
-GG_EXPORT void gg_gru_step_f32(const float *gx, const float *pre, const float *b_hh, const float *h0, float *ws, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+GG_EXPORT void gg_gru_step_f32(const float *gx, const float *b_ih, const float *pre, const float *b_hh, const float *h0, float *ws, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
     const int64_t bh = B * H;
     const float *h_prev = gru_h_prev(ws, h0, prev, bh);
     for (int64_t b = 0; b < B; b++) {
         const int64_t row = t * bh + b * H;
         float *a = ws + (T + 1) * bh + row;  /* gate k of this row at a + k T bh */
-        gru_row(gx + (t * B + b) * 3 * H, pre + b * 3 * H, b_hh, h_prev ? h_prev + b * H : NULL, ws + row,
+        gru_row(gx + (t * B + b) * 3 * H, b_ih, pre + b * 3 * H, b_hh, h_prev ? h_prev + b * H : NULL, ws + row,
                 a, a + T * bh, a + 2 * T * bh, ws + (4 * T + 1) * bh + row, H, h_prev != NULL);
     }
 }
