@@ -78,6 +78,7 @@ class _StepProduct:
         for k, w in enumerate(blocks):
             n = w.shape[1]
             width = n if total > _SMALL_PRODUCT else max(1, _BLOCK_PRODUCT // max(1, m * w.shape[0]))
+            width = -(-n // -(-n // width)) if n else 1  # equal blocks (GRU: 4 x 32 columns, not 42, 42, 42, 2)
             for j in range(0, n, width):
                 self.parts.append((k, j, min(n, j + width), xp.ascontiguousarray(w[:, j:j + width])))
 
