@@ -127,6 +127,8 @@ def _native_max_pool2d(op, x, g=None):
     if fn is None or any(type(a) is not np.ndarray or a.dtype != np.float32 for a in arrays):
         return None
     out = op._geometry(x.shape)
+    if out[1] > 4096 or x.shape[-2] * x.shape[-1] >= 2 ** 31:  # the kernels' row buffer, int32 positions
+        return None
     planes = math.prod(x.shape[:-2])
     geometry = (planes,) + x.shape[-2:] + out + op.kernel_size + op.stride + op.padding + op.dilation
     x = np.ascontiguousarray(x)  # one copy of a strided input still beats the NumPy path's passes

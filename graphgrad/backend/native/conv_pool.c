@@ -6,7 +6,8 @@
  * greater value or on a NaN: the value is NumPy's xp.maximum reduction (NaN propagates) and the
  * position the first maximum (the last NaN), as ops/pool.py's MaxPoolIndices and PyTorch. The
  * backward recomputes that position from x (one read of x, cheaper than caching an index) and adds
- * g there. Kernel 2, stride 2, no padding (the usual CNN pooling) has its own branch-free loops.
+ * g there. Kernel 2, stride 2, no padding (the usual CNN pooling) has its own branch-free loops;
+ * other windows go one output row at a time (window_row).
  *
  * Convolution: see the comment above gg_im2col2d_f32. */
 #include "gg_native.h"
@@ -42,24 +43,6 @@ static inline int64_t window_argmax(const float *x, int64_t h, int64_t w, int64_
             int take = at < 0 || GG_TAKES(v, m);
             m = take ? v : m;
             at = take ? i * w + j : at;
-        }
-    }
-    *best = m;
-    return at;
-}
-
-/* The same for a window known to lie inside the plane. */
-static inline int64_t window_argmax_inside(const float *x, int64_t w, int64_t i0, int64_t j0,
-                                           int64_t kh, int64_t kw, int64_t dh, int64_t dw, float *best) {
-    int64_t at = i0 * w + j0;
-    float m = x[at];
-    for (int64_t a = 0; a < kh; a++) {
-        const float *row = x + (i0 + a * dh) * w + j0;
-        for (int64_t b = 0; b < kw; b++) {
-            float v = row[b * dw];
-            int take = GG_TAKES(v, m);
-            m = take ? v : m;
-            at = take ? (i0 + a * dh) * w + j0 + b * dw : at;
         }
     }
     *best = m;
@@ -136,6 +119,53 @@ static void max2x2_backward(const float *restrict x, const float *restrict g, fl
     }
 }
 
+/* Any kernel, stride, padding, dilation: one output row at a time. Its windows inside the plane
+ * horizontally are scanned offset by offset over the whole row (a running maximum per window: long,
+ * branch-free, vectorizable loops; the offsets in row-major order, so the same scan as
+ * window_argmax), the few at the edges by window_argmax. m[j] gets each window's maximum and, when
+ * `at` is given, at[j] its flat position in the plane (-1: padding only). ow <= GG_POOL_ROW, and
+ * h * w < 2^31 (the caller checks both). */
+#define GG_POOL_ROW 4096
+
+static void window_row(const float *restrict xp, int64_t h, int64_t w, int64_t ow, int64_t i0, int64_t kh,
+                       int64_t kw, int64_t sw, int64_t pw, int64_t dh, int64_t dw, int64_t jlo, int64_t jhi,
+                       float *restrict m, int32_t *restrict at) {
+    for (int64_t j = 0; j < ow; j++) {  /* the edges: [0, jlo) and [jhi, ow) */
+        if (j == jlo) j = jhi;
+        if (j >= ow) break;
+        int64_t k = window_argmax(xp, h, w, i0, j * sw - pw, kh, kw, dh, dw, &m[j]);
+        if (at) at[j] = (int32_t)k;
+    }
+    int first = 1;
+    for (int64_t a = 0; a < kh; a++) {
+        int64_t i = i0 + a * dh;
+        if (i < 0 || i >= h) continue;
+        for (int64_t b = 0; b < kw; b++) {
+            int32_t off = (int32_t)(i * w + b * dw - pw);
+            const float *src = xp + off;  /* src[j * sw] lies in the plane for j in [jlo, jhi) */
+            if (first) {
+                for (int64_t j = jlo; j < jhi; j++) m[j] = src[j * sw];
+                if (at)
+                    for (int64_t j = jlo; j < jhi; j++) at[j] = off + (int32_t)(j * sw);
+            } else if (at) {
+                for (int64_t j = jlo; j < jhi; j++) {
+                    float v = src[j * sw];
+                    uint32_t t = takes_mask(v, m[j]);
+                    m[j] = pick(t, v, m[j]);
+                    at[j] = (int32_t)(((uint32_t)(off + (int32_t)(j * sw)) & t) | ((uint32_t)at[j] & ~t));
+                }
+            } else {
+                for (int64_t j = jlo; j < jhi; j++) m[j] = pick(takes_mask(src[j * sw], m[j]), src[j * sw], m[j]);
+            }
+            first = 0;
+        }
+    }
+    for (int64_t j = jlo; first && j < jhi; j++) {  /* a row of padding only (not with PyTorch's limits) */
+        m[j] = -INFINITY;
+        if (at) at[j] = -1;
+    }
+}
+
 static int is_2x2(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
                   int64_t h, int64_t w, int64_t oh, int64_t ow) {
     return kh == 2 && kw == 2 && sh == 2 && sw == 2 && ph == 0 && pw == 0 && dh == 1 && dw == 1
@@ -144,8 +174,7 @@ static int is_2x2(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, in
 
 /* y (planes, oh, ow) = the maximum of each window of x (planes, h, w). */
 GG_EXPORT void gg_max_pool2d_f32(const float *x, float *y, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
-    int64_t ilo, ihi, jlo, jhi;
-    inner_range(h, oh, kh, sh, ph, dh, &ilo, &ihi);
+    int64_t jlo, jhi;
     inner_range(w, ow, kw, sw, pw, dw, &jlo, &jhi);
     int fast = is_2x2(kh, kw, sh, sw, ph, pw, dh, dw, h, w, oh, ow);
     if (fast && h == 2 * oh) {  /* the planes' row pairs follow each other: one run over all */
@@ -159,27 +188,18 @@ GG_EXPORT void gg_max_pool2d_f32(const float *x, float *y, int64_t planes, int64
             max2x2(xp, yp, oh, w, ow);
             continue;
         }
-        for (int64_t i = 0; i < oh; i++) {
-            float *yr = yp + i * ow;
-            int inside_row = i >= ilo && i < ihi;
-            for (int64_t j = 0; j < ow; j++) {
-                float m;
-                if (inside_row && j >= jlo && j < jhi)
-                    window_argmax_inside(xp, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m);
-                else
-                    window_argmax(xp, h, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m);
-                yr[j] = m;
-            }
-        }
+        for (int64_t i = 0; i < oh; i++)
+            window_row(xp, h, w, ow, i * sh - ph, kh, kw, sw, pw, dh, dw, jlo, jhi, yp + i * ow, NULL);
     }
 }
 
 /* gx (planes, h, w) = g (planes, oh, ow) added at each window's first maximum in x, zero elsewhere. */
 GG_EXPORT void gg_max_pool2d_backward_f32(const float *x, const float *g, float *gx, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
-    int64_t ilo, ihi, jlo, jhi;
-    inner_range(h, oh, kh, sh, ph, dh, &ilo, &ihi);
+    int64_t jlo, jhi;
     inner_range(w, ow, kw, sw, pw, dw, &jlo, &jhi);
     int fast = is_2x2(kh, kw, sh, sw, ph, pw, dh, dw, h, w, oh, ow);
+    float m[GG_POOL_ROW];
+    int32_t at[GG_POOL_ROW];
     if (fast && h == 2 * oh) {
         max2x2_backward(x, g, gx, planes * oh, w, ow);
         return;
@@ -196,14 +216,9 @@ GG_EXPORT void gg_max_pool2d_backward_f32(const float *x, const float *g, float 
          * their kernel offsets, as the NumPy path (bit-identical sums) */
         memset(gxp, 0, sizeof(float) * (size_t)(h * w));
         for (int64_t i = oh - 1; i >= 0; i--) {
-            int inside_row = i >= ilo && i < ihi;
-            for (int64_t j = ow - 1; j >= 0; j--) {
-                float m;
-                int64_t at = inside_row && j >= jlo && j < jhi
-                    ? window_argmax_inside(xp, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m)
-                    : window_argmax(xp, h, w, i * sh - ph, j * sw - pw, kh, kw, dh, dw, &m);
-                if (at >= 0) gxp[at] += gp[i * ow + j];
-            }
+            window_row(xp, h, w, ow, i * sh - ph, kh, kw, sw, pw, dh, dw, jlo, jhi, m, at);
+            for (int64_t j = ow - 1; j >= 0; j--)
+                if (at[j] >= 0) gxp[at[j]] += gp[i * ow + j];
         }
     }
 }
