@@ -214,10 +214,13 @@ def _col2im(xp, cols, out_size: tuple, stride, padding, dilation):
 # ---- native kernels (2-D, float32 NumPy arrays): im2col and col2im in C, a few samples at a time ----
 # The cols of a chunk of samples (about _CHUNK_BYTES) are made and multiplied while they are still in
 # the CPU's cache, instead of the whole batch's cols going through memory twice (W2's layers, 2 BLAS
-# threads: forward 1.4-1.6x, weight gradient 1.1-1.3x faster than whole-batch cols). The per-sample
+# threads: forward 1.4-1.6x, weight gradient 1.1-1.3x faster than whole-batch cols). Per-sample
 # GEMMs write (N, C, *out) directly, so nothing is transposed. Same windows and sums as the NumPy
 # path; only the GEMMs' blocking differs, by float32 rounding.
 _CHUNK_BYTES = 1 << 20
+# Below this many output positions a chunk's cols go in the whole-chunk layout (rows, k * p), one
+# GEMM per group: per-sample GEMMs of so few columns run far below BLAS's peak.
+_NATIVE_PER_SAMPLE = 128
 
 
 def _native_windows(name: str, *arrays):
@@ -227,6 +230,12 @@ def _native_windows(name: str, *arrays):
     if fn is None or any(type(a) is not np.ndarray or a.dtype != np.float32 for a in arrays):
         return None
     return fn
+
+
+def _native_im2col_pays(x_shape, out, stride) -> bool:
+    """Whether the native im2col beats NumPy's strided copy: its rows are long runs ('same' stride-1
+    convolutions) or at least 16 wide (narrower strided or 'valid' rows: 0.85-0.95x, measured)."""
+    return (tuple(stride) == (1, 1) and out[1] == x_shape[3]) or out[1] >= 16
 
 
 def _chunk(n: int, rows: int, positions: int) -> int:
@@ -240,40 +249,59 @@ def _window_args(x_shape, out, kernel, stride, padding, dilation) -> tuple:
 
 
 def _native_conv_forward(fn, x, w, out, stride, padding, dilation, groups):
-    """Conv2d forward: im2col (``fn``) and a stacked GEMM per chunk of samples."""
+    """Conv2d forward: im2col (``fn``) and the GEMMs per chunk of samples."""
     x = np.ascontiguousarray(x)
     n, c = x.shape[:2]
     co, kernel = w.shape[0], tuple(w.shape[2:])
     rows, positions = c * math.prod(kernel), math.prod(out)
     m = _chunk(n, rows, positions)
-    cols = np.empty((m, rows, positions), dtype=np.float32)
+    buf = np.empty(m * rows * positions, dtype=np.float32)
     y = np.empty((n, groups, co // groups, positions), dtype=np.float32)
     wg = w.reshape(groups, co // groups, rows // groups)
     geometry = _window_args(x.shape, out, kernel, stride, padding, dilation)
+    per_sample = positions >= _NATIVE_PER_SAMPLE
     for s in range(0, n, m):
         k = min(m, n - s)
-        fn(x[s:s + k], cols[:k], k, c, *geometry, rows * positions, positions)
-        np.matmul(wg, cols[:k].reshape(k, groups, rows // groups, positions), out=y[s:s + k])
+        cols = buf[:k * rows * positions]
+        if per_sample:  # (k, rows, p): k stacked GEMMs writing y's samples in place
+            fn(x[s:s + k], cols, k, c, *geometry, rows * positions, positions)
+            np.matmul(wg, cols.reshape(k, groups, rows // groups, positions), out=y[s:s + k])
+        else:  # (rows, k * p): one GEMM per group, its (co, k, p) result moved to (k, co, p)
+            fn(x[s:s + k], cols, k, c, *geometry, positions, k * positions)
+            yk = np.matmul(wg, cols.reshape(groups, rows // groups, k * positions))
+            y[s:s + k] = yk.reshape(groups, co // groups, k, positions).transpose(2, 0, 1, 3)
     return y.reshape((n, co) + tuple(out))
 
 
 def _native_conv_weight_grad(fn, x, gy, kernel, stride, padding, dilation, groups):
-    """ConvWeightGrad: im2col (``fn``) per chunk of samples, each sample's (rows, positions) times its
-    gradient's transpose, summed."""
+    """ConvWeightGrad: im2col (``fn``) per chunk of samples, multiplied by the chunk's gradient and
+    summed over the chunks."""
     x = np.ascontiguousarray(x)
     n, c = x.shape[:2]
     co, out = gy.shape[1], tuple(gy.shape[2:])
     rows, positions = c * math.prod(kernel), math.prod(out)
     m = _chunk(n, rows, positions)
-    cols = np.empty((m, rows, positions), dtype=np.float32)
-    gyg = gy.reshape(n, groups, co // groups, positions).swapaxes(-1, -2)  # (n, g, p, co/g)
-    gw = np.zeros((groups, rows // groups, co // groups), dtype=np.float32)
+    buf = np.empty(m * rows * positions, dtype=np.float32)
+    gyg = gy.reshape(n, groups, co // groups, positions)
     geometry = _window_args(x.shape, out, kernel, stride, padding, dilation)
-    for s in range(0, n, m):
-        k = min(m, n - s)
-        fn(x[s:s + k], cols[:k], k, c, *geometry, rows * positions, positions)
-        gw += np.matmul(cols[:k].reshape(k, groups, rows // groups, positions), gyg[s:s + k]).sum(axis=0)
-    return gw.swapaxes(-1, -2).reshape((co, c // groups) + tuple(kernel))
+    if positions >= _NATIVE_PER_SAMPLE:  # each sample's cols (rows/g, p) times its gradient transposed
+        gwt = np.zeros((groups, rows // groups, co // groups), dtype=np.float32)  # (faster than gw's order)
+        for s in range(0, n, m):
+            k = min(m, n - s)
+            cols = buf[:k * rows * positions]
+            fn(x[s:s + k], cols, k, c, *geometry, rows * positions, positions)
+            gwt += np.matmul(cols.reshape(k, groups, rows // groups, positions),
+                             gyg[s:s + k].swapaxes(-1, -2)).sum(axis=0)
+        gw = gwt.swapaxes(-1, -2)
+    else:  # one GEMM per group and chunk: the chunk's gradient moved to (g, co/g, k * p)
+        gw = np.zeros((groups, co // groups, rows // groups), dtype=np.float32)
+        for s in range(0, n, m):
+            k = min(m, n - s)
+            cols = buf[:k * rows * positions]
+            fn(x[s:s + k], cols, k, c, *geometry, positions, k * positions)
+            gk = np.ascontiguousarray(gyg[s:s + k].transpose(1, 2, 0, 3)).reshape(groups, co // groups, k * positions)
+            gw += np.matmul(gk, cols.reshape(groups, rows // groups, k * positions).swapaxes(-1, -2))
+    return gw.reshape((co, c // groups) + tuple(kernel))
 
 
 def _native_conv_transpose(fn, x, wm, out, cg, kernel, stride, padding, dilation, groups):
@@ -309,7 +337,7 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
         return depthwise.forward(xp, x, w, out, stride, padding, dilation)
     if groups == 1 and _pointwise(kernel, stride, padding):
         return _pointwise_forward(xp, x, w, out)
-    fn = _native_windows("im2col2d_f32", x, w) if nd == 2 else None
+    fn = _native_windows("im2col2d_f32", x, w) if nd == 2 and _native_im2col_pays(x.shape, out, stride) else None
     if fn is not None:
         return _native_conv_forward(fn, x, w, out, stride, padding, dilation, groups)
     per_sample = _per_sample(n, out)
@@ -341,7 +369,8 @@ def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
     co, out = gy.shape[1], tuple(gy.shape[2:])
     if len(kernel) <= 2 and c == groups > 1 and depthwise.usable(stride, out, co, x, gy):
         return depthwise.weight_grad(xp, x, gy, kernel, stride, padding, dilation)
-    fn = _native_windows("im2col2d_f32", x, gy) if len(kernel) == 2 else None
+    fn = _native_windows("im2col2d_f32", x, gy) if len(kernel) == 2 and _native_im2col_pays(x.shape, out, stride) \
+        else None
     if fn is not None:
         return _native_conv_weight_grad(fn, x, gy, kernel, stride, padding, dilation, groups)
     per_sample = _per_sample(n, out, _PER_SAMPLE_WEIGHT_GRAD)

@@ -154,6 +154,8 @@ CONV_CASES = [
     ((1, 2, 5, 5), (2, 2, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # one sample
     ((2, 2, 3, 3), (3, 2, 3, 3), (1, 1), ((3, 3), (3, 3)), (1, 1), 1),  # padding wider than the input
     ((2, 6, 20, 20), (6, 2, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 3),
+    ((2, 3, 33, 40), (4, 3, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 1),  # strided rows of 20: native, per sample
+    ((3, 2, 9, 40), (4, 2, 3, 3), (2, 2), ((1, 1), (1, 2)), (1, 1), 1),  # 5 x 20 outputs: one GEMM per chunk
     ((0, 2, 6, 6), (4, 2, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # empty batch
 ]
 
@@ -232,13 +234,17 @@ def test_conv2d_forward_and_gradients_match_numpy(case):
 
 
 @needs_native
-def test_conv2d_chunks_of_samples(monkeypatch):
+@pytest.mark.parametrize("case, rows, positions", [
+    (CONV_CASES[1], 144, 196),  # per-sample GEMMs
+    (((8, 6, 10, 10), (6, 2, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 3), 54, 25),  # one GEMM per chunk, grouped
+])
+def test_conv2d_chunks_of_samples(monkeypatch, case, rows, positions):
     """Batches split into several chunks, the last one partial, give the same results."""
-    case = CONV_CASES[1]
-    x, w, g = _random(case[0], 1), _random(case[1], 2), _random((8, 32, 14, 14), 3)
+    x, w = _random(case[0], 1), _random(case[1], 2)
+    g = _random((8, case[1][0]) + _conv_out(case), 3)
     whole = _conv_ops(case, x, w, g)
-    monkeypatch.setattr(C, "_CHUNK_BYTES", 3 * 4 * 144 * 196)  # 3 samples per chunk: 3 + 3 + 2
-    assert C._chunk(8, 144, 196) == 3
+    monkeypatch.setattr(C, "_CHUNK_BYTES", 3 * 4 * rows * positions)  # 3 samples per chunk: 3 + 3 + 2
+    assert C._chunk(8, rows, positions) == 3
     for a, b in zip(_conv_ops(case, x, w, g), whole):
         _close(a, b)
 
