@@ -603,6 +603,16 @@ def cumprod(x, axis: Optional[int] = None, *, dim: Optional[int] = None) -> Tens
     return Cumprod(axis).apply(x)
 
 
+def _kept_block(shape: tuple, summed: set) -> Optional[tuple]:
+    """``(before, kept, after)`` sizes when the axes of ``shape`` not in ``summed`` (ignoring axes of
+    size 1) are one contiguous block: the sum is then over a (before, kept, after) view's ends."""
+    kept_axes = [i for i, d in enumerate(shape) if i not in summed and d != 1]
+    if kept_axes and kept_axes != list(range(kept_axes[0], kept_axes[-1] + 1)):
+        return None
+    first, last = (kept_axes[0], kept_axes[-1] + 1) if kept_axes else (len(shape), len(shape))
+    return math.prod(shape[:first]), math.prod(shape[first:last]), math.prod(shape[last:])
+
+
 class SumTo(Op):
     """Sum a tensor down to ``shape`` (the inverse of broadcasting ``shape`` up to the input's)."""
 
@@ -620,13 +630,18 @@ class SumTo(Op):
     def forward(self, xp, x):
         lead = x.ndim - len(self.shape)
         inner = tuple(lead + i for i, d in enumerate(self.shape) if d == 1 and x.shape[lead + i] != 1)
-        if not inner:  # only leading axes (a bias gradient): one reduction, no reshape
-            if not lead:
-                return x.reshape(self.shape)
-            if x.dtype.char in "fd" and x.flags.c_contiguous and x.size:
-                # ones @ x: BLAS sums the rows 3-4x faster than NumPy's reduction over axis 0
-                rows = x.reshape(-1, math.prod(x.shape[lead:]))
-                return (xp.ones(rows.shape[0], x.dtype) @ rows).reshape(self.shape)
+        if not inner and not lead:
+            return x.reshape(self.shape)
+        block = _kept_block(x.shape, set(range(lead)) | set(inner))
+        if block is not None and x.dtype.char in "fd" and x.flags.c_contiguous and x.size:
+            # ones @ x and x @ ones: BLAS sums rows and columns 3-7x faster than NumPy's reductions over
+            # axes (a bias gradient (N, C) -> (C,); a convolution's (N, C, H, W) -> (C, 1, 1))
+            before, kept, after = block
+            y = x.reshape(before * kept, after) @ xp.ones(after, x.dtype) if after > 1 else x.reshape(before * kept)
+            if before > 1:
+                y = xp.ones(before, x.dtype) @ y.reshape(before, kept)
+            return y.reshape(self.shape)
+        if not inner:  # only leading axes
             return x.sum(axis=tuple(range(lead)), dtype=x.dtype)  # int32 stays int32, as the spec says
         return x.sum(axis=tuple(range(lead)) + inner, keepdims=True, dtype=x.dtype).reshape(self.shape)
 
