@@ -632,7 +632,10 @@ class SumTo(Op):
         inner = tuple(lead + i for i, d in enumerate(self.shape) if d == 1 and x.shape[lead + i] != 1)
         if not inner and not lead:
             return x.reshape(self.shape)
-        block = _kept_block(x.shape, set(range(lead)) | set(inner))
+        if not inner:  # only leading axes (a bias gradient (N, C) -> (C,)): no search for the block
+            block = (math.prod(x.shape[:lead]), math.prod(x.shape[lead:]), 1)
+        else:
+            block = _kept_block(x.shape, set(range(lead)) | set(inner))
         if block is not None and x.dtype.char in "fd" and x.flags.c_contiguous and x.size:
             # ones @ x and x @ ones: BLAS sums rows and columns 3-7x faster than NumPy's reductions over
             # axes (a bias gradient (N, C) -> (C,); a convolution's (N, C, H, W) -> (C, 1, 1))
