@@ -19,7 +19,7 @@ PIPELINE = {
 }
 
 # importing the pass modules registers their rules
-from graphgrad.graph.rewrite import cse, fold, fuse, gather, prune, simplify  # noqa: E402,F401
+from graphgrad.graph.rewrite import cse, fold, fuse, gather, pooling, prune, simplify  # noqa: E402,F401
 
 
 def optimize(fetch_nodes: Iterable[GraphNode], feeds: Iterable[GraphNode] = (), level: int = 2,
