@@ -161,22 +161,34 @@ def _compiler_or_error() -> list[str]:
 
 
 def _compile(cc: list[str], c_files: list[str], target: Path, keep: int) -> None:
-    """Compile ``c_files`` into ``target`` through a temporary file renamed into place (atomic: a
-    concurrent process sees no library or the whole of it), then prune the oldest builds of the same
-    kind beyond ``keep``."""
+    """Compile ``c_files`` (each to an object, several at once: one per CPU) and link them into
+    ``target`` through a temporary file renamed into place (atomic: a concurrent process sees no
+    library or the whole of it), then prune the oldest builds of the same kind beyond ``keep``."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, partial = tempfile.mkstemp(prefix=target.stem + "-", suffix=target.suffix + ".partial", dir=target.parent)
     os.close(fd)
     try:
-        result = subprocess.run(cc + FLAGS + ["-I", str(SOURCE_DIR), *c_files, "-o", partial, "-lm"],
-                                capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
-            raise RuntimeError(f"the C compiler ({' '.join(cc)}) failed:\n{result.stderr[-2000:]}")
+        with tempfile.TemporaryDirectory(prefix="graphgrad-build-") as folder:
+            objects = [os.path.join(folder, f"{i}.o") for i in range(len(c_files))]
+            jobs = [cc + FLAGS + ["-I", str(SOURCE_DIR), "-c", c, "-o", o] for c, o in zip(c_files, objects)]
+            _run_all(jobs, cc, max(1, os.cpu_count() or 1))
+            _run_all([cc + FLAGS + objects + ["-o", partial, "-lm"]], cc, 1)
         os.replace(partial, target)
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
     _forget_old_builds(target, keep)
+
+
+def _run_all(commands: list[list[str]], cc: list[str], at_once: int) -> None:
+    """Run compiler commands, ``at_once`` at a time; a failure raises with the compiler's message."""
+    for first in range(0, len(commands), at_once):
+        running = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                   for c in commands[first:first + at_once]]
+        failed = [stderr for process in running for _, stderr in [process.communicate(timeout=300)]
+                  if process.returncode != 0]  # (every process waited for before raising)
+        if failed:
+            raise RuntimeError(f"the C compiler ({' '.join(cc)}) failed:\n{failed[0][-2000:]}")
 
 
 def build(force: bool = False) -> Path:
