@@ -42,7 +42,8 @@ from typing import Callable, Optional
 import numpy as np
 
 SOURCE_DIR = Path(__file__).resolve().parent
-FLAGS = ["-O3", "-march=native", "-fPIC", "-shared", "-std=c99", "-fno-math-errno", "-fno-trapping-math"]
+FLAGS = ["-O3", "-march=native", "-fPIC", "-shared", "-std=c99", "-fno-math-errno", "-fno-trapping-math",
+         "-ffp-contract=off"]  # (no fused multiply-adds unless a file asks: results as NumPy rounds them)
 
 _EXPORT = re.compile(r"^GG_EXPORT\s+void\s+(gg_\w+)\s*\(([^)]*)\)", re.MULTILINE)
 _ARRAY_TYPES = {"float": np.float32, "double": np.float64, "int64_t": np.int64, "int32_t": np.int32,
