@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from graphgrad.backend import native
+from tests.backend.native_checks import needs_native
 
-needs_native = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
 
 
 def test_signatures_are_read_from_the_export_lines():

@@ -9,16 +9,8 @@ import pytest
 import graphgrad as gg
 from graphgrad.backend import native
 from graphgrad.ops.pool import MaxPool2d, MaxPoolBackward, MaxPoolIndices
+from tests.backend.native_checks import both, needs_native, three_ways
 
-needs_native = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
-
-
-def _both(fn):
-    """``fn()`` with native kernels on, then off (the NumPy path)."""
-    on = fn()
-    with native.disabled():
-        off = fn()
-    return on, off
 
 
 def _random(shape, seed=0, scale=1.0):
@@ -64,11 +56,11 @@ def test_max_pool2d_and_its_gradient_match_numpy(case, mode):
     shape, kernel, stride, padding, dilation, ceil_mode = case
     x = _pool_input(shape, mode, 1)
     args = (kernel, stride, padding, dilation, ceil_mode)
-    y_on, y_off = _both(lambda: MaxPool2d(*args).forward(np, x))
+    y_on, y_off = both(lambda: MaxPool2d(*args).forward(np, x))
     assert y_on.dtype == np.float32 and y_on.shape == y_off.shape
     np.testing.assert_array_equal(y_on, y_off)  # a maximum is exact; NaN where NumPy has NaN
     g = _random(y_off.shape, 2)
-    gx_on, gx_off = _both(lambda: MaxPoolBackward(*args).forward(np, x, y_off, g))
+    gx_on, gx_off = both(lambda: MaxPoolBackward(*args).forward(np, x, y_off, g))
     assert gx_on.dtype == np.float32 and gx_on.shape == x.shape
     if mode in ("nan", "inf"):
         # the NumPy path's general branch (indices, then bincount) sums overlapping windows in another
@@ -102,10 +94,10 @@ def test_max_pool2d_gradient_goes_to_the_first_maximum_and_the_last_nan():
 def test_max_pool2d_non_contiguous_and_broadcast_inputs():
     x = _random((3, 4, 20, 18), 3)[:, ::2, :, ::-1]
     args = ((2, 2), (2, 2), (0, 0), (1, 1), False)
-    y_on, y_off = _both(lambda: MaxPool2d(*args).forward(np, x))
+    y_on, y_off = both(lambda: MaxPool2d(*args).forward(np, x))
     np.testing.assert_array_equal(y_on, y_off)
     g = np.broadcast_to(_random((1, 1, 1, 9), 4), y_off.shape)
-    gx_on, gx_off = _both(lambda: MaxPoolBackward(*args).forward(np, x, y_off, g))
+    gx_on, gx_off = both(lambda: MaxPoolBackward(*args).forward(np, x, y_off, g))
     np.testing.assert_array_equal(gx_on, gx_off)
 
 
@@ -128,10 +120,7 @@ def test_max_pool2d_eager_equals_compiled(ceil_mode):
         (gx,) = gg.grad((y * y).sum(), [x])
         return [y, gx]
 
-    eager = [t.numpy().copy() for t in step(gg.tensor(x_np))]
-    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
-    with native.disabled():
-        numpy_only = [t.numpy().copy() for t in step(gg.tensor(x_np))]
+    eager, compiled, numpy_only = three_ways(step, x_np)
     for e, c, n in zip(eager, compiled, numpy_only):
         np.testing.assert_allclose(c, e, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(e, n, rtol=1e-6, atol=1e-6)
@@ -227,7 +216,7 @@ def test_conv2d_forward_and_gradients_match_numpy(case):
     with native.disabled():
         ys = C._conv_forward(np, x, w, stride, padding, dilation, groups).shape
     g = _random(ys, 3)
-    on, off = _both(lambda: _conv_ops(case, x, w, g))
+    on, off = both(lambda: _conv_ops(case, x, w, g))
     for a, b, shape in zip(on, off, [ys, ws, xs]):
         assert a.dtype == np.float32 and a.shape == b.shape == shape
         _close(a, b)
@@ -257,7 +246,7 @@ def test_conv2d_nan_and_infinities_as_numpy():
     g = _random((8, 32, 14, 14), 3)
     g[1, 2, 5, 5], g[2, 3, 0, 13] = np.nan, np.inf
     with np.errstate(all="ignore"):
-        on, off = _both(lambda: _conv_ops(case, x, w, g))
+        on, off = both(lambda: _conv_ops(case, x, w, g))
     for a, b in zip(on, off):
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
         np.testing.assert_array_equal(np.isinf(a), np.isinf(b))
@@ -272,7 +261,7 @@ def test_conv2d_non_contiguous_inputs():
     with native.disabled():
         ys = C._conv_forward(np, x, w, *case[2:]).shape
     g = np.broadcast_to(_random(ys[1:], 3), ys)
-    on, off = _both(lambda: _conv_ops(case, x, w, g))
+    on, off = both(lambda: _conv_ops(case, x, w, g))
     for a, b in zip(on, off):
         _close(a, b)
 
@@ -293,10 +282,7 @@ def test_conv2d_eager_equals_compiled():
         gx, gw = gg.grad((y * y).sum(), [x, w])
         return [y, gx, gw]
 
-    eager = [t.numpy().copy() for t in step(gg.tensor(x_np), gg.tensor(w_np))]
-    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np), gg.tensor(w_np))]
-    with native.disabled():
-        numpy_only = [t.numpy().copy() for t in step(gg.tensor(x_np), gg.tensor(w_np))]
+    eager, compiled, numpy_only = three_ways(step, x_np, w_np)
     for e, c, n in zip(eager, compiled, numpy_only):
         np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(e, n, rtol=1e-5, atol=1e-5)

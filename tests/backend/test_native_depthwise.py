@@ -7,8 +7,9 @@ import pytest
 import graphgrad as gg
 from graphgrad.backend import native
 from graphgrad.ops import conv, depthwise
+from tests.backend.native_checks import needs_native
 
-pytestmark = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
+pytestmark = needs_native
 RNG = np.random.default_rng(0)
 
 CASES = [  # (n, c, h, w, multiplier, kernel, stride, padding ((top, bottom), (left, right)), dilation)

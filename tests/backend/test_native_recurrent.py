@@ -11,19 +11,11 @@ import pytest
 import graphgrad as gg
 from graphgrad.backend import native
 from graphgrad.ops.recurrent import GRUScan, GRUSequenceGrad, LSTMScan, LSTMSequenceGrad
+from tests.backend.native_checks import both, needs_native, three_ways
 
-needs_native = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
 
 SHAPES = [(35, 32, 64, 128), (5, 3, 7, 9), (1, 1, 1, 1), (4, 2, 3, 17)]  # (T, B, I, H); W3's first
 FLAGS = list(itertools.product([False, True], repeat=3))  # (reverse, has_bias, has_state)
-
-
-def _both(fn):
-    """``fn()`` with native kernels on, then off (the NumPy path)."""
-    on = fn()
-    with native.disabled():
-        off = fn()
-    return on, off
 
 
 # cell: (scan op, gradient op, gate blocks G, initial states, extra rows of the upstream gradient)
@@ -64,13 +56,13 @@ def _scan_and_grad(flags, args, g, ws=None, cell="lstm"):
 @pytest.mark.parametrize("shape", SHAPES)
 def test_lstm_scan_and_its_gradient_match_numpy(shape, flags):
     args, g = _lstm_case(*shape, flags)
-    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
+    (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g))
     assert ws_on.shape == ws_off.shape and ws_on.dtype == d_on.dtype == np.float32
     # tanh/sigmoid within 6 ulp of NumPy's, carried through the recurrence
     np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
     np.testing.assert_allclose(d_on, d_off, rtol=1e-4, atol=2e-5)
     # the gradient alone, from one workspace: closer
-    (_, d_on), (_, d_off) = _both(lambda: _scan_and_grad(flags, args, g, ws_off))
+    (_, d_on), (_, d_off) = both(lambda: _scan_and_grad(flags, args, g, ws_off))
     np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=5e-6)
 
 
@@ -78,7 +70,7 @@ def test_lstm_scan_and_its_gradient_match_numpy(shape, flags):
 def test_lstm_workspace_of_either_path_feeds_either_gradient():
     flags = (False, True, True)
     args, g = _lstm_case(6, 4, 5, 8, flags, seed=1)
-    ws_on, ws_off = _both(lambda: LSTMScan(*flags).forward(np, *args))
+    ws_on, ws_off = both(lambda: LSTMScan(*flags).forward(np, *args))
     with native.disabled():
         reference = _scan_and_grad(flags, args, g, ws_off)[1]
         from_native_ws = _scan_and_grad(flags, args, g, ws_on)[1]
@@ -91,7 +83,7 @@ def test_lstm_workspace_of_either_path_feeds_either_gradient():
 def test_lstm_empty_batch_input_or_hidden(shape):
     flags = (False, True, True)
     args, g = _lstm_case(*shape, flags)
-    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
+    (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g))
     np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
     np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=5e-6)
 
@@ -106,8 +98,8 @@ def test_lstm_nan_and_infinities_as_numpy():
     args[6][3, 0] = np.inf         # c0 of row 3 infinite (c stays inf, tanh(c) = 1)
     g[1, 4, 2] = np.nan
     with np.errstate(all="ignore"):
-        (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
-        (_, d1_on), (_, d1_off) = _both(lambda: _scan_and_grad(flags, args, g, ws_off))
+        (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g))
+        (_, d1_on), (_, d1_off) = both(lambda: _scan_and_grad(flags, args, g, ws_off))
     assert np.isnan(ws_off).any() and np.isinf(ws_off).any()
     np.testing.assert_array_equal(np.isnan(ws_on), np.isnan(ws_off))
     np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)  # (NaN == NaN, inf == inf here)
@@ -130,7 +122,7 @@ def test_lstm_non_contiguous_inputs(reverse):
     g = rng.standard_normal((B, T + 2, H)).astype(np.float32).transpose(1, 0, 2)
     args = [x, w_ih, w_hh, b_ih, b_hh, h0, c0]
     assert not any(a.flags.c_contiguous for a in args + [g])
-    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
+    (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g))
     contiguous = [np.ascontiguousarray(a) for a in args]
     ws_c, d_c = _scan_and_grad(flags, contiguous, np.ascontiguousarray(g))
     np.testing.assert_array_equal(ws_on, ws_c)
@@ -142,7 +134,7 @@ def test_lstm_non_contiguous_inputs(reverse):
 def test_lstm_float64_takes_the_numpy_path():
     flags = (False, True, True)
     args, g = _lstm_case(4, 3, 5, 6, flags, dtype=np.float64)
-    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g))
+    (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g))
     assert ws_on.dtype == np.float64
     np.testing.assert_array_equal(ws_on, ws_off)
     np.testing.assert_array_equal(d_on, d_off)
@@ -172,12 +164,9 @@ def test_lstm_eager_equals_compiled():
         loss.backward()
         return [out, h, c, gx, layer.weight_ih_l0.grad, layer.weight_hh_l0.grad, layer.bias_hh_l0.grad]
 
-    eager = [t.numpy().copy() for t in step(gg.tensor(x_np))]
-    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
+    eager, compiled, numpy_path = three_ways(step, x_np)
     for e, c in zip(eager, compiled):
         np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-6)
-    with native.disabled():
-        numpy_path = [t.numpy().copy() for t in step(gg.tensor(x_np))]
     for e, n in zip(eager, numpy_path):
         np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5)
 
@@ -188,11 +177,11 @@ def test_lstm_eager_equals_compiled():
 @pytest.mark.parametrize("shape", SHAPES)
 def test_gru_scan_and_its_gradient_match_numpy(shape, flags):
     args, g = _case("gru", *shape, flags)
-    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+    (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
     assert ws_on.shape == ws_off.shape and d_on.shape == d_off.shape and ws_on.dtype == d_on.dtype == np.float32
     np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
     np.testing.assert_allclose(d_on, d_off, rtol=1e-4, atol=2e-5)
-    (_, d_on), (_, d_off) = _both(lambda: _scan_and_grad(flags, args, g, ws_off, cell="gru"))
+    (_, d_on), (_, d_off) = both(lambda: _scan_and_grad(flags, args, g, ws_off, cell="gru"))
     np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=5e-6)
 
 
@@ -201,7 +190,7 @@ def test_gru_with_large_weights_is_as_accurate_as_numpy():
     paths drift ~1e-5 from float64 over 35 steps; the native one no further than the NumPy one."""
     flags = (False, True, False)
     args, g = _case("gru", 35, 32, 64, 128, flags, seed=6, scale=0.3)
-    ws_on, ws_off = _both(lambda: GRUScan(*flags).forward(np, *args))
+    ws_on, ws_off = both(lambda: GRUScan(*flags).forward(np, *args))
     with native.disabled():
         ws64 = GRUScan(*flags).forward(np, *[a.astype(np.float64) for a in args])
     T = 35
@@ -213,7 +202,7 @@ def test_gru_with_large_weights_is_as_accurate_as_numpy():
 def test_gru_workspace_of_either_path_feeds_either_gradient():
     flags = (True, True, True)
     args, g = _case("gru", 6, 4, 5, 8, flags, seed=1)
-    ws_on, ws_off = _both(lambda: GRUScan(*flags).forward(np, *args))
+    ws_on, ws_off = both(lambda: GRUScan(*flags).forward(np, *args))
     with native.disabled():
         reference = _scan_and_grad(flags, args, g, ws_off, cell="gru")[1]
         from_native_ws = _scan_and_grad(flags, args, g, ws_on, cell="gru")[1]
@@ -226,7 +215,7 @@ def test_gru_workspace_of_either_path_feeds_either_gradient():
 def test_gru_empty_batch_input_or_hidden(shape):
     flags = (False, True, True)
     args, g = _case("gru", *shape, flags)
-    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+    (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
     np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
     np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=5e-6)
 
@@ -241,8 +230,8 @@ def test_gru_nan_and_infinities_as_numpy():
     args[5][3, 0] = np.inf         # h0 of row 3 infinite
     g[1, 4, 2] = np.nan
     with np.errstate(all="ignore"):
-        (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
-        (_, d1_on), (_, d1_off) = _both(lambda: _scan_and_grad(flags, args, g, ws_off, cell="gru"))
+        (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+        (_, d1_on), (_, d1_off) = both(lambda: _scan_and_grad(flags, args, g, ws_off, cell="gru"))
     assert np.isnan(ws_off).any()
     np.testing.assert_array_equal(np.isnan(ws_on), np.isnan(ws_off))
     np.testing.assert_allclose(ws_on, ws_off, rtol=1e-5, atol=5e-6)
@@ -265,7 +254,7 @@ def test_gru_non_contiguous_inputs(reverse):
     g = rng.standard_normal((B, T + 1, H)).astype(np.float32).transpose(1, 0, 2)
     args = [x, w_ih, w_hh, b_ih, b_hh, h0]
     assert not any(a.flags.c_contiguous for a in args + [g])
-    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+    (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
     contiguous = [np.ascontiguousarray(a) for a in args]
     ws_c, d_c = _scan_and_grad(flags, contiguous, np.ascontiguousarray(g), cell="gru")
     np.testing.assert_array_equal(ws_on, ws_c)
@@ -277,7 +266,7 @@ def test_gru_non_contiguous_inputs(reverse):
 def test_gru_float64_takes_the_numpy_path():
     flags = (False, True, True)
     args, g = _case("gru", 4, 3, 5, 6, flags, dtype=np.float64)
-    (ws_on, d_on), (ws_off, d_off) = _both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
+    (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
     assert ws_on.dtype == np.float64
     np.testing.assert_array_equal(ws_on, ws_off)
     np.testing.assert_array_equal(d_on, d_off)
@@ -299,12 +288,9 @@ def test_gru_eager_equals_compiled():
         loss.backward()
         return [out, h_n, gx, layer.weight_ih_l0.grad, layer.weight_hh_l0_reverse.grad, layer.bias_hh_l0.grad]
 
-    eager = [t.numpy().copy() for t in step(gg.tensor(x_np), gg.tensor(h_np))]
-    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np), gg.tensor(h_np))]
+    eager, compiled, numpy_path = three_ways(step, x_np, h_np)
     for e, c in zip(eager, compiled):
         np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-6)
-    with native.disabled():
-        numpy_path = [t.numpy().copy() for t in step(gg.tensor(x_np), gg.tensor(h_np))]
     for e, n in zip(eager, numpy_path):
         np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5)
 
@@ -323,7 +309,7 @@ def test_embedding_backward_matches_numpy(shape, num, dim):
     for padding_idx in (None, 0):
         if padding_idx is not None and num == 0:
             continue
-        on, off = _both(lambda: EmbeddingBackward(num, padding_idx).forward(np, g, idx))
+        on, off = both(lambda: EmbeddingBackward(num, padding_idx).forward(np, g, idx))
         assert on.shape == (num, dim) and on.dtype == np.float32
         np.testing.assert_allclose(on, off, rtol=1e-5, atol=1e-5)  # (add.reduceat's own summation order)
 
@@ -336,14 +322,14 @@ def test_embedding_backward_strided_nan_other_dtypes_and_bad_indices():
     g = rng.standard_normal((35, 32, 4)).astype(np.float32).transpose(1, 0, 2)
     g[0, 0, 1] = np.nan
     g[1, 3, 2] = np.inf
-    on, off = _both(lambda: EmbeddingBackward(6).forward(np, g, idx))
+    on, off = both(lambda: EmbeddingBackward(6).forward(np, g, idx))
     np.testing.assert_allclose(on, off, rtol=1e-5, atol=1e-5)  # (NaN and inf where NumPy has them)
     for g2, i2 in ((g.astype(np.float64), idx), (g, idx.astype(np.int32))):  # the NumPy path
-        on, off = _both(lambda: EmbeddingBackward(6).forward(np, g2, i2))
+        on, off = both(lambda: EmbeddingBackward(6).forward(np, g2, i2))
         np.testing.assert_array_equal(on, off)
     bad = idx.copy()
     bad[0, 0] = -1                                            # outside [0, num): the NumPy path's answer
-    on, off = _both(lambda: EmbeddingBackward(6).forward(np, g, bad))
+    on, off = both(lambda: EmbeddingBackward(6).forward(np, g, bad))
     np.testing.assert_array_equal(on, off)
 
 

@@ -9,18 +9,10 @@ import graphgrad as gg
 from graphgrad.backend import native
 from graphgrad.ops.nn import LayerNorm, LayerNormGrad
 from graphgrad.ops.unary import Gelu, GeluGrad
+from tests.backend.native_checks import both, needs_native, three_ways
 
-needs_native = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
 
 SHAPES = [(16, 64, 512), (7, 13), (1,), (), (0,), (3, 0, 5), (5, 1, 129)]
-
-
-def _both(fn):
-    """``fn()`` with native kernels on, then off (the NumPy path)."""
-    on = fn()
-    with native.disabled():
-        off = fn()
-    return on, off
 
 
 def _random(shape, seed=0, scale=3.0):
@@ -33,11 +25,11 @@ def _random(shape, seed=0, scale=3.0):
 @pytest.mark.parametrize("shape", SHAPES)
 def test_gelu_and_its_gradient_match_numpy(approximate, shape):
     x, g = _random(shape, 1), _random(shape, 2, 1.0)
-    y_on, y_off = _both(lambda: Gelu(approximate).forward(np, x))
+    y_on, y_off = both(lambda: Gelu(approximate).forward(np, x))
     assert y_on.shape == y_off.shape == shape and y_on.dtype == np.float32
     # the native exact form is the more accurate one for x < -3 (NumPy's 1 + erf cancels): absolute tolerance
     np.testing.assert_allclose(y_on, y_off, rtol=2e-6, atol=5e-7)
-    d_on, d_off = _both(lambda: GeluGrad(approximate).forward(np, x, y_off, g))
+    d_on, d_off = both(lambda: GeluGrad(approximate).forward(np, x, y_off, g))
     assert d_on.dtype == np.float32
     np.testing.assert_allclose(d_on, d_off, rtol=2e-6, atol=5e-7)
 
@@ -63,9 +55,9 @@ def test_gelu_nan_and_infinities_as_numpy(approximate):
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 100.0, -100.0, 1e20, -1e20], np.float32)
     g = np.ones_like(x)
     with np.errstate(all="ignore"):
-        y_on, y_off = _both(lambda: Gelu(approximate).forward(np, x))
+        y_on, y_off = both(lambda: Gelu(approximate).forward(np, x))
         np.testing.assert_array_equal(y_on, y_off)
-        d_on, d_off = _both(lambda: GeluGrad(approximate).forward(np, x, y_off, g))
+        d_on, d_off = both(lambda: GeluGrad(approximate).forward(np, x, y_off, g))
     np.testing.assert_array_equal(d_on[:7], d_off[:7])
 
 
@@ -73,11 +65,11 @@ def test_gelu_nan_and_infinities_as_numpy(approximate):
 def test_gelu_non_contiguous_and_broadcast_inputs():
     x = _random((8, 20), 3)[:, ::2]
     g = _random((10,), 4)
-    y_on, y_off = _both(lambda: Gelu().forward(np, x))
+    y_on, y_off = both(lambda: Gelu().forward(np, x))
     np.testing.assert_allclose(y_on, y_off, rtol=2e-6, atol=5e-7)
-    d_on, d_off = _both(lambda: GeluGrad().forward(np, x, y_off, g))  # g broadcasts: the NumPy path
+    d_on, d_off = both(lambda: GeluGrad().forward(np, x, y_off, g))  # g broadcasts: the NumPy path
     np.testing.assert_allclose(d_on, d_off, rtol=2e-6, atol=5e-7)
-    d_on, d_off = _both(lambda: GeluGrad().forward(np, x, y_off, np.broadcast_to(g, x.shape)))
+    d_on, d_off = both(lambda: GeluGrad().forward(np, x, y_off, np.broadcast_to(g, x.shape)))
     np.testing.assert_allclose(d_on, d_off, rtol=2e-6, atol=5e-7)
 
 
@@ -90,8 +82,7 @@ def test_gelu_eager_equals_compiled():
         (gx,) = gg.grad(y.sum(), [x])
         return [y, gx]
 
-    eager = [t.numpy().copy() for t in step(gg.tensor(x_np))]
-    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
+    eager, compiled, _ = three_ways(step, x_np)
     for e, c in zip(eager, compiled):
         np.testing.assert_allclose(c, e, rtol=1e-6, atol=1e-7)
 
@@ -108,11 +99,11 @@ def test_layer_norm_and_its_gradient_match_numpy(shape, k, has_weight, has_bias)
     params = [_random(shape[len(shape) - k:], s) for s in (3, 4)]
     params = [p for p, keep in zip(params, (has_weight, has_bias)) if keep]
     op = LayerNorm(k, 1e-5, has_weight, has_bias)
-    y_on, y_off = _both(lambda: op.forward(np, x, *params))
+    y_on, y_off = both(lambda: op.forward(np, x, *params))
     assert y_on.shape == shape and y_on.dtype == np.float32
     np.testing.assert_allclose(y_on, y_off, rtol=1e-5, atol=2e-5)
     grad = LayerNormGrad(k, 1e-5, has_weight)
-    d_on, d_off = _both(lambda: grad.forward(np, x, *params[:int(has_weight)], g))
+    d_on, d_off = both(lambda: grad.forward(np, x, *params[:int(has_weight)], g))
     assert d_on.shape == d_off.shape and d_on.dtype == np.float32
     rows = d_on.shape[0] - 2
     np.testing.assert_allclose(d_on[:rows], d_off[:rows], rtol=1e-5, atol=2e-5)
@@ -127,10 +118,10 @@ def test_layer_norm_nan_non_contiguous_and_eps():
     w, b = _random((20,), 6), _random((20,), 7)
     g = _random((6, 40), 8)[:, 1::2]
     with np.errstate(all="ignore"):
-        y_on, y_off = _both(lambda: LayerNorm(1, 0.5).forward(np, x, w, b))
+        y_on, y_off = both(lambda: LayerNorm(1, 0.5).forward(np, x, w, b))
         np.testing.assert_allclose(y_on, y_off, rtol=1e-5, atol=2e-5)  # NaN rows stay NaN in both
         assert np.isnan(y_on[1]).all() and np.isnan(y_on[2]).all() and np.isfinite(y_on[0]).all()
-        d_on, d_off = _both(lambda: LayerNormGrad(1, 0.5, True).forward(np, x, w, g))
+        d_on, d_off = both(lambda: LayerNormGrad(1, 0.5, True).forward(np, x, w, g))
     np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=2e-5)
 
 
@@ -146,8 +137,7 @@ def test_layer_norm_eager_equals_compiled():
         loss.backward()
         return [loss, gx, norm.weight.grad, norm.bias.grad]
 
-    eager = [t.numpy().copy() for t in step(gg.tensor(x_np))]
-    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
+    eager, compiled, _ = three_ways(step, x_np)
     for e, c in zip(eager, compiled):
         np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-5)
 
@@ -187,11 +177,11 @@ def test_attention_softmax_and_its_gradient_match_numpy(heads, mask_kind, mask_s
 
     props, arrays, g = _attention_case(heads, mask_kind, mask_shape, causal, S=9 if heads else 7)
     with np.errstate(invalid="ignore"):
-        w_on, w_off = _both(lambda: AttentionWeights(*props).forward(np, *arrays))
+        w_on, w_off = both(lambda: AttentionWeights(*props).forward(np, *arrays))
         np.testing.assert_allclose(w_on, w_off, rtol=1e-5, atol=1e-6)  # rows without keys: NaN in both
         assert np.array_equal(w_on == 0, w_off == 0)  # masked keys get exactly 0
         out = ScaledDotProductAttention(*props).forward(np, *arrays, w_off)
-        d_on, d_off = _both(lambda: ScaledDotProductAttentionGrad(*props).forward(np, *arrays, w_off, g))
+        d_on, d_off = both(lambda: ScaledDotProductAttentionGrad(*props).forward(np, *arrays, w_off, g))
     np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=1e-5)
     assert out.dtype == d_on.dtype == np.float32
 
@@ -206,13 +196,13 @@ def test_attention_strided_and_empty_inputs():
     v = rng.standard_normal((2, 6, 3)).astype(np.float32)
     g = rng.standard_normal((2, 4, 3)).astype(np.float32)
     props = (0.5, True, None, None)
-    w_on, w_off = _both(lambda: AttentionWeights(*props).forward(np, q, k, v))
+    w_on, w_off = both(lambda: AttentionWeights(*props).forward(np, q, k, v))
     np.testing.assert_allclose(w_on, w_off, rtol=1e-5, atol=1e-6)
-    d_on, d_off = _both(lambda: ScaledDotProductAttentionGrad(*props).forward(np, q, k, v, w_off, g))
+    d_on, d_off = both(lambda: ScaledDotProductAttentionGrad(*props).forward(np, q, k, v, w_off, g))
     np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=1e-5)
     for L, S in ((0, 5), (4, 0)):
         q0, k0, v0 = np.ones((2, L, 8), np.float32), np.ones((2, S, 8), np.float32), np.ones((2, S, 3), np.float32)
-        w_on, w_off = _both(lambda: AttentionWeights(0.5).forward(np, q0, k0, v0))
+        w_on, w_off = both(lambda: AttentionWeights(0.5).forward(np, q0, k0, v0))
         assert w_on.shape == w_off.shape == (2, S, L)
 
 
@@ -230,11 +220,8 @@ def test_transformer_layer_float32_eager_equals_compiled():
         loss.backward()
         return [loss] + [p.grad for p in layer.parameters()]
 
-    eager = [t.numpy().copy() for t in step(gg.tensor(x_np))]
-    compiled = [t.numpy() for t in gg.function(step)(gg.tensor(x_np))]
+    eager, compiled, numpy_path = three_ways(step, x_np)
     for e, c in zip(eager, compiled):
         np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-6)
-    with native.disabled():
-        numpy_path = [t.numpy().copy() for t in step(gg.tensor(x_np))]
     for e, n in zip(eager, numpy_path):
         np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5)

@@ -3,14 +3,14 @@ group runs the same with the C loop as with the NumPy kernel (bit for bit where 
 involved), the groups expected to get a C loop get one, and anything the loop was not made for
 falls back to NumPy."""
 import numpy as np
-import pytest
 
 import graphgrad as gg
 from graphgrad.backend import native
 from graphgrad.graph.rewrite import fuse_native
 from graphgrad.graph.rewrite.fuse import FusedElementwise
+from tests.backend.native_checks import needs_native
 
-pytestmark = pytest.mark.skipif(not native.available(), reason=f"native kernels: {native.status()}")
+pytestmark = needs_native
 
 N, C = 128, 256  # 32768 elements: above fuse_native.MIN_ELEMENTS
 RNG = np.random.default_rng(0)
