@@ -42,6 +42,7 @@ MIN_ELEMENTS = 1 << 14
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(bool)
 _BINARY = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/"}
+_UNARY = {U.Neg: "-", U.Abs: "fabsf", U.Sqrt: "sqrtf", U.Exp: "gg_expf", U.Tanh: "gg_tanhf"}
 _COMPARE = {E.Greater: ">", E.GreaterEqual: ">=", E.Less: "<", E.LessEqual: "<=", E.Equal: "==", E.NotEqual: "!="}
 
 
@@ -183,16 +184,8 @@ def _expression(cls, opkey, ops: list, dtype) -> Optional[str]:
     if cls is U.TanhGrad:
         y, g = as_float
         return f"({g} * (1.0f - {y} * {y}))"
-    if cls is U.Neg:
-        return f"(-{as_float[0]})"
-    if cls is U.Abs:
-        return f"fabsf({as_float[0]})"
-    if cls is U.Sqrt:
-        return f"sqrtf({as_float[0]})"
-    if cls is U.Exp:
-        return f"gg_expf({as_float[0]})"
-    if cls is U.Tanh:
-        return f"gg_tanhf({as_float[0]})"
+    if cls in _UNARY:
+        return f"{_UNARY[cls]}({as_float[0]})"
     if cls is E.Cast:
         return f"(float){values[0]}" if np.dtype(dtype) == _F32 else None
     return None
