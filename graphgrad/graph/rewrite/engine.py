@@ -96,11 +96,22 @@ class Program:
         return topo_order([n for n in self.outputs if n is not None])
 
 
+def producer_op(x) -> Optional[Op]:
+    """The op that produced tensor ``x`` (``None`` for literals and sources)."""
+    return x._node.op if isinstance(x, Tensor) and x._node is not None else None
+
+
 class RewriteContext:
-    """What a rule can ask: constant values, and a way to add nodes to the copy."""
+    """What a rule can ask: constant values, how many nodes read a value, and a way to add nodes to
+    the copy."""
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
+
+    def readers(self, x: Tensor) -> int:
+        """How many input slots of the copy's nodes read ``x`` (dead nodes count too: a rule that
+        needs ``x`` unshared then errs on the side of not firing)."""
+        return sum(1 for n in self.graph._nodes for i in n.inputs if i is x)
 
     def make(self, op: Op, *inputs) -> Tensor:
         """Add ``op(*inputs)`` to the copy and return its output (shape rule checked)."""

@@ -19,16 +19,12 @@ from __future__ import annotations
 from typing import Optional
 
 from graphgrad.core.tensor import Tensor
-from graphgrad.graph.rewrite.engine import rewrite
+from graphgrad.graph.rewrite.engine import producer_op as _op, rewrite
 from graphgrad.ops.linalg import MatMul
 from graphgrad.ops.nn import Embedding, EmbeddingBackward
 from graphgrad.ops.shape import Reshape, Transpose
 
 _DEPTH = 6  # reshapes/transposes followed between the rows and the product
-
-
-def _op(x):
-    return x._node.op if isinstance(x, Tensor) and x._node is not None else None
 
 
 def _position_op(x: Tensor) -> Optional[object]:
@@ -72,12 +68,6 @@ def _gathered(x: Tensor):
     return None
 
 
-def _used_once(ctx, x: Tensor) -> bool:
-    """Whether only one node of the graph reads ``x`` (then rewriting its reader drops its work)."""
-    readers = sum(1 for n in ctx.graph._nodes for i in n.inputs if i is x)
-    return readers == 1
-
-
 @rewrite("simplify", tracks=[MatMul])
 def product_with_gathered_rows(node, ctx):
     """``a @ E[idx]`` (a: (K, R), R positions) -> ``scatter(a^T, idx)^T @ E`` when E has fewer rows than R."""
@@ -111,7 +101,7 @@ def scatter_before_product(node, ctx):
     for _ in range(_DEPTH):
         if type(_op(x)) is MatMul:
             break
-        if _position_op(x) is None or not _used_once(ctx, x):
+        if _position_op(x) is None or ctx.readers(x) != 1:
             return None
         steps.append((_op(x), x._node.inputs[0].shape))
         x = x._node.inputs[0]
@@ -122,7 +112,7 @@ def scatter_before_product(node, ctx):
     if not (isinstance(g, Tensor) and isinstance(w, Tensor)) or g.shape is None or w.shape is None \
             or g.ndim != 2 or w.ndim != 2 or g.shape[0] is None:
         return None
-    if node.op.num * 2 > g.shape[0] or not _used_once(ctx, product):
+    if node.op.num * 2 > g.shape[0] or ctx.readers(product) != 1:
         return None
     for op, source_shape in steps:  # the index of each row of the product
         idx = ctx.make(_on_indices(op, source_shape, inverse=True), idx)

@@ -12,13 +12,9 @@ that position's value as its maximum).
 from __future__ import annotations
 
 from graphgrad.core.tensor import Tensor
-from graphgrad.graph.rewrite.engine import rewrite
+from graphgrad.graph.rewrite.engine import producer_op as _op, rewrite
 from graphgrad.ops.elementwise import Greater, Mul
 from graphgrad.ops.pool import MaxPoolBackward
-
-
-def _op(x):
-    return x._node.op if isinstance(x, Tensor) and x._node is not None else None
 
 
 def _positive_mask_of(mask, ctx):
@@ -38,7 +34,7 @@ def mask_before_max_pool_gradient(node, ctx):
         x, y, g = grad._node.inputs
         if _positive_mask_of(mask, ctx) is not x or not isinstance(g, Tensor):
             continue
-        if sum(1 for n in ctx.graph._nodes for i in n.inputs if i is grad) != 1:
+        if ctx.readers(grad) != 1:
             continue  # the unmasked gradient is read elsewhere too: nothing to save
         masked = ctx.make(Mul(), g, ctx.make(Greater(), y, 0))
         out = ctx.make(grad._node.op, x, y, masked)

@@ -45,7 +45,7 @@ import math
 from graphgrad.backend import np
 from graphgrad.core.spec import TensorSpec, normalize_axes
 from graphgrad.core.tensor import Tensor
-from graphgrad.graph.rewrite.engine import rewrite
+from graphgrad.graph.rewrite.engine import producer_op, rewrite
 from graphgrad.graph.variables import Const
 from graphgrad.ops.array import FullLike
 from graphgrad.ops.elementwise import Add, Cast, Div, Mul, Pow, Sub
@@ -61,9 +61,7 @@ _DEPTH = 8  # how far the value-range analyses (finite, not NaN, non-negative) l
 
 
 # ---- helpers ------------------------------------------------------------------------------------
-def _op(x):
-    """The op that produced tensor ``x`` (``None`` for literals)."""
-    return x._node.op if isinstance(x, Tensor) and x._node is not None else None
+_op = producer_op
 
 
 def _same_spec(x, out: Tensor) -> bool:
