@@ -1,4 +1,5 @@
-/* Elementwise float32 kernels: sigmoid, tanh (forward) — the building blocks are in gg_native.h. */
+/* gg_native.h's building blocks (sigmoid, tanh; exp through both) as exported kernels, so that their
+ * accuracy is tested on their own (tests/backend/test_native.py); the ops use them inline. */
 #include "gg_native.h"
 
 GG_EXPORT void gg_sigmoid_f32(const float *x, float *y, int64_t n) {
