@@ -89,7 +89,7 @@ def bench_training(key: str, gg, torch, data: dict, cfg: dict) -> dict:
     elif key == "w1":
         x, y = data["w1"]
         versions[NUMPY] = workloads.mlp_numpy_step(workloads.mlp_arrays((784, 512, 256, 10)), x, y, 0.01, 0.9)
-    entry["rows"] = time_steps(versions, warmup=cfg["warmup"], repeats=cfg["repeats"], inner=1,
+    entry["rows"] = time_steps(versions, warmup=cfg["warmup"], repeats=cfg["repeats"], inner=2,
                                groups=_groups(versions))
     return _with_ratios(entry)
 

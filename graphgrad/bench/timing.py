@@ -14,14 +14,17 @@ THREADS = 2
 
 
 def time_steps(steps: dict, warmup: int = 5, repeats: int = 30, inner: int = 3,
-               groups: Optional[dict] = None, pause: float = 0.15) -> dict:
+               groups: Optional[dict] = None, pause: float = 0.15, block_warmup: int = 1) -> dict:
     """Time each ``steps[name]()`` (seconds per step), interleaved: every round runs each step
     ``inner`` times in turn, so a slow spell of this shared machine hits all of them alike and the
     ratios stay meaningful. Returns {name: {median, min, max, repeats}} over ``repeats`` rounds.
 
     ``groups`` maps step names to a library (e.g. "numpy", "torch"); between blocks of different
     groups the loop sleeps ``pause`` seconds, so the BLAS threads one library leaves spinning after
-    its last call do not slow the other.
+    its last call do not slow the other. Each block first runs ``block_warmup`` untimed steps, so
+    every version is timed in the same steady state (as in a training loop) whatever ran before
+    it: without them, the first version after a pause paid for waking the BLAS threads and the
+    caches while the next version of the same library found them warm.
     """
     groups = groups or {}
     last = [None]
@@ -41,6 +44,8 @@ def time_steps(steps: dict, warmup: int = 5, repeats: int = 30, inner: int = 3,
     for _ in range(repeats):
         for name, step in steps.items():
             settle(name)
+            for _ in range(block_warmup):
+                step()
             start = time.perf_counter()
             for _ in range(inner):
                 step()
