@@ -129,6 +129,15 @@ def test_building_blocks_keep_nan_and_infinities():
     native.kernel("tanh_f32")(x[:0], y[:0], 0)  # size 0
 
 
+@needs_native
+@pytest.mark.parametrize("shape", [(512, 32), (32, 512), (13, 7), (16, 24), (9, 17), (1, 5), (8, 8), (0, 3)])
+def test_transpose_copies_every_element_whatever_the_edges(shape):
+    src = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    dst = np.full(shape[::-1], np.nan, np.float32)
+    native.kernel("transpose_f32")(src, dst, *shape)
+    np.testing.assert_array_equal(dst, src.T)
+
+
 def test_info_names_the_native_kernels():
     from graphgrad import cli_commands
 
