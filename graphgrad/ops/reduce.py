@@ -630,8 +630,10 @@ class SumTo(Op):
     def forward(self, xp, x):
         lead = x.ndim - len(self.shape)
         inner = tuple(lead + i for i, d in enumerate(self.shape) if d == 1 and x.shape[lead + i] != 1)
+        # The result is always a fresh array, never a view of x: execution plans count SumTo among the
+        # ops whose output may be written in place while x is still read.
         if not inner and not lead:
-            return x.reshape(self.shape)
+            return x.reshape(self.shape).copy()
         if not inner:  # only leading axes (a bias gradient (N, C) -> (C,)): no search for the block
             block = (math.prod(x.shape[:lead]), math.prod(x.shape[lead:]), 1)
         else:
@@ -643,6 +645,8 @@ class SumTo(Op):
             y = x.reshape(before * kept, after) @ xp.ones(after, x.dtype) if after > 1 else x.reshape(before * kept)
             if before > 1:
                 y = xp.ones(before, x.dtype) @ y.reshape(before, kept)
+            elif after == 1:  # nothing was summed: y is still a view of x
+                y = y.copy()
             return y.reshape(self.shape)
         if not inner:  # only leading axes
             return x.sum(axis=tuple(range(lead)), dtype=x.dtype)  # int32 stays int32, as the spec says

@@ -1,6 +1,9 @@
 """Buffer planning (graphgrad/graph/plan.py): in-place kernels and copy-free assigns never overwrite
 a fetched, fed, variable, constant or aliased (view) value; peak intermediate memory estimates."""
+import math
+
 import numpy as np
+import pytest
 
 import graphgrad as gg
 from graphgrad.graph.plan import memory_estimate
@@ -65,6 +68,18 @@ def test_reshape_view_of_a_value_is_not_clobbered():
     a_ref = xv @ wv
     expected_z = a_ref.reshape(6, 4) * 1.0 + a_ref.T.sum()
     _check(graph, [y, z], {x: xv}, [np.tanh(a_ref * 2 + 1), expected_z])
+
+
+@pytest.mark.parametrize("shape, target", [((1, 1), ()), ((1, 3), (3,)), ((3, 1), (3, 1)), ((2, 3), (2, 3)),
+                                           ((2, 3), (3,)), ((2, 3, 4), (3, 1))])
+def test_sum_to_returns_a_fresh_array(shape, target):
+    """Plans let a kernel write in place over an array that SumTo read (SumTo counts as a pure reader),
+    so its result must never be a view of its input, even where nothing is summed."""
+    from graphgrad.ops.reduce import SumTo
+
+    x = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    y = SumTo(target).forward(np, x)
+    assert y.shape == target and not np.shares_memory(x, y)
 
 
 def test_identity_and_fed_values_are_not_written():
