@@ -25,7 +25,9 @@ def info() -> str:
     """Versions of graphgrad, Python, NumPy and its BLAS (with threads), the optional packages
     installed, the devices, and MPI."""
     import graphgrad as gg
-    from graphgrad.backend import np
+    from graphgrad.backend import blas, np
+
+    blas.available()  # (loading MKL first, so that the BLAS line shows the thread counts it sets)
 
     lines = [f"graphgrad {gg.__version__} ({os.path.dirname(gg.__file__)})",
              f"Python {platform.python_version()} ({sys.executable}), {platform.system()} {platform.machine()}, "
@@ -41,9 +43,10 @@ def info() -> str:
     gpus = gg.cuda.device_count()
     cupy = "CuPy installed" if _version("cupy") else "no CuPy"
     lines.append(f"devices: cpu, emulated (a strict stand-in for a GPU), cuda: {gpus} GPU(s) ({cupy})")
-    from graphgrad.backend import native
+    from graphgrad.backend import blas, native
 
     lines.append(f"native kernels: {native.status()}")
+    lines.append(f"matrix products: {blas.status()}")
     mpiexec = shutil.which("mpiexec")
     mpi = f"mpi4py {_version('mpi4py')}" if _version("mpi4py") else "no mpi4py (graphgrad[mpi])"
     lines.append(f"MPI: {mpi}; mpiexec: {mpiexec or 'not found'}")

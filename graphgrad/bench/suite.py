@@ -265,7 +265,10 @@ def load_average() -> Optional[float]:
 
 
 def metadata(gg, torch, cfg: dict, quick: bool) -> dict:
+    from graphgrad.backend import blas
+
     return {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": _commit(), "graphgrad": gg.__version__,
+            "products": "MKL" if blas.available() else "NumPy's BLAS",
             "numpy": np.__version__, "pytorch": getattr(torch, "__version__", None),
             "python": platform.python_version(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "threads": THREADS, "repeats": cfg["repeats"], "quick": quick, "load_average": load_average()}
@@ -294,7 +297,8 @@ def run(only: Sequence[str] = ALL, repeats: Optional[int] = None, quick: bool = 
     results: dict = {"meta": metadata(gg, torch, cfg, quick)}
     meta = results["meta"]
     out(f"graphgrad {meta['graphgrad']} ({meta['commit']}) vs PyTorch {meta['pytorch'] or 'not installed'}, "
-        f"{meta['threads']} threads, {meta['machine']}, {meta['date']}")
+        f"{meta['threads']} threads, {meta['machine']}, {meta['date']}; graphgrad's matrix products on "
+        f"{meta['products']}")
     if busy_warning(meta["load_average"]):
         out(busy_warning(meta["load_average"]))
     started = time.perf_counter()

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from graphgrad.backend import native, np
+from graphgrad.backend import blas, native, np
 from graphgrad.backend.parallel import parallel_for
 from graphgrad.core.autograd import is_grad_enabled
 from graphgrad.core.creation import ones
@@ -76,7 +76,7 @@ def _column_max(xp, a):
 
 def _column_sum(xp, a):
     """``a.sum(axis=-2, keepdims=True)`` as a matrix-vector product (BLAS; 4x NumPy's reduction)."""
-    return xp.matmul(xp.ones(a.shape[-2], a.dtype), a)[..., None, :]
+    return blas.xp_matmul(xp, xp.ones(a.shape[-2], a.dtype), a)[..., None, :]
 
 
 def _transposed_mask(xp, mask, dtype):
@@ -93,7 +93,7 @@ def _transposed_mask(xp, mask, dtype):
 def _exp_scores_t(xp, op, q, k, mask) -> tuple:
     """``E^T = exp(scale * k q^T + mask^T - max)`` (..., S, L), a new array, and its column sums
     (..., 1, L): the transposed attention weights are ``E^T / sums``. ``q`` (..., L, E), ``k`` (..., S, E)."""
-    st = xp.matmul(k, q.swapaxes(-1, -2))
+    st = blas.xp_matmul(xp, k, q.swapaxes(-1, -2))
     st *= op.scale
     if op.causal:
         L, S = q.shape[-2], k.shape[-2]
@@ -239,7 +239,7 @@ class AttentionWeights(_Attention):
                 # k q^T straight into the weights, then scale, mask, softmax over keys in one C pass per block
                 q_, k_, mask_, weights_ = _batch_slice((q, k, mask_t if mode == 2 else None, weights),
                                                        q.ndim, start, stop)
-                xp.matmul(k_, q_.swapaxes(-1, -2), out=weights_)
+                blas.xp_matmul(xp, k_, q_.swapaxes(-1, -2), out=weights_)
                 fn(weights_, weights_ if mode == 0 else mask_t if mode == 1 else mask_, weights_.size // max(S * L, 1),
                    S, L, self.scale, mode, int(self.causal))
 
@@ -279,7 +279,7 @@ class ScaledDotProductAttention(_Attention):
 
         def part(start: int, stop: int) -> None:
             weights_, v_, target_ = _batch_slice((weights, v, target), q.ndim, start, stop)
-            xp.matmul(weights_.swapaxes(-1, -2), v_, out=target_)
+            blas.xp_matmul(xp, weights_.swapaxes(-1, -2), v_, out=target_)
 
         _split_batch(xp, part, q, k)
         return out
@@ -383,20 +383,20 @@ class ScaledDotProductAttentionGrad(_Attention):
 
     def _gradients(self, xp, q, k, v, weights_t, g, gq, gk, gv) -> None:
         """Write the gradients of q, k, v into ``gq, gk, gv`` (``weights_t``: P^T, (..., S, L))."""
-        xp.matmul(weights_t, g, out=gv)                            # dV = P^T g
-        gs_t = xp.matmul(v, g.swapaxes(-1, -2))                    # dP^T = v g^T
+        blas.xp_matmul(xp, weights_t, g, out=gv)                            # dV = P^T g
+        gs_t = blas.xp_matmul(xp, v, g.swapaxes(-1, -2))                    # dP^T = v g^T
         fn = native.kernel("attention_softmax_grad_t_f32")
         if fn is not None and native.usable(weights_t, gs_t):     # the three passes below in one (C)
             S, L = gs_t.shape[-2:]
             fn(weights_t, gs_t, gs_t.size // max(S * L, 1), S, L, self.scale)
-            xp.matmul(gs_t.swapaxes(-1, -2), k, out=gq)
-            xp.matmul(gs_t, q, out=gk)
+            blas.xp_matmul(xp, gs_t.swapaxes(-1, -2), k, out=gq)
+            blas.xp_matmul(xp, gs_t, q, out=gk)
             return
         gs_t *= weights_t
         gs_t -= weights_t * _column_sum(xp, gs_t)                  # dS^T = P^T * (dP^T - colsum(P^T * dP^T))
         gs_t *= self.scale
-        xp.matmul(gs_t.swapaxes(-1, -2), k, out=gq)                # dQ = scale dS k
-        xp.matmul(gs_t, q, out=gk)                                 # dK = scale dS^T q
+        blas.xp_matmul(xp, gs_t.swapaxes(-1, -2), k, out=gq)                # dQ = scale dS k
+        blas.xp_matmul(xp, gs_t, q, out=gk)                                 # dK = scale dS^T q
 
     def backward(self, inputs, out, g):
         raise GradError("ScaledDotProductAttentionGrad is made only when no gradient graph is recorded: "

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence, Union
 
-from graphgrad.backend import native, np
+from graphgrad.backend import blas, native, np
 from graphgrad.core.op import Op, needs_grad
 from graphgrad.core.spec import TensorSpec, spec_of
 from graphgrad.core.tensor import Tensor
@@ -265,10 +265,10 @@ def _native_conv_forward(fn, x, w, out, stride, padding, dilation, groups):
         cols = buf[:k * rows * positions]
         if per_sample:  # (k, rows, p): k stacked GEMMs writing y's samples in place
             fn(x[s:s + k], cols, k, c, *geometry, rows * positions, positions)
-            np.matmul(wg, cols.reshape(k, groups, rows // groups, positions), out=y[s:s + k])
+            blas.matmul(wg, cols.reshape(k, groups, rows // groups, positions), out=y[s:s + k])
         else:  # (rows, k * p): one GEMM per group, its (co, k, p) result moved to (k, co, p)
             fn(x[s:s + k], cols, k, c, *geometry, positions, k * positions)
-            yk = np.matmul(wg, cols.reshape(groups, rows // groups, k * positions))
+            yk = blas.matmul(wg, cols.reshape(groups, rows // groups, k * positions))
             y[s:s + k] = yk.reshape(groups, co // groups, k, positions).transpose(2, 0, 1, 3)
     return y.reshape((n, co) + tuple(out))
 
@@ -290,7 +290,7 @@ def _native_conv_weight_grad(fn, x, gy, kernel, stride, padding, dilation, group
             k = min(m, n - s)
             cols = buf[:k * rows * positions]
             fn(x[s:s + k], cols, k, c, *geometry, rows * positions, positions)
-            gwt += np.matmul(cols.reshape(k, groups, rows // groups, positions),
+            gwt += blas.matmul(cols.reshape(k, groups, rows // groups, positions),
                              gyg[s:s + k].swapaxes(-1, -2)).sum(axis=0)
         gw = gwt.swapaxes(-1, -2)
     else:  # one GEMM per group and chunk: the chunk's gradient moved to (g, co/g, k * p)
@@ -300,7 +300,7 @@ def _native_conv_weight_grad(fn, x, gy, kernel, stride, padding, dilation, group
             cols = buf[:k * rows * positions]
             fn(x[s:s + k], cols, k, c, *geometry, positions, k * positions)
             gk = np.ascontiguousarray(gyg[s:s + k].transpose(1, 2, 0, 3)).reshape(groups, co // groups, k * positions)
-            gw += np.matmul(gk, cols.reshape(groups, rows // groups, k * positions).swapaxes(-1, -2))
+            gw += blas.matmul(gk, cols.reshape(groups, rows // groups, k * positions).swapaxes(-1, -2))
     return gw.reshape((co, c // groups) + tuple(kernel))
 
 
@@ -318,7 +318,7 @@ def _native_conv_transpose(fn, x, wm, out, cg, kernel, stride, padding, dilation
     geometry = _window_args(y.shape, size_in, kernel, stride, padding, dilation)
     for s in range(0, n, m):
         k = min(m, n - s)
-        np.matmul(wm, xg[s:s + k], out=cols[:k])
+        blas.matmul(wm, xg[s:s + k], out=cols[:k])
         fn(cols[:k], y[s:s + k], k, groups * cg, *geometry, rows * positions, positions)
     return y
 
@@ -342,7 +342,7 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
         return _native_conv_forward(fn, x, w, out, stride, padding, dilation, groups)
     per_sample = _per_sample(n, out)
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
-    y = xp.matmul(w.reshape(groups, co // groups, -1), cols)
+    y = blas.xp_matmul(xp, w.reshape(groups, co // groups, -1), cols)
     if per_sample:  # (n, g, co/g, p)
         return y.reshape((n, co) + out)
     return _batch_first(xp, y.reshape(co, -1), n, out)  # from (g, co/g, n*p)
@@ -360,8 +360,8 @@ def _pointwise_forward(xp, x, w, out):
     co = w.shape[0]
     w2 = w.reshape(co, c)
     if math.prod(out) == 1:
-        return xp.matmul(x.reshape(n, c), w2.T).reshape((n, co) + out)
-    return xp.matmul(w2, x.reshape(n, c, -1)).reshape((n, co) + out)
+        return blas.xp_matmul(xp, x.reshape(n, c), w2.T).reshape((n, co) + out)
+    return blas.xp_matmul(xp, w2, x.reshape(n, c, -1)).reshape((n, co) + out)
 
 
 def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
@@ -377,9 +377,9 @@ def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
     cols = _im2col(xp, x, out, kernel, stride, padding, dilation, groups, per_sample)
     if per_sample:
         gyg = gy.reshape(n, groups, co // groups, -1)
-        gw = xp.matmul(cols, gyg.swapaxes(-1, -2)).sum(axis=0).swapaxes(-1, -2)  # (g, co/g, c/g * kk)
+        gw = blas.xp_matmul(xp, cols, gyg.swapaxes(-1, -2)).sum(axis=0).swapaxes(-1, -2)  # (g, co/g, c/g * kk)
     else:
-        gw = xp.matmul(_channels_first(xp, gy, groups), cols.swapaxes(1, 2))
+        gw = blas.xp_matmul(xp, _channels_first(xp, gy, groups), cols.swapaxes(1, 2))
     return gw.reshape((co, c // groups) + tuple(kernel))
 
 
@@ -398,10 +398,10 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
     if fn is not None:
         return _native_conv_transpose(fn, x, wm, out, cg, kernel, stride, padding, dilation, groups)
     if _per_sample(n, size_in):
-        cols = xp.matmul(wm, x.reshape(n, groups, ci // groups, -1))  # (n, g, cg*kk, p_in)
+        cols = blas.xp_matmul(xp, wm, x.reshape(n, groups, ci // groups, -1))  # (n, g, cg*kk, p_in)
         cols = cols.reshape((n, groups * cg) + kernel + size_in)
     else:
-        cols = xp.matmul(wm, _channels_first(xp, x, groups))  # (g, cg*kk, n*p_in)
+        cols = blas.xp_matmul(xp, wm, _channels_first(xp, x, groups))  # (g, cg*kk, n*p_in)
         cols = xp.moveaxis(cols.reshape((groups * cg,) + kernel + (n,) + size_in), 1 + nd, 0)
     return _col2im(xp, cols, out, stride, padding, dilation)
 

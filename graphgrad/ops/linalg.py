@@ -8,7 +8,7 @@ with these same ops, so second derivatives work. ``dot`` and ``outer`` are compo
 from __future__ import annotations
 
 import string
-from graphgrad.backend import np
+from graphgrad.backend import blas, np
 from graphgrad.core.creation import eye as _eye
 from graphgrad.core.op import Op, as_tensor_args, needs_grad
 from graphgrad.core.spec import TensorSpec, broadcast_shapes
@@ -54,13 +54,17 @@ def _mT_of(x: Tensor) -> Tensor:
 
 # ---- matmul ---------------------------------------------------------------------------------------
 def _matmul_2d(xp, a, b):
-    """``a @ b`` for 2-D NumPy operands (m, k) @ (k, n), as ``(b^T @ a^T)^T`` when m < n: OpenBLAS
-    splits a product over its threads better when the result has more rows than columns (0.64-0.89x
-    the time for m < n measured here, 1.1-1.6x the other way round). The result is then a transposed
-    (Fortran-ordered) view, which NumPy's elementwise ops and BLAS read without a copy."""
-    if xp is np and a.shape[0] < b.shape[1] and a.ndim == 2 and b.ndim == 2:
+    """``a @ b`` for 2-D operands, NumPy's in the fastest way this machine has: MKL when installed
+    (backend/blas.py), else OpenBLAS in its better orientation. OpenBLAS splits a product over its
+    threads better when the result has more rows than columns (0.64-0.89x the time for m < n measured
+    here, 1.1-1.6x the other way round), so with m < n it computes ``(b^T @ a^T)^T``; the result is
+    then a transposed (Fortran-ordered) view, which NumPy's elementwise ops and BLAS read without a
+    copy."""
+    if xp is not np:
+        return xp.matmul(a, b)
+    if a.shape[0] < b.shape[1] and not blas.available():
         return xp.matmul(b.T, a.T).T
-    return xp.matmul(a, b)
+    return blas.matmul(a, b)
 
 
 class MatMul(Op):
@@ -88,7 +92,11 @@ class MatMul(Op):
         return TensorSpec(shape, _result_dtype(self, a, b))
 
     def forward(self, xp, a, b):
-        return xp.matmul(a, b)
+        if xp is not np:
+            return xp.matmul(a, b)
+        if b.ndim == 2 and a.ndim > 2 and a.flags.c_contiguous:  # a stack of rows times one matrix: one product
+            return blas.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
+        return blas.matmul(a, b)
 
     def backward(self, inputs, out, g):
         a, b = inputs
@@ -184,7 +192,7 @@ class Linear(Op):
 
     def forward(self, xp, x, w, b=None):
         if x.ndim > 2:  # one GEMM over all leading dims, not a batch of small ones
-            y = xp.matmul(x.reshape(-1, x.shape[-1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
+            y = _matmul_2d(xp, x.reshape(-1, x.shape[-1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
         else:
             y = _matmul_2d(xp, x, w.T)
         if b is not None:

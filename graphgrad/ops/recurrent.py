@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from graphgrad.backend import native, np
+from graphgrad.backend import blas, native, np
 from graphgrad.core.autograd import enable_grad, grad, is_grad_enabled
 from graphgrad.core.op import Op, as_tensor_args
 from graphgrad.core.spec import TensorSpec
@@ -76,6 +76,11 @@ class _StepProduct:
         total = sum(m * w.shape[0] * w.shape[1] for w in blocks)
         self.xp = xp
         self.transposed = None
+        self.blas = False
+        if xp is np and len(blocks) == 1 and blas.available():  # MKL: one product, on its threads
+            self.parts = [(0, 0, blocks[0].shape[1], xp.ascontiguousarray(blocks[0]))]
+            self.blas = True
+            return
         transpose = native.kernel("transpose_f32") if xp is np else None
         if TRANSPOSED_STEP_PRODUCT and transpose is not None and len(blocks) == 1 and m < blocks[0].shape[1] \
                 and blocks[0].dtype == np.float32:
@@ -95,6 +100,9 @@ class _StepProduct:
                 self.parts.append((k, j, min(n, j + width), xp.ascontiguousarray(w[:, j:j + width])))
 
     def __call__(self, a, outs) -> None:
+        if self.blas:
+            blas.matmul(a, self.parts[0][3], out=outs[0])
+            return
         if self.transposed is not None:
             w_t, out_t, transpose, out_t_pointer, rows, cols = self.transposed
             self.xp.matmul(w_t, a.T, out=out_t)
@@ -294,7 +302,7 @@ class LSTMScan(_LSTMOp):
         weights (the kernel computes its sigmoids itself), the gates side by side (one product)."""
         T, B, _ = x.shape
         H = w_hh.shape[1]
-        gx = xp.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 4H): every step's input projection at once
+        gx = blas.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 4H): every step's input projection at once
         bias = xp.zeros(4 * H, np.float32) if b_ih is None else b_ih + b_hh  # (added by the kernel)
         recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)
         ws = xp.empty((_lstm_rows(T), B, H), np.float32)
@@ -503,7 +511,7 @@ class GRUScan(_GRUOp):
         ``LSTMScan._forward_native``; the kernel adds the biases, b_hn inside r's product with W_hn h)."""
         T, B, _ = x.shape
         H = w_hh.shape[1]
-        gx = xp.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 3H): every step's input projection
+        gx = blas.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 3H): every step's input projection
         zero = xp.zeros(3 * H, np.float32)  # (the biases are added by the kernel)
         b_ih, b_hh = [zero if b is None else xp.ascontiguousarray(b) for b in (b_ih, b_hh)]
         recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)

@@ -82,7 +82,7 @@ def test_matmul_bias_relu_fused():
     np.testing.assert_allclose(r2, r0, rtol=1e-6)
     (op,) = _fused_ops(sess)
     assert op.ops == ("MatMul", "Add", "Relu")
-    assert "xp.matmul(a0, a1, out=out)" in op.source and r2.dtype == np.float32
+    assert "_matmul(xp, a0, a1, out=out)" in op.source and r2.dtype == np.float32
 
 
 def test_fused_op_is_a_valid_op():

@@ -26,7 +26,7 @@ import collections
 import heapq
 import math
 
-from graphgrad.backend import errstate as backend_errstate, np
+from graphgrad.backend import blas, errstate as backend_errstate, np
 from graphgrad.core.op import Op
 from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
@@ -549,7 +549,7 @@ def _generate(key, instrs, inputs, members, root, extras, shape, fast, in_place=
             tail = [f"    return ({names},)"]
         else:
             tail = [f"    return v{root_j}"]
-    namespace = {"_out_dtype": out_spec_dtype, "np": np, "_errstate": backend_errstate}
+    namespace = {"_out_dtype": out_spec_dtype, "np": np, "_errstate": backend_errstate, "_matmul": blas.xp_matmul}
     for dtype in set(dtypes) | {d for _, d in temps}:
         namespace[f"_d_{dtype.str[1:]}"] = dtype
     const_lines = []
@@ -612,7 +612,7 @@ def _ufunc_name(cls) -> str:
 
 def _functional(cls, instr, ops, dtype) -> str:
     if cls is MatMul:
-        return f"xp.matmul({ops[0]}, {ops[1]})"
+        return f"_matmul(xp, {ops[0]}, {ops[1]})"
     if cls is E.Where:
         return f"xp.where({ops[0]}, {ops[1]}, {ops[2]})"
     if cls is E.Cast:
@@ -626,7 +626,7 @@ def _functional(cls, instr, ops, dtype) -> str:
 
 def _emit(cls, ops, target, dtype, temps, lit) -> list:
     if cls is MatMul:
-        return [f"xp.matmul({ops[0]}, {ops[1]}, out={target})"]
+        return [f"_matmul(xp, {ops[0]}, {ops[1]}, out={target})"]
     if cls is U.Relu:
         return [f"xp.maximum({ops[0]}, {lit(0)}, out={target})"]
     if cls is E.Cast:

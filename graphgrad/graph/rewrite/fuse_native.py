@@ -29,7 +29,7 @@ import hashlib
 import math
 from typing import Callable, Optional
 
-from graphgrad.backend import native, np
+from graphgrad.backend import blas, native, np
 from graphgrad.ops import elementwise as E
 from graphgrad.ops import unary as U
 from graphgrad.ops.linalg import MatMul
@@ -224,8 +224,8 @@ class NativeKernel:
             # a fresh output is free until the loop writes it (element by element, after reading the
             # product there); a given one may be an input's own array, still to be read
             buffer = fresh.pop() if fresh else np.empty(self.shape, _F32)
-            np.matmul(arrays[i].T if a_transposed else arrays[i], arrays[k].T if b_transposed else arrays[k],
-                      out=buffer)
+            blas.matmul(arrays[i].T if a_transposed else arrays[i], arrays[k].T if b_transposed else arrays[k],
+                        out=buffer)
             pointers.append(_pointer(buffer))
         self.fn(*pointers, *[_pointer(o) for o in outs])
         return tuple(outs) if self.n_outputs > 1 else outs[0]

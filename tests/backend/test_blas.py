@@ -1,0 +1,132 @@
+"""backend/blas.py: products through MKL (when installed) equal NumPy's, whatever the operands' layout."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from graphgrad.backend import blas
+
+needs_mkl = pytest.mark.skipif(not blas.available(), reason="MKL is not installed (the mkl extra)")
+
+RNG = np.random.default_rng(0)
+
+
+def _f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _check(a, b, out=None, rtol=1e-4):
+    expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    got = blas.matmul(a, b, out=out)
+    assert got.shape == expected.shape and got.dtype == a.dtype
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * 10)
+    if out is not None:
+        assert got is out
+    return got
+
+
+CASES_2D = {
+    "plain": lambda: (_f32(128, 300), _f32(300, 64)),
+    "a transposed": lambda: (_f32(300, 128).T, _f32(300, 64)),
+    "b transposed": lambda: (_f32(128, 300), _f32(64, 300).T),
+    "both transposed": lambda: (_f32(300, 128).T, _f32(64, 300).T),
+    "row slices": lambda: (_f32(128, 400)[:, :300], _f32(300, 90)[:, 10:74]),
+    "strided rows (NumPy's path)": lambda: (_f32(256, 300)[::2], _f32(300, 64)),
+    "negative strides (NumPy's path)": lambda: (_f32(128, 300)[::-1], _f32(300, 64)),
+    "one column": lambda: (_f32(2048, 600), _f32(600, 1)),
+    "one row": lambda: (_f32(1, 600), _f32(600, 2048)),
+    "float64": lambda: (RNG.standard_normal((128, 300)), RNG.standard_normal((300, 64))),
+    "small (NumPy's path)": lambda: (_f32(4, 5), _f32(5, 3)),
+    "empty inner dimension": lambda: (_f32(64, 0), _f32(0, 32)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES_2D))
+def test_two_dimensional_products_equal_numpys(case):
+    a, b = CASES_2D[case]()
+    _check(a, b)
+
+
+@pytest.mark.parametrize("case", ["plain", "a transposed", "both transposed"])
+def test_products_write_into_out(case):
+    a, b = CASES_2D[case]()
+    _check(a, b, out=np.empty((a.shape[0], b.shape[1]), a.dtype))
+
+
+def test_a_non_contiguous_or_aliased_out_takes_numpys_path():
+    a, b = _f32(128, 300), _f32(300, 128)
+    out = np.empty((128, 256), np.float32)[:, :128]
+    _check(a, b, out=out)
+    c = _f32(128, 128)
+    expected = c @ c.astype(np.float64)
+    got = blas.matmul(c, c.copy(), out=c)  # out is an operand: NumPy's path copes with the overlap
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-3)
+
+
+BATCHED = {
+    "stack": lambda: (_f32(8, 64, 96), _f32(8, 96, 80)),
+    "broadcast weight": lambda: (_f32(1, 32, 144), _f32(9, 1, 144, 196)),
+    "broadcast both": lambda: (_f32(8, 1, 64, 32), _f32(4, 32, 64)),
+    "transposed views": lambda: (_f32(6, 64, 64), _f32(6, 80, 64).swapaxes(-1, -2)),
+    "reversed stack (NumPy's path)": lambda: (_f32(6, 64, 64)[::-1], _f32(64, 72)),
+    "matrix times stack": lambda: (_f32(64, 96), _f32(5, 96, 120)),
+}
+
+
+@pytest.mark.parametrize("case", list(BATCHED))
+def test_batched_products_equal_numpys(case):
+    a, b = BATCHED[case]()
+    _check(a, b)
+
+
+def test_batched_product_writes_into_out():
+    a, b = BATCHED["broadcast weight"]()
+    _check(a, b, out=np.empty((9, 1, 32, 196), np.float32))
+
+
+def test_vectors_and_mismatches_behave_as_numpy():
+    a, b = _f32(300), _f32(300, 64)
+    np.testing.assert_allclose(blas.matmul(a, b), a @ b, rtol=1e-5)
+    with pytest.raises(ValueError):
+        blas.matmul(_f32(64, 300), _f32(200, 64))
+    with pytest.raises(ValueError):
+        blas.matmul(_f32(3, 64, 300), _f32(2, 300, 64))
+
+
+def test_xp_matmul_dispatches_on_the_namespace():
+    class Namespace:
+        calls = []
+
+        def matmul(self, a, b, out=None):
+            self.calls.append(out)
+            return "theirs"
+
+    xp = Namespace()
+    assert blas.xp_matmul(xp, 1, 2) == "theirs" and xp.calls == [None]
+    a, b = _f32(128, 300), _f32(300, 64)
+    np.testing.assert_allclose(blas.xp_matmul(np, a, b), a @ b, rtol=1e-4, atol=1e-3)
+
+
+@needs_mkl
+def test_mkl_products_go_to_mkl():
+    assert "MKL" in blas.status()
+    a, b = _f32(256, 512), _f32(512, 256)
+    np.testing.assert_allclose(blas.matmul(a, b), a @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_environment_switch_keeps_numpy():
+    code = "from graphgrad.backend import blas; print(blas.available(), blas.status())"
+    env = dict(os.environ, GRAPHGRAD_BLAS="numpy")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("False NumPy's (off (GRAPHGRAD_BLAS=numpy))")
+
+
+def test_asking_for_mkl_without_it_is_an_error(tmp_path):
+    if blas._candidates():
+        pytest.skip("MKL is installed here")
+    code = "from graphgrad.backend import blas; blas.available()"
+    env = dict(os.environ, GRAPHGRAD_BLAS="mkl")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode != 0 and "GRAPHGRAD_BLAS=mkl" in out.stderr
