@@ -10,6 +10,7 @@ import math
 import warnings
 from typing import Optional
 
+from graphgrad.backend import native, np
 from graphgrad.core.creation import arange
 from graphgrad.core.op import Op, as_tensor_args, needs_grad
 from graphgrad.core.spec import TensorSpec
@@ -196,6 +197,23 @@ def _gradient_in_place(p, index, valid, kept: int, g, reduction: str):
     return p
 
 
+def _native_gradient(x, t, g, ignore_index: int, mean: bool):
+    """SoftmaxCrossEntropyGrad's forward in one native call (backend/native/transformer.c: 2-4x
+    faster than the NumPy path's dozen calls at 3 to 10 classes), or None where it does not apply
+    (native kernels off, not float32 NumPy arrays, not int64 targets, or a target out of range)."""
+    fn = native.kernel("softmax_xent_grad_f32")
+    if fn is None or type(x) is not np.ndarray or x.dtype != np.float32 or x.ndim != 2 or not x.flags.c_contiguous \
+            or type(t) is not np.ndarray or t.dtype != np.int64 or not t.flags.c_contiguous or x.size == 0:
+        return None
+    n, c = x.shape
+    if t.shape != (n,):
+        return None
+    out, bad = np.empty((n, c), np.float32), np.zeros(1, np.int64)
+    fn.raw(native.pointer(x), native.pointer(t), native.pointer(out), native.pointer(bad), n, c, float(g),
+           ignore_index, int(mean))
+    return None if bad[0] else out  # (out-of-range targets: the NumPy path says what it says)
+
+
 class _SoftmaxCrossEntropyOp(Op):
     """What the fused softmax cross-entropy ops share: PyTorch's ``ignore_index`` and ``reduction``."""
 
@@ -237,6 +255,10 @@ class SoftmaxCrossEntropyGrad(_SoftmaxCrossEntropyOp):
         return TensorSpec(x.shape, x.dtype)
 
     def forward(self, xp, x, t, g):
+        if self.reduction != "none":
+            fast = _native_gradient(x, t, g, self.ignore_index, self.reduction == "mean")
+            if fast is not None:
+                return fast
         p, index, valid, kept = _softmax_parts(xp, x, t, self.ignore_index)
         xp.exp(p, out=p)
         p /= _row_reduce(p, "sum")
@@ -277,6 +299,10 @@ class SoftmaxCrossEntropyWithGrad(_SoftmaxCrossEntropyOp):
         return TensorSpec(x.shape, x.dtype)  # the spec of its largest output, the gradient
 
     def forward(self, xp, x, t, g):
+        if self.reduction != "none":
+            fast = _native_gradient(x, t, g, self.ignore_index, self.reduction == "mean")
+            if fast is not None:
+                return fast
         p, index, valid, kept = _softmax_parts(xp, x, t, self.ignore_index)
         picked = p.reshape(-1)[index]
         xp.exp(p, out=p)

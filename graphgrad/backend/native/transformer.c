@@ -239,3 +239,39 @@ GG_EXPORT void gg_attention_softmax_grad_t_f32(const float *p, float *d, int64_t
         }
     }
 }
+
+/* The gradient of softmax cross-entropy over class indices (ops/losses.py's SoftmaxCrossEntropyGrad with
+ * a 'mean' or 'sum' reduction) in one call: out = (softmax(x) - onehot(t)) * scale, scale = g (divided
+ * by the count of rows whose target is not ignore_index when mean != 0); ignored rows are computed
+ * with class 0 as their target and multiplied by 0 * scale, exactly as the NumPy path does (so an
+ * all-ignored batch gives its NaN). x, out: (n, c); t: (n,) int64; bad[0] is set to 1, and nothing
+ * else written, when a target is out of range. The same arithmetic as NumPy's:
+ * z = x - max, exp(z), divided by the row's sum. */
+GG_EXPORT void gg_softmax_xent_grad_f32(const float *x, const int64_t *t, float *out, int64_t *bad, int64_t n, int64_t c, float g, int64_t ignore_index, int mean) {
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (t[i] != ignore_index && (t[i] < 0 || t[i] >= c)) {
+            bad[0] = 1;  /* a target out of range: nothing written; the caller takes the NumPy path */
+            return;
+        }
+        kept += t[i] != ignore_index;
+    }
+    const float scale = mean ? g / (float)kept : g;
+    for (int64_t i = 0; i < n; i++) {
+        const float *xi = x + i * c;
+        float *oi = out + i * c;
+        const int ignored = t[i] == ignore_index;
+        float m = xi[0];
+        for (int64_t j = 1; j < c; j++) m = xi[j] > m ? xi[j] : m;
+        float s = 0.0f;
+        for (int64_t j = 0; j < c; j++) {
+            float e = gg_expf(xi[j] - m);
+            oi[j] = e;
+            s += e;
+        }
+        for (int64_t j = 0; j < c; j++) oi[j] = oi[j] / s;
+        oi[ignored ? 0 : t[i]] -= 1.0f;
+        const float w = ignored ? 0.0f * scale : scale;
+        for (int64_t j = 0; j < c; j++) oi[j] *= w;
+    }
+}
