@@ -77,7 +77,7 @@ class _StepProduct:
         self.xp = xp
         self.transposed = None
         self.blas = False
-        if xp is np and len(blocks) == 1 and blas.available():  # MKL: one product, on its threads
+        if xp is np and len(blocks) == 1 and blas.available():  # MKL: one product, on this thread (see blas)
             self.parts = [(0, 0, blocks[0].shape[1], xp.ascontiguousarray(blocks[0]))]
             self.blas = True
             return
@@ -101,7 +101,7 @@ class _StepProduct:
 
     def __call__(self, a, outs) -> None:
         if self.blas:
-            blas.matmul(a, self.parts[0][3], out=outs[0])
+            blas.matmul(a, self.parts[0][3], out=outs[0], one_thread=True)
             return
         if self.transposed is not None:
             w_t, out_t, transpose, out_t_pointer, rows, cols = self.transposed

@@ -225,3 +225,36 @@ def test_transformer_layer_float32_eager_equals_compiled():
         np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-6)
     for e, n in zip(eager, numpy_path):
         np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5)
+
+
+# ---- softmax cross-entropy's gradient (ops/losses.py, one native call) ----------------------------------
+@needs_native
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("n, c", [(300, 3), (128, 10), (7, 65), (1, 1)])
+def test_cross_entropy_gradient_matches_the_numpy_path(reduction, n, c):
+    from graphgrad.ops.losses import SoftmaxCrossEntropyGrad
+
+    rng = np.random.default_rng(n * c)
+    x = (rng.standard_normal((n, c)) * 4).astype(np.float32)
+    t = rng.integers(0, c, n)
+    t[::5] = -100  # ignored rows
+    g = np.asarray(np.float32(0.75))
+    op = SoftmaxCrossEntropyGrad(reduction=reduction)
+    on, off = both(lambda: op.forward(np, x, t, g))
+    np.testing.assert_allclose(on, off, rtol=3e-6, atol=1e-8)
+
+
+@needs_native
+def test_cross_entropy_gradient_edge_cases_as_the_numpy_path():
+    from graphgrad.ops.losses import SoftmaxCrossEntropyGrad
+
+    x = np.array([[1.0, np.nan, 0.0], [50.0, -50.0, 0.0]], np.float32)
+    g = np.asarray(np.float32(1.0))
+    op = SoftmaxCrossEntropyGrad()
+    on, off = both(lambda: op.forward(np, x, np.array([0, 2]), g))  # a NaN logit: its row is NaN
+    np.testing.assert_allclose(on, off, rtol=1e-6, atol=1e-8)
+    on, off = both(lambda: op.forward(np, x[1:], np.array([-100]), g))  # every row ignored: NaN, as NumPy's 0 * inf
+    np.testing.assert_array_equal(np.isnan(on), np.isnan(off))
+    assert np.isnan(on).all()
+    with pytest.raises(IndexError):  # an out-of-range target: the NumPy path's error, not a native write
+        op.forward(np, x, np.array([0, 3]), g)
