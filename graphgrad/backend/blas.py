@@ -164,11 +164,12 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None, one_t
         >>> matmul(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).shape
         (2, 4)
     """
-    if a.ndim < 2 or b.ndim < 2 or not available():
+    if a.ndim < 2 or b.ndim < 2:
         return np.matmul(a, b, out=out)
     (m, k), n = a.shape[-2:], b.shape[-1]
     if a.ndim == 2 and b.ndim == 2:
-        if b.shape[0] == k and m * n * k >= MIN_MULTIPLY_ADDS and max(m, n, k) <= _INT_MAX and _fits(a, b, out, (m, n)):
+        if m * n * k >= MIN_MULTIPLY_ADDS and b.shape[0] == k and available() and max(m, n, k) <= _INT_MAX \
+                and _fits(a, b, out, (m, n)):
             ta, tb = _operand(a), _operand(b)
             if ta is not None and tb is not None:
                 out = np.empty((m, n), a.dtype) if out is None else out
@@ -178,6 +179,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None, one_t
                 if one_thread:
                     _STATE["set_local"](previous)
                 return out
+        return np.matmul(a, b, out=out)
+    if not available():
         return np.matmul(a, b, out=out)
     try:
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])

@@ -255,14 +255,25 @@ def _batches(rng, dtype, n=10, batch=12):
             for _ in range(n)]
 
 
-def _compare(make_model, opt_name, factory, batches, rtol):
+def _compare(make_model, opt_name, factory, batches, rtol, noise=None):
+    """``noise``: {parameter name: index} of entries whose gradient is zero in exact arithmetic (an
+    attention's key bias), so that an optimizer that normalizes gradients (Adam) steps on rounding
+    noise, which differs with the order of the products' sums: their values are not compared, their
+    gradients are checked to be that noise."""
     make_opt = lambda params: _make_optimizer(opt_name, params)  # noqa: E731
     m_e, _, _, losses_e = _run(make_model, make_opt, factory, batches, compiled=False)
     m_c, _, fn, losses_c = _run(make_model, make_opt, factory, batches, compiled=True)
     assert fn.trace_count == 1
     assert_close(losses_c, losses_e, rtol)
-    for pc, pe in zip(m_c.parameters(), m_e.parameters()):
+    for (name, pc), pe in zip(m_c.named_parameters(), m_e.parameters()):
         assert pc.dtype == pe.dtype
+        if noise and name in noise:
+            for p in (pc, pe):
+                assert np.abs(p.grad.numpy()[noise[name]]).max() < 1e-6
+            keep = np.ones(pc.shape, bool)
+            keep[noise[name]] = False
+            assert_close(pc.numpy()[keep], pe.numpy()[keep], rtol)
+            continue
         assert_close(pc.numpy(), pe.numpy(), rtol)
         assert pc.grad is not None and not pc.grad.is_symbolic
         assert_close(pc.grad.numpy(), pe.grad.numpy(), rtol)
@@ -328,7 +339,8 @@ def test_small_transformer_training():
         return gg.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
     batches = [(gg.tensor(rng.integers(0, 65, (2, T))), gg.tensor(rng.integers(0, 65, (2, T)))) for _ in range(10)]
-    _compare(make, "adamw", _backward_step(loss_of), batches, 1e-4)
+    key_bias = {f"blocks.{i}.self_attn.in_proj_bias": slice(128, 256) for i in range(2)}
+    _compare(make, "adamw", _backward_step(loss_of), batches, 1e-4, noise=key_bias)
 
 
 def test_eager_steps_after_compiled_steps_continue(float64):

@@ -35,6 +35,7 @@ from graphgrad.ops import unary as U
 from graphgrad.ops.linalg import MatMul
 
 _pointer = native.pointer
+_KEEP_BYTES = 1 << 18  # NativeKernel.last
 
 #: Smallest output (elements) that gets a C kernel.
 MIN_ELEMENTS = 1 << 14
@@ -203,16 +204,26 @@ class NativeKernel:
         self.in_shapes = [tuple(s) for s in in_shapes]
         self.in_bool = [np.dtype(d) == _BOOL for d in in_dtypes]
         self.n_outputs = n_outputs
+        # the last small array seen at each input and its pointer: a variable's array, or a fed array,
+        # is often the same object at every call, and making a pointer costs about a microsecond, which
+        # counts for small kernels (large arrays are not kept alive for it)
+        self.last = [(None, None)] * len(self.in_shapes)
 
     def __call__(self, out, arrays):
         if not native.enabled():
             return None
         pointers = []
-        for a, shape, is_bool in zip(arrays, self.in_shapes, self.in_bool):
-            if type(a) is not np.ndarray or a.shape != shape or not a.flags.c_contiguous or \
-                    a.dtype != (_BOOL if is_bool else _F32):
-                return None
-            pointers.append(_pointer(a))  # (a bool array's bytes are the kernel's uint8 values)
+        last = self.last
+        for j, (a, shape, is_bool) in enumerate(zip(arrays, self.in_shapes, self.in_bool)):
+            seen, pointer = last[j]
+            if a is not seen:
+                if type(a) is not np.ndarray or a.shape != shape or not a.flags.c_contiguous or \
+                        a.dtype != (_BOOL if is_bool else _F32):
+                    return None
+                pointer = _pointer(a)  # (a bool array's bytes are the kernel's uint8 values)
+                if a.nbytes <= _KEEP_BYTES:
+                    last[j] = (a, pointer)
+            pointers.append(pointer)
         outs = list(out) if isinstance(out, tuple) else [out] + [None] * (self.n_outputs - 1)
         fresh = []
         for k, o in enumerate(outs):
