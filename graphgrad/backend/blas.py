@@ -199,6 +199,44 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None, one_t
     return np.matmul(a, b, out=out)
 
 
+class BoundProduct:
+    """``out = a @ b`` for a fixed ``b`` (k, n) and ``out`` (m, n) and any C-contiguous ``a`` (m, k),
+    on MKL's calling thread, for loops of many small dependent products (a recurrent scan's time
+    steps): the checks, pointers and leading dimensions are worked out once, so a call costs one
+    ctypes call (about 2 us, against 10 us through :func:`matmul`). Made by :func:`bind`."""
+
+    def __init__(self, b: np.ndarray, out: np.ndarray, m: int):
+        k, n = b.shape
+        tb = _operand(b)
+        self._args = (_ROW_MAJOR, _NO_TRANS, tb[0], m, n, k, 1.0)
+        self._rest = (k, b.ctypes.data, tb[1], 0.0, out.ctypes.data, max(1, n))
+        self._gemm, self._set_local = _STATE["gemm"][b.dtype], _STATE["set_local"]
+        self.shape, self.dtype, self.out, self.b = (m, k), b.dtype, out, b  # (b and out kept alive)
+
+    def __call__(self, a: np.ndarray) -> None:
+        if a.shape != self.shape or a.dtype != self.dtype or not a.flags.c_contiguous:
+            raise ValueError(f"BoundProduct: expected a C-contiguous {self.dtype} array of shape {self.shape}, "
+                             f"got {a.dtype} {a.shape}")
+        previous = self._set_local(1)
+        k, b_data, ldb, beta, out_data, ldc = self._rest
+        self._gemm(*self._args, a.ctypes.data, k, b_data, ldb, beta, out_data, ldc)
+        self._set_local(previous)
+
+
+def bind(b: np.ndarray, out: np.ndarray) -> Optional[BoundProduct]:
+    """A :class:`BoundProduct` computing ``out = a @ b`` on MKL, or None where MKL is not loaded or
+    the arrays do not fit it (then use :func:`matmul`): ``b`` (k, n) readable in place, ``out``
+    (m, n) C-contiguous and writable, both of one float dtype, not overlapping."""
+    if not available() or type(b) is not np.ndarray or type(out) is not np.ndarray or b.ndim != 2 or out.ndim != 2:
+        return None
+    m, n = out.shape
+    if b.shape[1] != n or b.dtype not in _STATE["gemm"] or out.dtype != b.dtype or not out.flags.c_contiguous \
+            or not out.flags.writeable or _operand(b) is None or np.may_share_memory(out, b) \
+            or max(m, n, b.shape[0]) > _INT_MAX:
+        return None
+    return BoundProduct(b, out, m)
+
+
 def xp_matmul(xp, a, b, out=None):
     """``xp.matmul(a, b, out=out)`` for any array namespace, NumPy's arrays through :func:`matmul`."""
     if xp is np:
@@ -206,4 +244,4 @@ def xp_matmul(xp, a, b, out=None):
     return xp.matmul(a, b) if out is None else xp.matmul(a, b, out=out)
 
 
-__all__ = ["available", "status", "matmul", "xp_matmul", "MIN_MULTIPLY_ADDS"]
+__all__ = ["available", "status", "matmul", "xp_matmul", "bind", "BoundProduct", "MIN_MULTIPLY_ADDS"]

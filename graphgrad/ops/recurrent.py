@@ -80,6 +80,7 @@ class _StepProduct:
         if xp is np and len(blocks) == 1 and blas.available():  # MKL: one product, on this thread (see blas)
             self.parts = [(0, 0, blocks[0].shape[1], xp.ascontiguousarray(blocks[0]))]
             self.blas = True
+            self.bound = None  # (blas.BoundProduct for the output array of the first call)
             return
         transpose = native.kernel("transpose_f32") if xp is np else None
         if TRANSPOSED_STEP_PRODUCT and transpose is not None and len(blocks) == 1 and m < blocks[0].shape[1] \
@@ -101,7 +102,14 @@ class _StepProduct:
 
     def __call__(self, a, outs) -> None:
         if self.blas:
-            blas.matmul(a, self.parts[0][3], out=outs[0], one_thread=True)
+            out = outs[0]
+            if self.bound is None or self.bound.out is not out:  # (the callers pass one array every step)
+                self.bound = blas.bind(self.parts[0][3], out)
+            if self.bound is not None and a.flags.c_contiguous and a.shape == self.bound.shape \
+                    and a.dtype == self.bound.dtype and not np.may_share_memory(a, out):
+                self.bound(a)
+            else:
+                blas.matmul(a, self.parts[0][3], out=out, one_thread=True)
             return
         if self.transposed is not None:
             w_t, out_t, transpose, out_t_pointer, rows, cols = self.transposed

@@ -130,3 +130,27 @@ def test_asking_for_mkl_without_it_is_an_error(tmp_path):
     env = dict(os.environ, GRAPHGRAD_BLAS="mkl")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode != 0 and "GRAPHGRAD_BLAS=mkl" in out.stderr
+
+
+@needs_mkl
+def test_a_bound_product_equals_numpys_at_every_call():
+    w, out = _f32(128, 512), np.empty((32, 512), np.float32)
+    product = blas.bind(w, out)
+    assert product is not None and product.out is out
+    for _ in range(3):
+        a = _f32(32, 128)
+        product(a)
+        np.testing.assert_allclose(out, a.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
+    product_t = blas.bind(_f32(512, 128).T, out)  # a transposed weight, read in place
+    a = _f32(32, 128)
+    product_t(a)
+    np.testing.assert_allclose(out, a @ product_t.b, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        product(_f32(128, 32).T)
+
+
+def test_bind_declines_what_it_cannot_run():
+    w = _f32(128, 512)
+    assert blas.bind(w, np.empty((32, 1024), np.float32)[:, :512]) is None  # out not contiguous
+    assert blas.bind(w, np.empty((32, 512), np.float64)) is None  # dtypes differ
+    assert blas.bind(w, w[:32]) is None or not blas.available()  # out overlaps b
