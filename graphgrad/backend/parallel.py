@@ -108,6 +108,10 @@ def blas_threads(n: int):
         >>> with gg.backend.blas_threads(1):
         ...     model.fit(x, y, epochs=10)
     """
+    from graphgrad.backend import blas
+
+    blas.available()  # load MKL (when installed) first: a limit set before it loads would miss it, and
+    # leaving the block would then give NumPy's OpenBLAS back the threads blas.py took from it
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:

@@ -14,6 +14,7 @@ def test_blas_threads_limits_inside_the_block_and_restores_after():
     import numpy as np
 
     np.ones((4, 4)) @ np.ones((4, 4))  # BLAS loaded
+    gg.backend.blas.available()  # and MKL, when installed (blas_threads loads it first too)
     before = _blas_threads()
     with gg.backend.blas_threads(1):
         assert all(n == 1 for n in _blas_threads())
