@@ -4,8 +4,10 @@ NumPy's wheels bring OpenBLAS. At the sizes of small and medium models it is slo
 BLAS that PyTorch's CPU wheels use: measured here (2 threads, float32), 128x784 by 784x512 takes 496 us
 with OpenBLAS and 369 us with MKL (PyTorch: 369 us); 128x512 by 512x256, 191 against 141 us. When MKL's
 runtime library is installed (``pip install "graphgrad[mkl]"``, or MKL from conda), graphgrad sends
-2-D float32/float64 products of at least :data:`MIN_MULTIPLY_ADDS` multiply-adds to MKL's
-``cblas_?gemm`` through ctypes (which releases the GIL); everything else stays NumPy's.
+float32/float64 products of at least :data:`MIN_MULTIPLY_ADDS` multiply-adds to MKL's ``cblas_?gemm``
+(2-D) and ``cblas_?gemm_batch_strided`` (stacks, batch dimensions broadcast) through ctypes, which
+releases the GIL; everything else stays NumPy's. NumPy's OpenBLAS then runs on one thread (see
+``_quiet_openblas``).
 
 ``GRAPHGRAD_BLAS=numpy`` keeps every product on NumPy; ``GRAPHGRAD_BLAS=mkl`` makes a missing MKL
 an error instead of a silent fallback. MKL's threads follow ``MKL_NUM_THREADS`` / ``OMP_NUM_THREADS``
@@ -34,7 +36,7 @@ MIN_MULTIPLY_ADDS = 1 << 20
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _INT_MAX = 2**31 - 1  # MKL's LP64 interface: 32-bit dimensions
 _LOCK = threading.Lock()
-_STATE: dict = {}  # "gemm": {dtype: function}, "error": why not, "path"
+_STATE: dict = {}  # "gemm", "batched": {dtype: function}; "set_local"; "path"; or "error": why not
 
 
 def _candidates() -> list:
@@ -68,11 +70,11 @@ def _load() -> None:
                 fn.restype = None
                 fn.argtypes = [i] * 6 + [scalar, p, i, i, p, i, i, scalar, p, i, i, i]
                 batched[np.dtype(dtype)] = fn
+            set_local = library.MKL_Set_Num_Threads_Local
+            set_local.restype, set_local.argtypes = ctypes.c_int, [ctypes.c_int]
         except (OSError, AttributeError) as exc:
             errors.append(f"{path}: {exc}")
             continue
-        set_local = library.MKL_Set_Num_Threads_Local
-        set_local.restype, set_local.argtypes = ctypes.c_int, [ctypes.c_int]
         _STATE["gemm"], _STATE["batched"], _STATE["path"], _STATE["set_local"] = gemm, batched, path, set_local
         _quiet_openblas()
         return
