@@ -192,7 +192,8 @@ class Linear(Op):
 
     def forward(self, xp, x, w, b=None):
         if x.ndim > 2:  # one GEMM over all leading dims, not a batch of small ones
-            y = _matmul_2d(xp, x.reshape(-1, x.shape[-1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
+            # (not _matmul_2d: its transposed result would cost a copy in the reshape)
+            y = blas.xp_matmul(xp, x.reshape(-1, x.shape[-1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
         else:
             y = _matmul_2d(xp, x, w.T)
         if b is not None:
