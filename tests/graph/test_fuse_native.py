@@ -160,3 +160,19 @@ def test_channel_bias_of_a_convolution_output():
 def test_literals_are_exact():
     assert fuse_native._literal(0.1) == f"{float(np.float32(0.1)).hex()}f"
     assert fuse_native._literal(float("inf")) == "INFINITY"
+
+
+def test_the_same_input_array_changed_in_place_is_read_afresh():
+    """The kernel keeps the pointer of the last small array at each input (the same object at every
+    call, as a variable's array is): an array changed in place is read with its new values, and a
+    different array of the same shape gets its own pointer."""
+    sess, _ = _run(lambda x: gg.relu(x * 2.0 + 1.0), {"x": _f32(N, C)})
+    (op,) = _fused(sess)
+    x = _f32(N, C)
+    first = op.kernel.native(None, (x,)).copy()
+    np.testing.assert_array_equal(first, np.maximum(x * np.float32(2) + np.float32(1), 0))
+    x *= -1.0  # the same object, new values
+    np.testing.assert_array_equal(op.kernel.native(None, (x,)), np.maximum(x * np.float32(2) + np.float32(1), 0))
+    y = _f32(N, C)
+    np.testing.assert_array_equal(op.kernel.native(None, (y,)), np.maximum(y * np.float32(2) + np.float32(1), 0))
+    assert op.kernel.native(None, (y[:, :C // 2],)) is None  # (and a wrong shape is still refused)

@@ -37,3 +37,21 @@ def test_many_traces_warn_and_memory_stays_bounded():
     assert f.trace_count == 199 and len(f._cache) == gg.graph.trace.MAX_TRACES and len(f.signatures) <= 4 * 64
     with pytest.raises(ValueError, match="max_traces"):
         gg.function(lambda x: x, max_traces=0)
+
+
+def test_tensor_only_calls_trace_once_per_shape_dtype_and_requires_grad():
+    """Calls with tensor arguments only take a shorter way to their cache key: it must tell apart
+    what the full signature tells apart."""
+    f = gg.function(lambda x, y: x * 2.0 + y)
+    a = gg.ones((2, 3))
+    f(a, a)
+    f(gg.zeros((2, 3)), gg.ones((2, 3)))
+    assert f.trace_count == 1
+    f(gg.ones((3, 3)), gg.ones((3, 3)))
+    f(gg.ones((2, 3), dtype="float64"), gg.ones((2, 3), dtype="float64"))
+    f(gg.ones((2, 3), requires_grad=True), a)
+    assert f.trace_count == 4
+    f(a, a)
+    f(gg.nn.Parameter(gg.ones((2, 3))), a)  # a subclass of Tensor: the full signature
+    assert f.trace_count == 5  # (a Parameter is keyed as before, by the full signature)
+    np.testing.assert_array_equal(f(a, a).numpy(), np.full((2, 3), 3.0, np.float32))
