@@ -149,16 +149,11 @@ def _fits(a, b, out, shape) -> bool:
                                  and not np.may_share_memory(out, a) and not np.may_share_memory(out, b))))
 
 
-def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None, one_thread: bool = False) -> np.ndarray:
+def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
     """``numpy.matmul(a, b, out=out)`` for NumPy arrays of at least 2 dims (batch dims broadcast):
     MKL when it is loaded and the product is large enough, else NumPy. Operands may be transposed or
     broadcast views (read in place); ``out``, when given, must be C-contiguous for MKL to write it.
     The same values as NumPy's up to the summation order.
-
-    ``one_thread``: MKL computes on the calling thread only. For a chain of small dependent products
-    with other work on their results in between (a recurrent scan: 32x128 by 128x512 per step), the
-    second thread saves less than it costs: the result then sits in the other core's cache, and the
-    next kernel reading it ran 38 us a step instead of 13 us in W3.
 
     Shapes: (..., m, k) @ (..., k, n) -> (..., m, n).
 
@@ -175,11 +170,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None, one_t
             ta, tb = _operand(a), _operand(b)
             if ta is not None and tb is not None:
                 out = np.empty((m, n), a.dtype) if out is None else out
-                previous = _STATE["set_local"](1) if one_thread else None
                 _STATE["gemm"][a.dtype](_ROW_MAJOR, ta[0], tb[0], m, n, k, 1.0, a.ctypes.data, ta[1],
                                         b.ctypes.data, tb[1], 0.0, out.ctypes.data, max(1, n))
-                if one_thread:
-                    _STATE["set_local"](previous)
                 return out
         return np.matmul(a, b, out=out)
     if not available():
@@ -203,9 +195,12 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None, one_t
 
 class BoundProduct:
     """``out = a @ b`` for a fixed ``b`` (k, n) and ``out`` (m, n) and any C-contiguous ``a`` (m, k),
-    on MKL's calling thread, for loops of many small dependent products (a recurrent scan's time
-    steps): the checks, pointers and leading dimensions are worked out once, so a call costs one
-    ctypes call (about 2 us, against 10 us through :func:`matmul`). Made by :func:`bind`."""
+    for loops of many small dependent products (a recurrent scan's time steps): the checks, pointers
+    and leading dimensions are worked out once, so a call costs one ctypes call (about 2 us, against
+    10 us through :func:`matmul`). Made by :func:`bind`.
+
+    It computes on the calling thread only: for such a chain, with other work on each result in
+    between (32x128 by 128x512 per step in W3), a second thread saves less than it costs."""
 
     def __init__(self, b: np.ndarray, out: np.ndarray, m: int):
         k, n = b.shape

@@ -395,13 +395,13 @@ class Function:
         if building_graph() or any(isinstance(a, Tensor) and a.data is None for a in args) or (
                 kwargs and any(isinstance(a, Tensor) and a.data is None for a in kwargs.values())):
             return self.python_function(*args, **kwargs)  # inside another trace or graph: inline it
-        key = leaves = None
-        if not kwargs and self.input_signature is None and all(type(a) is Tensor for a in args):
+        concrete = None
+        if not kwargs and self.input_signature is None and all(
+                type(a) is Tensor and not getattr(a, "is_variable", False) for a in args):
             # the common call, tensors only: the key _signature would make, without walking it
             leaves = [(a, None, a.requires_grad) for a in args]
-            if all(a.data is not None and not getattr(a, "is_variable", False) for a in args):
-                key = (tuple(("tensor", a.data.shape, a.data.dtype.str, r) for a, _, r in leaves), ())
-        concrete = self._cache.get(key) if key is not None else None
+            key = (tuple(("tensor", a.data.shape, a.data.dtype.str, r) for a, _, r in leaves), ())
+            concrete = self._cache.get(key)
         if concrete is None:
             key, leaves, specs = self._key(args, kwargs)
             concrete = self._cache.get(key)

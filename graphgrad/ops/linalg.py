@@ -211,8 +211,10 @@ class Linear(Op):
         if needs_grad(x):
             if g.ndim == 2:  # g @ w as linear(g, w^T): the same layout choice as the forward's output
                 gx = _LINEAR.apply(g, _mT(w))
+            elif g.ndim < 2:
+                gx = matmul(g, w)
             else:
-                gx = matmul(g2, w) if g.ndim < 2 else reshape_like(matmul(g2, w), x)
+                gx = reshape_like(matmul(g2, w), x)
         gw = None
         if needs_grad(w):
             g2 = g2 if g2.ndim == 2 else reshape(g2, (1, out_features))

@@ -64,8 +64,9 @@ def _cast(a, dtype):
 # machine), while on a busy machine waiting for a second thread the OS has not scheduled yet made one
 # two-thread product in ten take milliseconds (and the W3 step 2x slower).
 _BLOCK_PRODUCT = 1 << 19
-TRANSPOSED_STEP_PRODUCT = True
 _SMALL_PRODUCT = 1 << 23
+#: Whether a step's product may take the transposed form below (a switch for on-off benchmarks).
+TRANSPOSED_STEP_PRODUCT = True
 
 
 class _StepProduct:
@@ -75,12 +76,10 @@ class _StepProduct:
     def __init__(self, xp, blocks: list, m: int):
         total = sum(m * w.shape[0] * w.shape[1] for w in blocks)
         self.xp = xp
-        self.transposed = None
-        self.blas = False
-        if xp is np and len(blocks) == 1 and blas.available():  # MKL: one product, on this thread (see blas)
-            self.parts = [(0, 0, blocks[0].shape[1], xp.ascontiguousarray(blocks[0]))]
-            self.blas = True
-            self.bound = None  # (blas.BoundProduct for the output array of the first call)
+        self.transposed = self.mkl_weight = self.bound = None
+        if xp is np and len(blocks) == 1 and blas.available():
+            # MKL: one product, bound once to its output (blas.BoundProduct: on this thread)
+            self.mkl_weight = xp.ascontiguousarray(blocks[0])
             return
         transpose = native.kernel("transpose_f32") if xp is np else None
         if TRANSPOSED_STEP_PRODUCT and transpose is not None and len(blocks) == 1 and m < blocks[0].shape[1] \
@@ -101,15 +100,15 @@ class _StepProduct:
                 self.parts.append((k, j, min(n, j + width), xp.ascontiguousarray(w[:, j:j + width])))
 
     def __call__(self, a, outs) -> None:
-        if self.blas:
+        if self.mkl_weight is not None:
             out = outs[0]
             if self.bound is None or self.bound.out is not out:  # (the callers pass one array every step)
-                self.bound = blas.bind(self.parts[0][3], out)
+                self.bound = blas.bind(self.mkl_weight, out)
             if self.bound is not None and a.flags.c_contiguous and a.shape == self.bound.shape \
                     and a.dtype == self.bound.dtype and not np.may_share_memory(a, out):
                 self.bound(a)
             else:
-                blas.matmul(a, self.parts[0][3], out=out, one_thread=True)
+                blas.matmul(a, self.mkl_weight, out=out)
             return
         if self.transposed is not None:
             w_t, out_t, transpose, out_t_pointer, rows, cols = self.transposed
