@@ -323,6 +323,67 @@ def _native_conv_transpose(fn, x, wm, out, cg, kernel, stride, padding, dilation
     return y
 
 
+# ---- direct stride-1 kernels (backend/native/conv_direct.c): no im2col, split over threads -----------
+# Below this many multiply-adds a call runs on one thread (a thread costs tens of microseconds).
+_DIRECT_SPLIT_MULTIPLY_ADDS = 1 << 21
+
+
+def _direct_threads(multiply_adds: int) -> int:
+    return native.threads() if multiply_adds >= _DIRECT_SPLIT_MULTIPLY_ADDS else 1
+
+
+def _direct_usable(x, other, stride, padding, groups, c: int, co: int, kernel: tuple) -> bool:
+    """Whether the direct kernels take a 2-D convolution of ``c`` input and ``co`` output channels:
+    float32 NumPy arrays, stride 1, one group, no negative padding, at most 64 kernel offsets. They beat
+    im2col and a BLAS product from 16 to 256 channels, 7x7 to 56x56 maps (docs/performance.md), except
+    with very few channels on large maps (a 3-channel 112x112 input), where their memory traffic
+    dominates."""
+    if not (len(stride) == 2 and stride == (1, 1) and groups == 1 and type(x) is np.ndarray
+            and type(other) is np.ndarray and x.dtype == np.float32 and other.dtype == np.float32
+            and all(lo >= 0 and hi >= 0 for lo, hi in padding) and math.prod(kernel) <= 64):
+        return False
+    thin = min(c, co) * math.prod(kernel) < 32 and math.prod(x.shape[2:]) > 4096
+    return not thin and native.kernel("conv2d_s1_f32") is not None
+
+
+def _direct_forward(x, w, padding, dilation, out):
+    """Conv2d, stride 1, one group: ``gg_conv2d_s1_f32``; ``None`` when the kernel declines."""
+    x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
+    n, c, h, wd = x.shape
+    co, _, kh, kw = w.shape
+    y = np.empty((n, co) + tuple(out), dtype=np.float32)
+    ok = np.zeros(1, dtype=np.int64)
+    threads = _direct_threads(n * co * c * kh * kw * math.prod(out))
+    native.kernel("conv2d_s1_f32")(x, w, y, n, c, h, wd, co, kh, kw, padding[0][0], padding[1][0], padding[0][1],
+                                   padding[1][1], *dilation, threads, ok)
+    return y if ok[0] else None
+
+
+def _direct_weight_grad(x, gy, kernel, padding, dilation):
+    """ConvWeightGrad, stride 1, one group: ``gg_conv2d_s1_weight_grad_f32``; ``None`` when it declines."""
+    x, gy = np.ascontiguousarray(x), np.ascontiguousarray(gy)
+    n, c, h, wd = x.shape
+    co = gy.shape[1]
+    gw = np.empty((co, c) + tuple(kernel), dtype=np.float32)
+    ok = np.zeros(1, dtype=np.int64)
+    threads = _direct_threads(n * co * c * math.prod(kernel) * math.prod(gy.shape[2:]))
+    native.kernel("conv2d_s1_weight_grad_f32")(x, gy, gw, n, c, h, wd, co, *kernel, padding[0][0], padding[1][0],
+                                               padding[0][1], padding[1][1], *dilation, threads, ok)
+    return gw if ok[0] else None
+
+
+def _direct_transpose(x, w, padding, dilation, out):
+    """ConvTranspose2d, stride 1, one group, as the forward kernel: the convolution of ``x`` by the
+    flipped weight with its channel axes swapped, padded by ``d * (k - 1) - p`` on each side (``None``
+    when a side would need cropping instead, or the kernel declines)."""
+    kernel = tuple(w.shape[2:])
+    pads = tuple((d * (k - 1) - lo, d * (k - 1) - hi) for k, d, (lo, hi) in zip(kernel, dilation, padding))
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        return None
+    flipped = np.ascontiguousarray(w[:, :, ::-1, ::-1].swapaxes(0, 1))
+    return _direct_forward(x, flipped, pads, dilation, out)
+
+
 def _conv_forward(xp, x, w, stride, padding, dilation, groups):
     nd = len(stride)
     n = x.shape[0]
@@ -337,6 +398,10 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
         return depthwise.forward(xp, x, w, out, stride, padding, dilation)
     if groups == 1 and _pointwise(kernel, stride, padding):
         return _pointwise_forward(xp, x, w, out)
+    if _direct_usable(x, w, stride, padding, groups, x.shape[1], co, kernel):
+        y = _direct_forward(x, w, padding, dilation, out)
+        if y is not None:
+            return y
     fn = _native_windows("im2col2d_f32", x, w) if nd == 2 and _native_im2col_pays(x.shape, out, stride) else None
     if fn is not None:
         return _native_conv_forward(fn, x, w, out, stride, padding, dilation, groups)
@@ -369,6 +434,10 @@ def _conv_weight_grad(xp, x, gy, kernel, stride, padding, dilation, groups):
     co, out = gy.shape[1], tuple(gy.shape[2:])
     if len(kernel) <= 2 and c == groups > 1 and depthwise.usable(stride, out, co, x, gy):
         return depthwise.weight_grad(xp, x, gy, kernel, stride, padding, dilation)
+    if _direct_usable(x, gy, stride, padding, groups, c, co, kernel):
+        gw = _direct_weight_grad(x, gy, kernel, padding, dilation)
+        if gw is not None:
+            return gw
     fn = _native_windows("im2col2d_f32", x, gy) if len(kernel) == 2 and _native_im2col_pays(x.shape, out, stride) \
         else None
     if fn is not None:
@@ -393,6 +462,10 @@ def _conv_transpose_forward(xp, x, w, stride, padding, output_padding, dilation,
                 - padding[i][0] - padding[i][1] for i in range(nd))
     if nd <= 2 and ci == groups > 1 and depthwise.transpose_usable(stride, x, w):
         return depthwise.transpose(xp, x, w, out, stride, padding, dilation)
+    if not any(output_padding) and _direct_usable(x, w, stride, ((0, 0),) * nd, groups, ci, cg, kernel):
+        y = _direct_transpose(x, w, padding, dilation, out)
+        if y is not None:
+            return y
     wm = w.reshape(groups, ci // groups, -1).swapaxes(1, 2)  # (g, cg*kk, ci/g)
     fn = _native_windows("col2im2d_f32", x, w) if nd == 2 else None
     if fn is not None:

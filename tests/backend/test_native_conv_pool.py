@@ -208,9 +208,17 @@ def test_col2im_kernel_adds_as_numpy(case):
         np.testing.assert_array_equal(x, expected)  # the NumPy path's order of sums: bit-identical
 
 
+@pytest.fixture(params=["direct", "im2col"])
+def conv_path(request, monkeypatch):
+    """Stride-1 convolutions through the direct kernels (conv_direct.c), or all of them through im2col."""
+    if request.param == "im2col":
+        monkeypatch.setattr(C, "_direct_usable", lambda *args: False)
+    return request.param
+
+
 @needs_native
 @pytest.mark.parametrize("case", CONV_CASES)
-def test_conv2d_forward_and_gradients_match_numpy(case):
+def test_conv2d_forward_and_gradients_match_numpy(case, conv_path):
     xs, ws, stride, padding, dilation, groups = case
     x, w = _random(xs, 1), _random(ws, 2)
     with native.disabled():
@@ -229,6 +237,7 @@ def test_conv2d_forward_and_gradients_match_numpy(case):
 ])
 def test_conv2d_chunks_of_samples(monkeypatch, case, rows, positions):
     """Batches split into several chunks, the last one partial, give the same results."""
+    monkeypatch.setattr(C, "_direct_usable", lambda *args: False)
     x, w = _random(case[0], 1), _random(case[1], 2)
     g = _random((8, case[1][0]) + _conv_out(case), 3)
     whole = _conv_ops(case, x, w, g)
@@ -239,7 +248,7 @@ def test_conv2d_chunks_of_samples(monkeypatch, case, rows, positions):
 
 
 @needs_native
-def test_conv2d_nan_and_infinities_as_numpy():
+def test_conv2d_nan_and_infinities_as_numpy(conv_path):
     case = CONV_CASES[1]
     x, w = _random(case[0], 1), _random(case[1], 2)
     x[0, 0, 0, :3] = [np.nan, np.inf, -np.inf]

@@ -344,6 +344,16 @@ def kernel(name: str) -> Optional[Callable]:
     return _STATE["kernels"].get(name)
 
 
+def threads() -> int:
+    """How many threads a native kernel that splits its work uses (the direct convolutions):
+    ``GRAPHGRAD_NATIVE_THREADS``, else the CPUs this process may run on, at most 8."""
+    value = os.environ.get("GRAPHGRAD_NATIVE_THREADS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return min(int(value), 8)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, 8))
+
+
 def usable(*arrays) -> bool:
     """Whether ``arrays`` can go to a native kernel as they are: NumPy arrays, C-contiguous, float32."""
     return all(type(a) is np.ndarray and a.dtype == np.float32 and a.flags.c_contiguous for a in arrays)
