@@ -95,6 +95,13 @@ def _quiet_openblas() -> None:
     except ImportError:
         return
     ThreadpoolController().select(internal_api="openblas").limit(limits=1)
+    _STATE["openblas_quiet"] = True
+
+
+def numpy_blas_quiet() -> bool:
+    """Whether NumPy's own BLAS runs on one thread (set when MKL loads, through threadpoolctl): its
+    threads, spinning between products, then hold no core that graphgrad's native threads need."""
+    return available() and bool(_STATE.get("openblas_quiet"))
 
 
 def available() -> bool:

@@ -325,6 +325,7 @@ def _load() -> None:
                           RuntimeWarning, stacklevel=3)
             return
         _STATE.update(library=library, kernels=kernels, path=str(path))
+        kernels["set_threads"](threads())
 
 
 def available() -> bool:
@@ -345,13 +346,29 @@ def kernel(name: str) -> Optional[Callable]:
 
 
 def threads() -> int:
-    """How many threads a native kernel that splits its work uses (the direct convolutions):
-    ``GRAPHGRAD_NATIVE_THREADS``, else the CPUs this process may run on, at most 8."""
+    """How many threads a native kernel may split its work over (large convolutions, GELU, layer
+    norm, attention's softmax, pooling): ``GRAPHGRAD_NATIVE_THREADS``, else the CPUs this process may
+    run on (at most 8) when MKL does the large products and NumPy's BLAS is on one thread (the
+    ``mkl`` extra), else 1. Read when the library loads; :func:`set_threads` changes it."""
     value = os.environ.get("GRAPHGRAD_NATIVE_THREADS", "").strip()
     if value.isdigit() and int(value) > 0:
         return min(int(value), 8)
+    from graphgrad.backend import blas  # (here: loading MKL is not free, and only this needs it)
+    if not blas.numpy_blas_quiet():
+        # NumPy's OpenBLAS keeps its threads, which spin for ~0.1 s after each product: a thread of
+        # ours beside one made a W2 step 1.5x slower instead of 1.2x faster (measured in one process)
+        return 1
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cpus, 8))
+
+
+def set_threads(n: int) -> None:
+    """Let native kernels split their work over ``n`` threads (1: never split)."""
+    if int(n) < 1:
+        raise ValueError(f"set_threads: expected a positive count, got {n}")
+    os.environ["GRAPHGRAD_NATIVE_THREADS"] = str(int(n))
+    if "kernels" in _STATE:
+        _STATE["kernels"]["set_threads"](min(int(n), 8))
 
 
 def usable(*arrays) -> bool:

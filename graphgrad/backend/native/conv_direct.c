@@ -20,9 +20,6 @@
 #pragma GCC optimize("fp-contract=fast")
 #include "gg_native.h"
 #include <stdlib.h>
-#ifndef _WIN32
-#include <pthread.h>
-#endif
 
 typedef float v16 __attribute__((vector_size(64)));
 #define LANES 16
@@ -75,46 +72,6 @@ static void pad_sample(const geometry *g, const float *x, float *xpad) {
     }
 }
 
-/* ---- splitting samples over threads ----------------------------------------------------------- */
-typedef struct {
-    void (*run)(void *task, int64_t first, int64_t stop, int part);
-    void *task;
-    int64_t first, stop;
-    int part;
-} share;
-
-#ifndef _WIN32
-static void *run_share(void *p) {
-    share *s = (share *)p;
-    s->run(s->task, s->first, s->stop, s->part);
-    return NULL;
-}
-#endif
-
-/* run(task, first, stop, part) over parts of [0, n), parts = min(threads, n) (at most 8), the calling
- * thread taking the first part; serial where threads cannot be made. */
-static void split(void (*run)(void *, int64_t, int64_t, int), void *task, int64_t n, int64_t threads) {
-    int parts = (int)(threads < n ? threads : n);
-    parts = parts < 1 ? 1 : parts > 8 ? 8 : parts;
-#ifndef _WIN32
-    share shares[8];
-    pthread_t ids[8];
-    int started[8] = {0};
-    for (int p = 0; p < parts; p++) {
-        shares[p] = (share){run, task, n * p / parts, n * (p + 1) / parts, p};
-        if (p > 0) started[p] = pthread_create(&ids[p], NULL, run_share, &shares[p]) == 0;
-    }
-    run(task, shares[0].first, shares[0].stop, 0);
-    for (int p = 1; p < parts; p++) {
-        if (started[p]) pthread_join(ids[p], NULL);
-        else run(task, shares[p].first, shares[p].stop, p);   /* no thread: do its part here */
-    }
-#else
-    (void)parts;
-    run(task, 0, n, 0);
-#endif
-}
-
 /* ---- forward ------------------------------------------------------------------------------------ */
 /* wpack: per block of CB output channels, (c, kk, CB) weights. yf: (CB, qr) outputs in padded rows.
  * CB channels x QV vectors of positions: CB * QV accumulators and QV input vectors in registers; blocks
@@ -158,16 +115,14 @@ typedef struct {
     const geometry *g;
     const float *x, *wpack;
     float *y;
-    int failed;
+    float *xpad[GG_MAX_WORKERS], *yf[GG_MAX_WORKERS];  /* per worker: padded sample, block outputs */
 } forward_task;
 
-static void forward_part(void *p, int64_t first, int64_t stop, int part) {
-    forward_task *t = (forward_task *)p;
+static void forward_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const forward_task *t = (const forward_task *)p;
     const geometry *g = t->g;
-    (void)part;
-    float *xpad = calloc((size_t)(g->c * g->ps), sizeof(float));
-    float *yf = malloc((size_t)(FWD_CO * g->qr) * sizeof(float));
-    if (!xpad || !yf) { t->failed = 1; free(xpad); free(yf); return; }
+    float *xpad = t->xpad[worker], *yf = t->yf[worker];
+    (void)chunk;
     for (int64_t s = first; s < stop; s++) {
         pad_sample(g, t->x + s * g->c * g->h * g->w, xpad);
         float *ys = t->y + s * g->co * g->oh * g->ow;
@@ -183,8 +138,20 @@ static void forward_part(void *p, int64_t first, int64_t stop, int part) {
                     copy_row(ys + ((o + b) * g->oh + i) * g->ow, yf + b * g->qr + i * g->wp, g->ow);
         }
     }
-    free(xpad);
-    free(yf);
+}
+
+/* Per-worker buffers: `count` zeroed floats each (freed by free_all); 0 when memory ran out. */
+static int alloc_all(float **buffers, int64_t workers, int64_t count) {
+    int ok = 1;
+    for (int64_t w = 0; w < workers; w++) {
+        buffers[w] = calloc((size_t)count, sizeof(float));
+        ok = ok && buffers[w] != NULL;
+    }
+    return ok;
+}
+
+static void free_all(float **buffers, int64_t workers) {
+    for (int64_t w = 0; w < workers; w++) free(buffers[w]);
 }
 
 /* y (n, co, oh, ow) = the stride-1 convolution of x (n, c, h, w) by weight (co, c, kh, kw), padded by
@@ -197,19 +164,28 @@ GG_EXPORT void gg_conv2d_s1_f32(const float *x, const float *weight, float *y, i
     geometry g;
     ok[0] = 0;
     if (!make_geometry(&g, n, c, h, w, co, kh, kw, pt, pl, pb, pr, dh, dw)) return;
+    const int64_t chunk = gg_chunk(n, 1);
+    int64_t workers = (n + chunk - 1) / chunk;
+    workers = workers < threads ? workers : threads;
+    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    forward_task t = {&g, x, NULL, y, {0}, {0}};
     float *wpack = malloc((size_t)(co * c * g.kk) * sizeof(float));
-    if (!wpack) return;
-    for (int64_t o0 = 0, cb; o0 < co; o0 += cb) {  /* each block (o0..o0+cb) as (c, kk, cb) */
-        cb = forward_width(co, o0);
-        for (int64_t o = o0; o < o0 + cb; o++)
-            for (int64_t ci = 0; ci < c; ci++)
-                for (int64_t k = 0; k < g.kk; k++)
-                    wpack[o0 * c * g.kk + (ci * g.kk + k) * cb + (o - o0)] = weight[(o * c + ci) * g.kk + k];
+    int ready = wpack != NULL && alloc_all(t.xpad, workers, g.c * g.ps) && alloc_all(t.yf, workers, FWD_CO * g.qr);
+    if (ready) {
+        for (int64_t o0 = 0, cb; o0 < co; o0 += cb) {  /* each block (o0..o0+cb) as (c, kk, cb) */
+            cb = forward_width(co, o0);
+            for (int64_t o = o0; o < o0 + cb; o++)
+                for (int64_t ci = 0; ci < c; ci++)
+                    for (int64_t k = 0; k < g.kk; k++)
+                        wpack[o0 * c * g.kk + (ci * g.kk + k) * cb + (o - o0)] = weight[(o * c + ci) * g.kk + k];
+        }
+        t.wpack = wpack;
+        gg_parallel(forward_part, &t, n, chunk, workers);
     }
-    forward_task t = {&g, x, wpack, y, 0};
-    split(forward_part, &t, n, threads);
     free(wpack);
-    ok[0] = !t.failed;
+    free_all(t.xpad, workers);
+    free_all(t.yf, workers);
+    ok[0] = ready;
 }
 
 /* ---- weight gradient ---------------------------------------------------------------------------- */
@@ -278,19 +254,15 @@ typedef struct {
     const float *x, *gy;
     const int64_t *colofs;
     int64_t cv;
-    float *acc[8];      /* per part: (c*kk, cv*16) */
-    int failed;
+    float *xpad[GG_MAX_WORKERS], *gyt[GG_MAX_WORKERS];  /* per worker: padded sample, transposed gy */
+    float *acc;         /* per chunk: (c*kk, cv*16) partial sums, added in chunk order at the end */
 } weight_task;
 
-static void weight_part(void *p, int64_t first, int64_t stop, int part) {
-    weight_task *t = (weight_task *)p;
+static void weight_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const weight_task *t = (const weight_task *)p;
     const geometry *g = t->g;
     const int64_t cv = t->cv, cols = g->c * g->kk, positions = g->oh * g->ow;
-    float *xpad = calloc((size_t)(g->c * g->ps), sizeof(float));
-    float *gyt = calloc((size_t)(positions * cv * LANES), sizeof(float));
-    float *acc = calloc((size_t)(cols * cv * LANES), sizeof(float));
-    t->acc[part] = acc;
-    if (!xpad || !gyt || !acc) { t->failed = 1; free(xpad); free(gyt); return; }
+    float *xpad = t->xpad[worker], *gyt = t->gyt[worker], *acc = t->acc + chunk * cols * cv * LANES;
     for (int64_t s = first; s < stop; s++) {
         pad_sample(g, t->x + s * g->c * g->h * g->w, xpad);
         const float *gys = t->gy + s * g->co * positions;
@@ -305,8 +277,6 @@ static void weight_part(void *p, int64_t first, int64_t stop, int part) {
             v += ov;
         }
     }
-    free(xpad);
-    free(gyt);
 }
 
 /* gw (co, c, kh, kw) = the weight gradient of gg_conv2d_s1_f32 for output gradient gy (n, co, oh, ow);
@@ -319,20 +289,28 @@ GG_EXPORT void gg_conv2d_s1_weight_grad_f32(const float *x, const float *gy, flo
     ok[0] = 0;
     if (!make_geometry(&g, n, c, h, w, co, kh, kw, pt, pl, pb, pr, dh, dw)) return;
     const int64_t cols = c * g.kk, cv = (co + LANES - 1) / LANES;
+    const int64_t chunk = gg_chunk(n, 1), chunks = (n + chunk - 1) / chunk;
+    int64_t workers = chunks < threads ? chunks : threads;
+    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    weight_task t = {&g, x, gy, NULL, cv, {0}, {0}, NULL};
     int64_t *colofs = malloc((size_t)cols * sizeof(int64_t));
-    if (!colofs) return;
-    for (int64_t j = 0; j < cols; j++) colofs[j] = (j / g.kk) * g.ps + g.off[j % g.kk];
-    weight_task t = {&g, x, gy, colofs, cv, {0}, 0};
-    int parts = (int)(threads < n ? threads : n);
-    parts = parts < 1 ? 1 : parts > 8 ? 8 : parts;
-    split(weight_part, &t, n, parts);
-    for (int64_t o = 0; o < co; o++)
-        for (int64_t j = 0; j < cols; j++) {
-            float total = 0.0f;
-            for (int p = 0; p < parts; p++) total += t.acc[p] ? t.acc[p][j * cv * LANES + o] : 0.0f;
-            gw[o * cols + j] = total;
-        }
-    for (int p = 0; p < parts; p++) free(t.acc[p]);
+    t.acc = calloc((size_t)((chunks > 0 ? chunks : 1) * cols * cv * LANES), sizeof(float));
+    int ready = colofs != NULL && t.acc != NULL && alloc_all(t.xpad, workers, g.c * g.ps)
+        && alloc_all(t.gyt, workers, g.oh * g.ow * cv * LANES);
+    if (ready) {
+        for (int64_t j = 0; j < cols; j++) colofs[j] = (j / g.kk) * g.ps + g.off[j % g.kk];
+        t.colofs = colofs;
+        gg_parallel(weight_part, &t, n, chunk, workers);
+        for (int64_t o = 0; o < co; o++)
+            for (int64_t j = 0; j < cols; j++) {
+                float total = 0.0f;
+                for (int64_t k = 0; k < chunks; k++) total += t.acc[(k * cols + j) * cv * LANES + o];
+                gw[o * cols + j] = total;
+            }
+    }
     free(colofs);
-    ok[0] = !t.failed;
+    free(t.acc);
+    free_all(t.xpad, workers);
+    free_all(t.gyt, workers);
+    ok[0] = ready;
 }

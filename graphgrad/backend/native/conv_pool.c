@@ -172,41 +172,65 @@ static int is_2x2(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, in
         && 2 * oh <= h && 2 * ow <= w && 2 * ow <= GG_POOL_BUF;
 }
 
-/* y (planes, oh, ow) = the maximum of each window of x (planes, h, w). */
-GG_EXPORT void gg_max_pool2d_f32(const float *x, float *y, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+typedef struct {
+    const float *x, *g;
+    float *y;
+    int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+} pool_task;
+
+/* Threads for a pooling of `planes` planes of h x w: none for less than ~64K input floats each. */
+static int64_t pool_workers(int64_t planes, int64_t h, int64_t w) {
+    return gg_workers(planes * h * w, 1 << 16);
+}
+
+static void max_pool_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const pool_task *t = (const pool_task *)p;
+    const int64_t h = t->h, w = t->w, oh = t->oh, ow = t->ow;
     int64_t jlo, jhi;
-    inner_range(w, ow, kw, sw, pw, dw, &jlo, &jhi);
-    int fast = is_2x2(kh, kw, sh, sw, ph, pw, dh, dw, h, w, oh, ow);
+    (void)worker;
+    (void)chunk;
+    inner_range(w, ow, t->kw, t->sw, t->pw, t->dw, &jlo, &jhi);
+    int fast = is_2x2(t->kh, t->kw, t->sh, t->sw, t->ph, t->pw, t->dh, t->dw, h, w, oh, ow);
     if (fast && h == 2 * oh) {  /* the planes' row pairs follow each other: one run over all */
-        max2x2(x, y, planes * oh, w, ow);
+        max2x2(t->x + first * h * w, t->y + first * oh * ow, (stop - first) * oh, w, ow);
         return;
     }
-    for (int64_t p = 0; p < planes; p++) {
-        const float *xp = x + p * h * w;
-        float *yp = y + p * oh * ow;
+    for (int64_t p = first; p < stop; p++) {
+        const float *xp = t->x + p * h * w;
+        float *yp = t->y + p * oh * ow;
         if (fast) {
             max2x2(xp, yp, oh, w, ow);
             continue;
         }
         for (int64_t i = 0; i < oh; i++)
-            window_row(xp, h, w, ow, i * sh - ph, kh, kw, sw, pw, dh, dw, jlo, jhi, yp + i * ow, NULL);
+            window_row(xp, h, w, ow, i * t->sh - t->ph, t->kh, t->kw, t->sw, t->pw, t->dh, t->dw, jlo, jhi,
+                       yp + i * ow, NULL);
     }
 }
 
-/* gx (planes, h, w) = g (planes, oh, ow) added at each window's first maximum in x, zero elsewhere. */
-GG_EXPORT void gg_max_pool2d_backward_f32(const float *x, const float *g, float *gx, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+/* y (planes, oh, ow) = the maximum of each window of x (planes, h, w); planes split over threads. */
+GG_EXPORT void gg_max_pool2d_f32(const float *x, float *y, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+    pool_task t = {x, NULL, y, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw};
+    gg_parallel(max_pool_part, &t, planes, gg_chunk(planes, 1), pool_workers(planes, h, w));
+}
+
+static void max_pool_backward_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const pool_task *t = (const pool_task *)p;
+    const int64_t h = t->h, w = t->w, oh = t->oh, ow = t->ow;
     int64_t jlo, jhi;
-    inner_range(w, ow, kw, sw, pw, dw, &jlo, &jhi);
-    int fast = is_2x2(kh, kw, sh, sw, ph, pw, dh, dw, h, w, oh, ow);
+    (void)worker;
+    (void)chunk;
+    inner_range(w, ow, t->kw, t->sw, t->pw, t->dw, &jlo, &jhi);
+    int fast = is_2x2(t->kh, t->kw, t->sh, t->sw, t->ph, t->pw, t->dh, t->dw, h, w, oh, ow);
     float m[GG_POOL_ROW];
     int32_t at[GG_POOL_ROW];
     if (fast && h == 2 * oh) {
-        max2x2_backward(x, g, gx, planes * oh, w, ow);
+        max2x2_backward(t->x + first * h * w, t->g + first * oh * ow, t->y + first * h * w, (stop - first) * oh, w, ow);
         return;
     }
-    for (int64_t p = 0; p < planes; p++) {
-        const float *xp = x + p * h * w, *gp = g + p * oh * ow;
-        float *gxp = gx + p * h * w;
+    for (int64_t p = first; p < stop; p++) {
+        const float *xp = t->x + p * h * w, *gp = t->g + p * oh * ow;
+        float *gxp = t->y + p * h * w;
         if (fast) {  /* every element of the covered block written once; the rest zeroed */
             max2x2_backward(xp, gp, gxp, oh, w, ow);
             memset(gxp + 2 * oh * w, 0, sizeof(float) * (size_t)((h - 2 * oh) * w));
@@ -216,11 +240,18 @@ GG_EXPORT void gg_max_pool2d_backward_f32(const float *x, const float *g, float 
          * their kernel offsets, as the NumPy path (bit-identical sums) */
         memset(gxp, 0, sizeof(float) * (size_t)(h * w));
         for (int64_t i = oh - 1; i >= 0; i--) {
-            window_row(xp, h, w, ow, i * sh - ph, kh, kw, sw, pw, dh, dw, jlo, jhi, m, at);
+            window_row(xp, h, w, ow, i * t->sh - t->ph, t->kh, t->kw, t->sw, t->pw, t->dh, t->dw, jlo, jhi, m, at);
             for (int64_t j = ow - 1; j >= 0; j--)
                 if (at[j] >= 0) gxp[at[j]] += gp[i * ow + j];
         }
     }
+}
+
+/* gx (planes, h, w) = g (planes, oh, ow) added at each window's first maximum in x, zero elsewhere;
+ * planes split over threads. */
+GG_EXPORT void gg_max_pool2d_backward_f32(const float *x, const float *g, float *gx, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+    pool_task t = {x, g, gx, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw};
+    gg_parallel(max_pool_backward_part, &t, planes, gg_chunk(planes, 1), pool_workers(planes, h, w));
 }
 
 /* ---- convolution: im2col and col2im ------------------------------------------------------------------

@@ -104,4 +104,21 @@ static inline void gg_transpose(const float *src, int64_t rows, int64_t cols, in
     }
 }
 
+/* ---- threads (parallel.c) ---- */
+#define GG_MAX_WORKERS 8
+/* run(task, first, stop, worker, chunk): units [first, stop), chunk number `chunk` of a split, run by
+ * worker `worker` (0: the calling thread; < the workers asked for: an index for per-worker scratch). */
+typedef void (*gg_range_fn)(void *task, int64_t first, int64_t stop, int worker, int64_t chunk);
+/* run over [0, n) in chunks of `chunk` units, on up to `workers` threads (the caller's included). */
+void gg_parallel(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t workers);
+/* How many threads for `work` units: the thread count, but none with less than min_work. */
+int64_t gg_workers(int64_t work, int64_t min_work);
+/* The chunk size for n units: n / 16 (rounded up), at least min_chunk. Independent of the thread
+ * count, so that per-chunk partial sums (and so the results) are too; 16 chunks let two or four threads
+ * even out, and handing one out costs nothing next to its work. */
+static inline int64_t gg_chunk(int64_t n, int64_t min_chunk) {
+    int64_t chunk = (n + 15) / 16;
+    return chunk > min_chunk ? chunk : (min_chunk > 1 ? min_chunk : 1);
+}
+
 #endif
