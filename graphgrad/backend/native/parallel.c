@@ -10,7 +10,11 @@
  * Which thread runs a chunk varies from call to call, so a kernel that sums over units keeps one
  * partial sum per chunk and adds them in chunk order at the end: results do not depend on the number
  * of threads or on timing. The thread count is set from Python (native.threads(), through
- * gg_set_threads) when the library loads; ctypes releases the GIL, so the threads run C only. */
+ * gg_set_threads) when the library loads; ctypes releases the GIL, so the threads run C only.
+ *
+ * Only kernels of a millisecond or more split (the direct convolutions, max pooling): splitting GELU,
+ * layer norm and attention's softmax (0.2-0.6 ms each in W5) made the W5 step 15-20% slower in the
+ * benchmark, whose MKL and PyTorch threads share the two cores. */
 #include "gg_native.h"
 #ifndef _WIN32
 #include <pthread.h>

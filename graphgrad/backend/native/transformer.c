@@ -7,7 +7,6 @@
 #pragma GCC optimize("fp-contract=fast")
 #endif
 #include "gg_native.h"
-#include <stdlib.h>
 
 /* ---- GELU ------------------------------------------------------------------------------------------
  * Exact form: gelu(x) = x Phi(x), Phi(x) = (1 + erf(u)) / 2, u = x / sqrt(2). With erf(u) ~ tanh(u R(u^2))
@@ -32,49 +31,23 @@ static inline float gg_gelu_phi(float x) {
 #define GG_GELU_K 0.7978845608028654f   /* sqrt(2 / pi) */
 #define GG_GELU_C 0.044715f
 
-/* Elementwise kernels split their elements over threads in runs of at least this many. */
-#define GG_MIN_RUN (1 << 16)
-
-typedef struct { const float *x, *y, *g; float *out; } gelu_task;
-
-static void gelu_erf_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const gelu_task *t = (const gelu_task *)p;
-    (void)worker;
-    (void)chunk;
-    for (int64_t i = first; i < stop; i++) t->out[i] = t->x[i] * gg_gelu_phi(t->x[i]);
-}
-
 GG_EXPORT void gg_gelu_erf_f32(const float *x, float *y, int64_t n) {
-    gelu_task t = {x, NULL, NULL, y};
-    gg_parallel(gelu_erf_part, &t, n, gg_chunk(n, 4096), gg_workers(n, GG_MIN_RUN));
-}
-
-static void gelu_tanh_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const gelu_task *t = (const gelu_task *)p;
-    (void)worker;
-    (void)chunk;
-    for (int64_t i = first; i < stop; i++) {
-        const float v = t->x[i];
-        t->out[i] = v * gg_sigmoidf(2.0f * GG_GELU_K * (v + GG_GELU_C * v * v * v));
-    }
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * gg_gelu_phi(x[i]);
 }
 
 GG_EXPORT void gg_gelu_tanh_f32(const float *x, float *y, int64_t n) {
-    gelu_task t = {x, NULL, NULL, y};
-    gg_parallel(gelu_tanh_part, &t, n, gg_chunk(n, 4096), gg_workers(n, GG_MIN_RUN));
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = v * gg_sigmoidf(2.0f * GG_GELU_K * (v + GG_GELU_C * v * v * v));
+    }
 }
 
 /* out = g (Phi(x) + x phi(x)), phi the normal density, Phi(x) = y / x from y = gelu(x) (1/2 at x = 0),
  * as NumPy's path does: one division where recomputing Phi costs a second exp (2.5x slower).
  * exp(-x^2/2) is set to 0 where it is below float32's normal range (gg_expf stops at ~1e-38), so
  * x phi(x) is 0 there and NaN at +-inf, as in NumPy's path. */
-static void gelu_erf_grad_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const gelu_task *t = (const gelu_task *)p;
-    const float *x = t->x, *y = t->y, *g = t->g;
-    float *out = t->out;
-    (void)worker;
-    (void)chunk;
-    for (int64_t i = first; i < stop; i++) {
+GG_EXPORT void gg_gelu_erf_grad_f32(const float *x, const float *y, const float *g, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
         const float v = x[i];
         float d = gg_expf(-0.5f * v * v);
         d = v * v > 174.0f ? 0.0f : d;
@@ -83,22 +56,12 @@ static void gelu_erf_grad_part(void *p, int64_t first, int64_t stop, int worker,
     }
 }
 
-GG_EXPORT void gg_gelu_erf_grad_f32(const float *x, const float *y, const float *g, float *out, int64_t n) {
-    gelu_task t = {x, y, g, out};
-    gg_parallel(gelu_erf_grad_part, &t, n, gg_chunk(n, 4096), gg_workers(n, GG_MIN_RUN));
-}
-
 /* out = g gelu'(x) for the tanh form: s + x k (1 + 3 c x^2) 2 s (1 - s), s = sigmoid(2 u), u = k (x + c x^3)
  * (1/cosh(u)^2 = 4 s (1 - s)). With e = exp(-2|u|): s (1 - s) = e / (1 + e)^2 without cancellation, and
  * s = 1 / (1 + e) or e / (1 + e) by the sign of u: one exp. e is 0 where it would underflow, so the
  * slope term is 0 there and NaN at +-inf, as in NumPy's path. */
-static void gelu_tanh_grad_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const gelu_task *t = (const gelu_task *)p;
-    const float *x = t->x, *g = t->g;
-    float *out = t->out;
-    (void)worker;
-    (void)chunk;
-    for (int64_t i = first; i < stop; i++) {
+GG_EXPORT void gg_gelu_tanh_grad_f32(const float *x, const float *g, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
         const float v = x[i], v2 = v * v;
         const float u = GG_GELU_K * (v + GG_GELU_C * v2 * v);
         const float a = fabsf(u);
@@ -109,11 +72,6 @@ static void gelu_tanh_grad_part(void *p, int64_t first, int64_t stop, int worker
         const float ramp = v * GG_GELU_K * (1.0f + 3.0f * GG_GELU_C * v2);
         out[i] = g[i] * (s + 2.0f * ramp * e * inv * inv);
     }
-}
-
-GG_EXPORT void gg_gelu_tanh_grad_f32(const float *x, const float *g, float *out, int64_t n) {
-    gelu_task t = {x, NULL, g, out};
-    gg_parallel(gelu_tanh_grad_part, &t, n, gg_chunk(n, 4096), gg_workers(n, GG_MIN_RUN));
 }
 
 /* ---- layer norm -----------------------------------------------------------------------------------
@@ -147,41 +105,21 @@ static inline void gg_row_moments(const float *x, int64_t size, float eps, float
 }
 
 /* y = (x - mean) * rstd [* weight] [+ bias] per row; weight/bias are read only when has_weight/has_bias. */
-typedef struct {
-    const float *x, *weight, *bias, *g;
-    float *y;
-    int64_t size;
-    float eps;
-    int has_weight, has_bias;
-    float *partial;  /* the gradient's per-chunk dweight, dbias: (chunks, 2, size) */
-} layer_norm_task;
-
-static void layer_norm_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const layer_norm_task *t = (const layer_norm_task *)p;
-    const float *weight = t->weight, *bias = t->bias;
-    const int64_t size = t->size;
-    (void)worker;
-    (void)chunk;
-    for (int64_t r = first; r < stop; r++) {
-        const float *xr = t->x + r * size;
-        float *yr = t->y + r * size;
+GG_EXPORT void gg_layer_norm_f32(const float *x, const float *weight, const float *bias, float *y, int64_t rows, int64_t size, float eps, int has_weight, int has_bias) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * size;
+        float *yr = y + r * size;
         float mean, rstd;
-        gg_row_moments(xr, size, t->eps, &mean, &rstd);
-        if (t->has_weight && t->has_bias)
+        gg_row_moments(xr, size, eps, &mean, &rstd);
+        if (has_weight && has_bias)
             for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mean) * rstd * weight[i] + bias[i];
-        else if (t->has_weight)
+        else if (has_weight)
             for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mean) * rstd * weight[i];
-        else if (t->has_bias)
+        else if (has_bias)
             for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mean) * rstd + bias[i];
         else
             for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mean) * rstd;
     }
-}
-
-/* y = (x - mean) * rstd [* weight] [+ bias] per row; weight/bias are read only when has_weight/has_bias. */
-GG_EXPORT void gg_layer_norm_f32(const float *x, const float *weight, const float *bias, float *y, int64_t rows, int64_t size, float eps, int has_weight, int has_bias) {
-    layer_norm_task t = {x, weight, bias, NULL, y, size, eps, has_weight, has_bias, NULL};
-    gg_parallel(layer_norm_part, &t, rows, gg_chunk(rows, 1), gg_workers(rows * size, GG_MIN_RUN));
 }
 
 /* One row of the layer norm's gradient: dx from x, g (and the weight), and the row's share of dweight
@@ -220,41 +158,15 @@ static inline void gg_layer_norm_grad_row(const float *restrict x, const float *
     }
 }
 
-static void layer_norm_grad_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const layer_norm_task *t = (const layer_norm_task *)p;
-    float *dw = t->partial + 2 * chunk * t->size, *db = dw + t->size;
-    (void)worker;
-    for (int64_t i = 0; i < t->size; i++) { dw[i] = 0.0f; db[i] = 0.0f; }
-    for (int64_t r = first; r < stop; r++)
-        gg_layer_norm_grad_row(t->x + r * t->size, t->weight, t->g + r * t->size, t->y + r * t->size, dw, db,
-                               t->size, t->eps, t->has_weight);
-}
-
 /* All gradients of the layer norm, packed as ops/nn.py LayerNormGrad does: out (rows + 2, size), rows
  * :rows dx, row `rows` dweight = sum_rows g xhat, row rows + 1 dbias = sum_rows g. With gh = g [* weight]:
  * dx = ((gh - xhat mean(gh xhat)) - mean(gh)) rstd, in NumPy's order. Each row is read from memory
- * once; its passes (moments, xhat, sums, dx) run in L1. Large inputs are split over threads by chunks of
- * rows, each chunk summing its own dweight and dbias, added in chunk order at the end. */
+ * once; its passes (moments, xhat, sums, dx) run in L1. */
 GG_EXPORT void gg_layer_norm_grad_f32(const float *x, const float *weight, const float *g, float *out, int64_t rows, int64_t size, float eps, int has_weight) {
     float *dw = out + rows * size, *db = dw + size;
-    /* (whether to split depends on the size only, not on the thread count: so do the sums) */
-    const int64_t chunk = gg_chunk(rows, 1), chunks = rows > 0 ? (rows + chunk - 1) / chunk : 0;
-    float *partial = rows * size >= 2 * GG_MIN_RUN ? malloc(sizeof(float) * (size_t)(2 * chunks * size)) : NULL;
-    if (partial == NULL) {  /* small (or no memory): one pass, the sums straight into out */
-        for (int64_t i = 0; i < size; i++) { dw[i] = 0.0f; db[i] = 0.0f; }
-        for (int64_t r = 0; r < rows; r++)
-            gg_layer_norm_grad_row(x + r * size, weight, g + r * size, out + r * size, dw, db, size, eps, has_weight);
-        return;
-    }
-    layer_norm_task t = {x, weight, NULL, g, out, size, eps, has_weight, 0, partial};
-    gg_parallel(layer_norm_grad_part, &t, rows, chunk, gg_workers(rows * size, GG_MIN_RUN));
-    for (int64_t i = 0; i < size; i++) {
-        float w = 0.0f, b = 0.0f;
-        for (int64_t k = 0; k < chunks; k++) { w += partial[2 * k * size + i]; b += partial[(2 * k + 1) * size + i]; }
-        dw[i] = w;
-        db[i] = b;
-    }
-    free(partial);
+    for (int64_t i = 0; i < size; i++) { dw[i] = 0.0f; db[i] = 0.0f; }
+    for (int64_t r = 0; r < rows; r++)
+        gg_layer_norm_grad_row(x + r * size, weight, g + r * size, out + r * size, dw, db, size, eps, has_weight);
 }
 
 /* ---- attention softmax (transposed scores) --------------------------------------------------------
@@ -268,24 +180,8 @@ GG_EXPORT void gg_layer_norm_grad_f32(const float *x, const float *weight, const
  * 2: one per block (blocks, S, L). A column that sees no key gets NaN (-inf - -inf), as NumPy's path;
  * exp of what is below -87.3 after the max is taken as 0 (gg_expf stops at ~1e-38), so masked keys get
  * exactly 0. */
-typedef struct {
-    float *st;
-    const float *p, *mask;
-    int64_t S, L;
-    float scale;
-    int mask_mode, causal;
-} softmax_task;
-
-static void attention_softmax_part(void *task, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const softmax_task *t = (const softmax_task *)task;
-    float *st = t->st;
-    const float *mask = t->mask;
-    const int64_t S = t->S, L = t->L;
-    const float scale = t->scale;
-    const int mask_mode = t->mask_mode, causal = t->causal;
-    (void)worker;
-    (void)chunk;
-    for (int64_t b = first; b < stop; b++) {
+GG_EXPORT void gg_attention_softmax_t_f32(float *st, const float *mask, int64_t blocks, int64_t S, int64_t L, float scale, int mask_mode, int causal) {
+    for (int64_t b = 0; b < blocks; b++) {
         float *block = st + b * S * L;
         const float *mblock = mask_mode == 2 ? mask + b * S * L : mask;
         for (int64_t l0 = 0; l0 < L; l0 += GG_COLS) {
@@ -321,22 +217,10 @@ static void attention_softmax_part(void *task, int64_t first, int64_t stop, int 
     }
 }
 
-GG_EXPORT void gg_attention_softmax_t_f32(float *st, const float *mask, int64_t blocks, int64_t S, int64_t L, float scale, int mask_mode, int causal) {
-    softmax_task t = {st, NULL, mask, S, L, scale, mask_mode, causal};
-    gg_parallel(attention_softmax_part, &t, blocks, gg_chunk(blocks, 1), gg_workers(blocks * S * L, GG_MIN_RUN));
-}
-
 /* The softmax's backward on transposed blocks, in place on d = dP^T (blocks, S, L) given p = P^T:
  * d = (p d - p colsum(p d)) * scale, the gradient of the scaled scores (NumPy's order). */
-static void attention_softmax_grad_part(void *task, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const softmax_task *t = (const softmax_task *)task;
-    const float *p = t->p;
-    float *d = t->st;
-    const int64_t S = t->S, L = t->L;
-    const float scale = t->scale;
-    (void)worker;
-    (void)chunk;
-    for (int64_t b = first; b < stop; b++) {
+GG_EXPORT void gg_attention_softmax_grad_t_f32(const float *p, float *d, int64_t blocks, int64_t S, int64_t L, float scale) {
+    for (int64_t b = 0; b < blocks; b++) {
         const float *pb = p + b * S * L;
         float *db = d + b * S * L;
         for (int64_t l0 = 0; l0 < L; l0 += GG_COLS) {
@@ -354,11 +238,6 @@ static void attention_softmax_grad_part(void *task, int64_t first, int64_t stop,
             }
         }
     }
-}
-
-GG_EXPORT void gg_attention_softmax_grad_t_f32(const float *p, float *d, int64_t blocks, int64_t S, int64_t L, float scale) {
-    softmax_task t = {d, p, NULL, S, L, scale, 0, 0};
-    gg_parallel(attention_softmax_grad_part, &t, blocks, gg_chunk(blocks, 1), gg_workers(blocks * S * L, GG_MIN_RUN));
 }
 
 /* The gradient of softmax cross-entropy over class indices (ops/losses.py's SoftmaxCrossEntropyGrad with
