@@ -245,6 +245,42 @@ def test_cross_entropy_gradient_matches_the_numpy_path(reduction, n, c):
 
 
 @needs_native
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("n, c", [(300, 8), (1120, 65), (7, 65), (2, 300)])
+def test_cross_entropy_with_gradient_matches_the_numpy_path(reduction, n, c):
+    """The compiler's fused loss-and-gradient op: both outputs from the one native call."""
+    from graphgrad.ops.losses import SoftmaxCrossEntropyWithGrad
+
+    rng = np.random.default_rng(n + c)
+    x = (rng.standard_normal((n, c)) * 4).astype(np.float32)
+    t = rng.integers(0, c, n)
+    t[1::4] = -100  # ignored rows
+    g = np.asarray(np.float32(0.75))
+    op = SoftmaxCrossEntropyWithGrad(reduction=reduction)
+    (loss_on, grad_on), (loss_off, grad_off) = both(lambda: op.forward(np, x, t, g))
+    assert loss_on.shape == loss_off.shape == () and loss_on.dtype == loss_off.dtype == np.float32
+    np.testing.assert_allclose(loss_on, loss_off, rtol=2e-6)
+    np.testing.assert_allclose(grad_on, grad_off, rtol=3e-6, atol=1e-8)
+
+
+@needs_native
+def test_cross_entropy_with_gradient_edge_cases_as_the_numpy_path():
+    from graphgrad.ops.losses import SoftmaxCrossEntropyWithGrad
+
+    x = np.zeros((2, 9), np.float32)
+    x[0, 1], x[1, :3] = np.nan, [50.0, -50.0, 0.0]
+    g = np.asarray(np.float32(1.0))
+    op = SoftmaxCrossEntropyWithGrad()
+    (loss_on, grad_on), (loss_off, grad_off) = both(lambda: op.forward(np, x, np.array([2, 1]), g))
+    assert np.isnan(loss_on) and np.isnan(loss_off)  # a NaN logit: NaN loss, its gradient row NaN
+    np.testing.assert_array_equal(np.isnan(grad_on), np.isnan(grad_off))
+    (loss_on, _), (loss_off, _) = both(lambda: op.forward(np, x[1:], np.array([-100]), g))
+    assert np.isnan(loss_on) and np.isnan(loss_off)  # every row ignored: 0 / 0
+    with pytest.raises(IndexError):
+        op.forward(np, x, np.array([0, 9]), g)
+
+
+@needs_native
 def test_cross_entropy_gradient_edge_cases_as_the_numpy_path():
     from graphgrad.ops.losses import SoftmaxCrossEntropyGrad
 

@@ -244,34 +244,68 @@ GG_EXPORT void gg_attention_softmax_grad_t_f32(const float *p, float *d, int64_t
  * a 'mean' or 'sum' reduction) in one call: out = (softmax(x) - onehot(t)) * scale, scale = g (divided
  * by the count of rows whose target is not ignore_index when mean != 0); ignored rows are computed
  * with class 0 as their target and multiplied by 0 * scale, exactly as the NumPy path does (so an
- * all-ignored batch gives its NaN). x, out: (n, c); t: (n,) int64; bad[0] is set to 1, and nothing
- * else written, when a target is out of range. The same arithmetic as NumPy's:
+ * all-ignored batch gives its NaN). x, out: (n, c); t: (n,) int64. info[0] is set to 1, and nothing
+ * else written, when a target is out of range; info[1] gets the count of rows kept. With `losses`
+ * (SoftmaxCrossEntropyWithGrad), losses[i] = log(sum exp(z)) - z[t_i] for z = x_i - max (0 for ignored
+ * rows), the NumPy path's per-row losses, are written too. The same arithmetic as NumPy's:
  * z = x - max, exp(z), divided by the row's sum. */
-GG_EXPORT void gg_softmax_xent_grad_f32(const float *x, const int64_t *t, float *out, int64_t *bad, int64_t n, int64_t c, float g, int64_t ignore_index, int mean) {
+/* A row's max and sum in GG_LANES running lanes (vectorized; one running value would keep the loop
+ * scalar, and the exp with it). The max skips NaN; a row with a NaN still comes out NaN (its exp, then
+ * the sum), as NumPy's. */
+static inline float row_max(const float *x, int64_t c) {
+    float lanes[GG_LANES];
+    int64_t j = 0;
+    for (int k = 0; k < GG_LANES; k++) lanes[k] = x[0];
+    for (; j + GG_LANES <= c; j += GG_LANES)
+        for (int k = 0; k < GG_LANES; k++) lanes[k] = x[j + k] > lanes[k] ? x[j + k] : lanes[k];
+    float m = lanes[0];
+    for (int k = 1; k < GG_LANES; k++) m = lanes[k] > m ? lanes[k] : m;
+    for (; j < c; j++) m = x[j] > m ? x[j] : m;
+    return m;
+}
+
+static inline float row_sum(const float *x, int64_t c) {
+    float lanes[GG_LANES] = {0.0f};
+    int64_t j = 0;
+    for (; j + GG_LANES <= c; j += GG_LANES)
+        for (int k = 0; k < GG_LANES; k++) lanes[k] += x[j + k];
+    float s = gg_lanes_total(lanes);
+    for (; j < c; j++) s += x[j];
+    return s;
+}
+
+static void softmax_xent(const float *x, const int64_t *t, float *out, float *losses, int64_t *info, int64_t n,
+                         int64_t c, float g, int64_t ignore_index, int mean) {
     int64_t kept = 0;
     for (int64_t i = 0; i < n; i++) {
         if (t[i] != ignore_index && (t[i] < 0 || t[i] >= c)) {
-            bad[0] = 1;  /* a target out of range: nothing written; the caller takes the NumPy path */
+            info[0] = 1;  /* a target out of range: nothing written; the caller takes the NumPy path */
             return;
         }
         kept += t[i] != ignore_index;
     }
+    info[1] = kept;
     const float scale = mean ? g / (float)kept : g;
     for (int64_t i = 0; i < n; i++) {
         const float *xi = x + i * c;
         float *oi = out + i * c;
         const int ignored = t[i] == ignore_index;
-        float m = xi[0];
-        for (int64_t j = 1; j < c; j++) m = xi[j] > m ? xi[j] : m;
-        float s = 0.0f;
-        for (int64_t j = 0; j < c; j++) {
-            float e = gg_expf(xi[j] - m);
-            oi[j] = e;
-            s += e;
-        }
+        const int64_t target = ignored ? 0 : t[i];
+        const float m = row_max(xi, c);
+        for (int64_t j = 0; j < c; j++) oi[j] = gg_expf(xi[j] - m);  /* (apart from the sum: vectorized) */
+        const float s = row_sum(oi, c);
+        if (losses) losses[i] = ignored ? 0.0f : logf(s) - (xi[target] - m);
         for (int64_t j = 0; j < c; j++) oi[j] = oi[j] / s;
-        oi[ignored ? 0 : t[i]] -= 1.0f;
+        oi[target] -= 1.0f;
         const float w = ignored ? 0.0f * scale : scale;
         for (int64_t j = 0; j < c; j++) oi[j] *= w;
     }
+}
+
+GG_EXPORT void gg_softmax_xent_grad_f32(const float *x, const int64_t *t, float *out, int64_t *info, int64_t n, int64_t c, float g, int64_t ignore_index, int mean) {
+    softmax_xent(x, t, out, NULL, info, n, c, g, ignore_index, mean);
+}
+
+GG_EXPORT void gg_softmax_xent_with_grad_f32(const float *x, const int64_t *t, float *out, float *losses, int64_t *info, int64_t n, int64_t c, float g, int64_t ignore_index, int mean) {
+    softmax_xent(x, t, out, losses, info, n, c, g, ignore_index, mean);
 }
