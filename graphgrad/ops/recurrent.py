@@ -67,6 +67,9 @@ _BLOCK_PRODUCT = 1 << 19
 _SMALL_PRODUCT = 1 << 23
 #: Whether a step's product may take the transposed form below (a switch for on-off benchmarks).
 TRANSPOSED_STEP_PRODUCT = True
+#: Whether the native LSTM runs a whole sequence (and its backward) in one call, products included
+#: (backend/native/recurrent.c), rather than one call per step beside a BLAS product.
+_WHOLE_SEQUENCE = True
 
 
 class _StepProduct:
@@ -311,6 +314,15 @@ class LSTMScan(_LSTMOp):
         H = w_hh.shape[1]
         gx = blas.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 4H): every step's input projection at once
         bias = xp.zeros(4 * H, np.float32) if b_ih is None else b_ih + b_hh  # (added by the kernel)
+        scan = native.kernel("lstm_scan_f32") if _WHOLE_SEQUENCE else None
+        if scan is not None and T > 0 and (h_prev is None) == (c0 is None):
+            ws, ok = xp.empty((_lstm_rows(T), B, H), np.float32), np.zeros(1, np.int64)
+            state = c0 is not None
+            w = np.ascontiguousarray(w_hh)
+            scan(gx, bias, w, _contiguous(h_prev) if state else w, c0 if state else w, ws, T, B, H,
+                 int(self.reverse), int(state), ok)
+            if ok[0]:
+                return ws
         recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)
         ws = xp.empty((_lstm_rows(T), B, H), np.float32)
         pre = xp.empty((B, 4 * H), np.float32)  # h_{t-1} W_hh^T
@@ -378,10 +390,10 @@ class LSTMSequenceGrad(_LSTMOp):
         B, H = ws.shape[1], ws.shape[2]
         dtype = ws.dtype
         g = _cast(g, dtype)
-        recurrent = _StepProduct(xp, [_cast(w_hh, dtype)], B)
         step = _native_step("lstm_step_grad_f32", (ws, g, w_hh, c0), B, H)
         if step is not None and ws.flags.c_contiguous:
-            return self._forward_native(xp, step, recurrent, ws, np.ascontiguousarray(g), _contiguous(c0))
+            return self._forward_native(xp, step, w_hh, ws, np.ascontiguousarray(g), _contiguous(c0))
+        recurrent = _StepProduct(xp, [_cast(w_hh, dtype)], B)
         h, c, tc, act = _lstm_views(ws, T)
         # d activation / d pre-activation, for all steps at once: s (1 - s) for the sigmoids, 1 - t^2 for g
         square = act * act
@@ -418,13 +430,27 @@ class LSTMSequenceGrad(_LSTMOp):
         d[T, :, 2 * H:] = 0.0
         return d
 
-    def _forward_native(self, xp, step, recurrent, ws, g, c0):
-        """Backpropagation through time with one native call per step for the gate gradients (from
-        the workspace's activations, nothing precomputed over the sequence) and the recurrent matmul."""
+    def _forward_native(self, xp, step, w_hh, ws, g, c0):
+        """Backpropagation through time in one native call (gg_lstm_scan_grad_f32), else with one per
+        step for the gate gradients (from the workspace's activations, nothing precomputed over the
+        sequence) and the recurrent matmul."""
         T = g.shape[0] - 2
         B, H = ws.shape[1], ws.shape[2]
         d = xp.empty((T + 1, B, 4 * H), np.float32)
         dh_next, dc = g[T].copy(), g[T + 1].copy()
+        scan = native.kernel("lstm_scan_grad_f32") if _WHOLE_SEQUENCE else None
+        if scan is not None and T > 0:
+            ok = np.zeros(1, np.int64)
+            state = c0 is not None
+            scan(ws, g, np.ascontiguousarray(w_hh), c0 if state else dc, dh_next, dc, d, T, B, H,
+                 int(self.reverse), int(state), ok)
+            if ok[0]:
+                d[T, :, :H] = dh_next
+                d[T, :, H:2 * H] = dc
+                d[T, :, 2 * H:] = 0.0
+                return d
+            dh_next, dc = g[T].copy(), g[T + 1].copy()
+        recurrent = _StepProduct(xp, [w_hh], B)
         pointers = [native.pointer(a) for a in (ws, g, dh_next, dc if c0 is None else c0, dc, d)]
         first = T - 1 if self.reverse else 0
         for t in reversed(self._steps(T)):
