@@ -121,4 +121,11 @@ static inline int64_t gg_chunk(int64_t n, int64_t min_chunk) {
     return chunk > min_chunk ? chunk : (min_chunk > 1 ? min_chunk : 1);
 }
 
+/* ---- small products (smallgemm.c) ---- */
+#define GG_PRODUCT_DEPTH 128
+/* out (rows, ncols) (+)= a (rows, K) p (K, ncols): a[r lda + k ka], p[k ldp + c], ncols a multiple of 16;
+ * column chunk j (64 wide) vector v at out[r ldo + j step + v vs]; see smallgemm.c. */
+void gg_small_product(const float *a, int64_t lda, int64_t ka, int64_t rows, const float *p, int64_t ldp, int64_t K,
+                      int64_t ncols, float *out, int64_t ldo, int64_t step, int64_t vs, int acc_in);
+
 #endif

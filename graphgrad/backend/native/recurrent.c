@@ -156,61 +156,12 @@ GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const floa
  * 32x128 by 128x512) and called 35 times a sequence, where a BLAS call's setup and the Python loop
  * around it cost about as much as the arithmetic.
  *
- * Forward: W_hh^T is packed once per call into panels of 16 hidden units, (H, 64) each, the four
- * gates of those units side by side (column k*16 + j: gate k, unit j); h_{t-1} times the panels
- * (panel_product: a panel's part stays in L1 while every row goes by) gives the step's gate
- * pre-activations, and the cell update (lstm_units) runs on them row by row. Backward: the gate
- * gradients of a step as gg_lstm_step_grad_f32, then dh_{t-1} = d_t W_hh with W_hh's columns packed in
- * panels of 64 the same way. */
-typedef float rv16 __attribute__((vector_size(64)));
+ * Forward: W_hh^T is packed once per call with the four gates of each 16 hidden units side by side
+ * (64 columns: gate k, unit j at 16 k + j); h_{t-1} times it (gg_small_product, smallgemm.c) gives the
+ * step's gate pre-activations, gate by gate, and the cell update (lstm_units) runs on them row by row.
+ * Backward: the gate gradients of a step as gg_lstm_step_grad_f32, then dh_{t-1} = d_t W_hh (W_hh's
+ * rows padded to whole vectors). */
 #define RL 16
-#define R_UNROLL _Pragma("GCC unroll 32")
-
-static inline rv16 rload(const float *p) { rv16 v; memcpy(&v, p, sizeof v); return v; }
-static inline void rstore(float *p, rv16 v) { memcpy(p, &v, sizeof v); }
-
-/* For RB rows r and the 4 vectors v of a panel (K, 64): out[r ldo + v vs ..][16] (+)= sum over k of
- * a[r lda + k] * panel[64 k + 16 v ..]; added to what out holds when acc_in, else written. RB * 4
- * accumulators in registers. */
-#define PANEL_PRODUCT(NAME, RB)                                                                          \
-static void NAME(const float *a, int64_t lda, const float *panel, int64_t K, float *out, int64_t ldo,    \
-                 int64_t vs, int acc_in) {                                                               \
-    rv16 acc[RB][4];                                                                                     \
-    R_UNROLL for (int r = 0; r < RB; r++)                                                                \
-        R_UNROLL for (int v = 0; v < 4; v++) acc[r][v] = acc_in ? rload(out + r * ldo + v * vs) : (rv16){0}; \
-    for (int64_t k = 0; k < K; k++) {                                                                    \
-        rv16 w[4];                                                                                       \
-        R_UNROLL for (int v = 0; v < 4; v++) w[v] = rload(panel + k * 4 * RL + v * RL);                  \
-        R_UNROLL for (int r = 0; r < RB; r++) {                                                          \
-            const float s = a[r * lda + k];                                                              \
-            R_UNROLL for (int v = 0; v < 4; v++) acc[r][v] += w[v] * s;                                  \
-        }                                                                                                \
-    }                                                                                                    \
-    R_UNROLL for (int r = 0; r < RB; r++)                                                                \
-        R_UNROLL for (int v = 0; v < 4; v++) rstore(out + r * ldo + v * vs, acc[r][v]);                  \
-}
-PANEL_PRODUCT(panel_6, 6)
-PANEL_PRODUCT(panel_2, 2)
-PANEL_PRODUCT(panel_1, 1)
-
-#define PANEL_DEPTH 128  /* rows of a panel taken at a time: 128 x 64 floats, 32 KiB, stay in L1 */
-
-/* out = a (rows, K) times the panels: panel j (K, 64) at panels + j K 64, its vector v written at
- * column j * step + v * vs of out (ldo floats a row). Panel by panel, PANEL_DEPTH rows of it at a time
- * for every block of rows (the panel's part stays in L1 while all rows go by). */
-static void panel_product(const float *a, int64_t lda, int64_t rows, const float *panels, int64_t npanels, int64_t K,
-                          float *out, int64_t ldo, int64_t step, int64_t vs) {
-    for (int64_t j = 0; j < npanels; j++)
-        for (int64_t k0 = 0; k0 < K; k0 += PANEL_DEPTH) {
-            const int64_t depth = K - k0 < PANEL_DEPTH ? K - k0 : PANEL_DEPTH;
-            const float *p = panels + (j * K + k0) * 4 * RL;
-            float *o = out + j * step;
-            int64_t r = 0;
-            for (; r + 6 <= rows; r += 6) panel_6(a + r * lda + k0, lda, p, depth, o + r * ldo, ldo, vs, k0 > 0);
-            for (; r + 2 <= rows; r += 2) panel_2(a + r * lda + k0, lda, p, depth, o + r * ldo, ldo, vs, k0 > 0);
-            for (; r < rows; r++) panel_1(a + r * lda + k0, lda, p, depth, o + r * ldo, ldo, vs, k0 > 0);
-        }
-}
 
 /* The forward scan. gx (T, B, 4H) input projections; bias (4H) b_ih + b_hh; w_hh (4H, H); h0, c0 (B, H),
  * read when has_state (else zero states: the first step is c = i g); ws: the workspace (7T + 2 rows),
@@ -222,18 +173,18 @@ GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float 
     float *pre = malloc(sizeof(float) * (size_t)(B * 4 * hp));  /* rows of gates i, f, g, o (hp each) */
     ok[0] = panels != NULL && pre != NULL;
     if (!ok[0]) { free(panels); free(pre); return; }
-    for (int64_t u = 0; u < units; u++)                 /* panel u: (H, 64), zero past unit H */
-        for (int64_t k = 0; k < H; k++)
+    for (int64_t k = 0; k < H; k++)                   /* (H, units * 64): unit block u's gate q, unit j at */
+        for (int64_t u = 0; u < units; u++)             /* column 64 u + 16 q + j; zero past unit H */
             for (int64_t q = 0; q < 4; q++)
                 for (int64_t j = 0; j < RL && u * RL + j < H; j++)
-                    panels[(u * H + k) * 4 * RL + q * RL + j] = w_hh[(q * H + u * RL + j) * H + k];
+                    panels[k * units * 4 * RL + u * 4 * RL + q * RL + j] = w_hh[(q * H + u * RL + j) * H + k];
     const float *h_prev = has_state ? h0 : NULL, *c_prev = has_state ? c0 : NULL;
     for (int64_t s = 0; s < T; s++) {
         const int64_t t = reverse ? T - 1 - s : s;
         float *h = ws + t * bh, *c = ws + (T + 2 + t) * bh, *tc = ws + (2 * T + 2 + t) * bh;
         float *a = ws + (3 * T + 2 + t) * bh;          /* gate k at a + k T bh */
         if (h_prev)  /* panel u's gate q goes to column q * hp + 16 u */
-            panel_product(h_prev, H, B, panels, units, H, pre, 4 * hp, RL, hp);
+            gg_small_product(h_prev, H, 1, B, panels, units * 4 * RL, H, units * 4 * RL, pre, 4 * hp, RL, hp, 0);
         for (int64_t b = 0; b < B; b++) {
             const int64_t at = b * H;
             lstm_units(gx + (t * B + b) * 4 * H, H, bias, pre + b * 4 * hp, hp, c_prev ? c_prev + at : NULL,
@@ -257,20 +208,17 @@ GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float 
  * by the caller), left holding those of h_{-1} and c_{-1}; c0 as in the forward (has_state). ok[0] as
  * in gg_lstm_scan_f32. */
 GG_EXPORT void gg_lstm_scan_grad_f32(const float *ws, const float *g, const float *w_hh, const float *c0, float *dh_next, float *dc, float *d, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t *ok) {
-    const int64_t npanels = (H + 4 * RL - 1) / (4 * RL), width = npanels * 4 * RL;
-    float *panels = calloc((size_t)(npanels * 4 * H * 4 * RL), sizeof(float));  /* W_hh's columns by 64 */
+    const int64_t width = (H + RL - 1) / RL * RL;
+    float *panels = calloc((size_t)(4 * H * width), sizeof(float));  /* W_hh, its rows zero-padded to width */
     float *out = malloc(sizeof(float) * (size_t)(B * width));
     ok[0] = panels != NULL && out != NULL;
     if (!ok[0]) { free(panels); free(out); return; }
-    for (int64_t j = 0; j < npanels; j++)
-        for (int64_t k = 0; k < 4 * H; k++)
-            for (int64_t q = 0; q < 4 * RL && j * 4 * RL + q < H; q++)
-                panels[(j * 4 * H + k) * 4 * RL + q] = w_hh[k * H + j * 4 * RL + q];
+    for (int64_t k = 0; k < 4 * H; k++) memcpy(panels + k * width, w_hh + k * H, sizeof(float) * (size_t)H);
     for (int64_t s = T - 1; s >= 0; s--) {
         const int64_t t = reverse ? T - 1 - s : s;
         const int64_t prev = s == 0 ? (has_state ? -1 : -2) : (reverse ? t + 1 : t - 1);
         gg_lstm_step_grad_f32(ws, g, dh_next, c0, dc, d, t, prev, T, B, H);
-        panel_product(d + t * B * 4 * H, 4 * H, B, panels, npanels, 4 * H, out, width, 4 * RL, RL);
+        gg_small_product(d + t * B * 4 * H, 4 * H, 1, B, panels, width, 4 * H, width, out, width, 4 * RL, RL, 0);
         for (int64_t b = 0; b < B; b++) memcpy(dh_next + b * H, out + b * width, sizeof(float) * (size_t)H);
     }
     free(panels);
