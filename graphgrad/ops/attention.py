@@ -122,6 +122,18 @@ def _native_attention(q, *arrays):
     return q.dtype == np.float32 and all(type(a) is np.ndarray for a in (q,) + arrays if a is not None)
 
 
+def _packed_kernel(op, name: str, qkv, *arrays):
+    """The native whole-head kernel ``name`` (backend/native/transformer.c) for packed heads: float32
+    NumPy arrays, qkv C-contiguous, self-attention with head widths of whole vectors (16 floats), native
+    kernels on; else ``None`` (the per-block path)."""
+    if not op.heads or type(qkv) is not np.ndarray or qkv.dtype != np.float32 or not qkv.flags.c_contiguous \
+            or any(type(a) is not np.ndarray for a in arrays if a is not None):
+        return None
+    if (qkv.shape[2] // (3 * op.heads)) % 16 or 0 in qkv.shape:
+        return None
+    return native.kernel(name)
+
+
 def _batch_slice(arrays, rank: int, start: int, stop: int) -> tuple:
     """Items ``start:stop`` of the leading batch axis of each array of rank ``rank`` (the others, e.g.
     broadcast masks, and everything when there is no batch axis, are passed whole)."""
@@ -230,6 +242,15 @@ class AttentionWeights(_Attention):
         arrays, mask, _ = self._split(arrays)
         q, k, v = self._qkv(arrays)
         weights = xp.empty(q.shape[:-2] + (k.shape[-2], q.shape[-2]), q.dtype)
+        whole = _packed_kernel(self, "attention_weights_packed_f32", arrays[0], mask)
+        if whole is not None:
+            mask_t, mode = _native_mask_t(mask, weights.shape)
+            N, L, width = arrays[0].shape
+            ok = np.zeros(1, np.int64)
+            whole(arrays[0], weights if mode == 0 else mask_t, weights, N, L, self.heads, width // (3 * self.heads),
+                  self.scale, mode, int(self.causal), ok)
+            if ok[0]:
+                return weights
         fn = native.kernel("attention_softmax_t_f32")
         if fn is not None and _native_attention(q, k, mask):
             mask_t, mode = _native_mask_t(mask, weights.shape)
@@ -274,6 +295,13 @@ class ScaledDotProductAttention(_Attention):
         if self.heads:
             out = xp.empty(arrays[0].shape[:2] + (arrays[0].shape[2] // 3,), q.dtype)
             target = self._merged(out)
+            whole = _packed_kernel(self, "attention_apply_packed_f32", arrays[0], weights)
+            if whole is not None and weights.flags.c_contiguous and weights.dtype == np.float32:
+                N, L, width = arrays[0].shape
+                ok = np.zeros(1, np.int64)
+                whole(arrays[0], weights, out, N, L, self.heads, width // (3 * self.heads), ok)
+                if ok[0]:
+                    return out
         else:
             out = target = xp.empty(q.shape[:-1] + v.shape[-1:], q.dtype)
 
@@ -364,6 +392,15 @@ class ScaledDotProductAttentionGrad(_Attention):
         q, k, v = self._qkv(arrays)
         if self.heads:
             grad = xp.empty(arrays[0].shape, q.dtype)
+            whole = _packed_kernel(self, "attention_grad_packed_f32", arrays[0], weights, g)
+            if whole is not None and weights.flags.c_contiguous and weights.dtype == np.float32 \
+                    and g.dtype == np.float32:
+                N, L, width = arrays[0].shape
+                ok = np.zeros(1, np.int64)
+                whole(arrays[0], weights, np.ascontiguousarray(g), grad, N, L, self.heads,
+                      width // (3 * self.heads), self.scale, ok)
+                if ok[0]:
+                    return grad
             gq, gk, gv = self._qkv((grad,))
             g = self._merged(g)
         else:

@@ -143,11 +143,11 @@ def test_layer_norm_eager_equals_compiled():
 
 
 # ---- attention softmax -----------------------------------------------------------------------------------------
-def _attention_case(heads, mask_kind, mask_shape, causal, seed=0, L=9, S=9, N=3):
+def _attention_case(heads, mask_kind, mask_shape, causal, seed=0, L=9, S=9, N=3, D=4):
     rng = np.random.default_rng(seed)
     if heads:
-        arrays = [rng.standard_normal((N, L, 3 * heads * 4)).astype(np.float32)]
-        g = rng.standard_normal((N, L, heads * 4)).astype(np.float32)
+        arrays = [rng.standard_normal((N, L, 3 * heads * D)).astype(np.float32)]
+        g = rng.standard_normal((N, L, heads * D)).astype(np.float32)
     else:
         arrays = [rng.standard_normal(s).astype(np.float32) for s in ((N, 2, L, 8), (N, 2, S, 8), (N, 2, S, 5))]
         g = rng.standard_normal((N, 2, L, 5)).astype(np.float32)
@@ -184,6 +184,30 @@ def test_attention_softmax_and_its_gradient_match_numpy(heads, mask_kind, mask_s
         d_on, d_off = both(lambda: ScaledDotProductAttentionGrad(*props).forward(np, *arrays, w_off, g))
     np.testing.assert_allclose(d_on, d_off, rtol=1e-5, atol=1e-5)
     assert out.dtype == d_on.dtype == np.float32
+
+
+@needs_native
+@pytest.mark.parametrize("D, L, mask_kind, mask_shape, causal", [
+    (32, 64, None, None, True),              # W5's heads: whole native kernels per head
+    (16, 9, "float", (9, 9), False),         # queries padded to a whole vector
+    (16, 20, "bool", (3, 4, 20, 20), True),  # a mask per sample and head
+    (48, 17, "float", (3, 1, 1, 17), False),  # 48 = a 32 and a 16 column run
+])
+def test_packed_attention_whole_heads_match_numpy(D, L, mask_kind, mask_shape, causal):
+    """Packed heads of whole vectors (16 floats) go through the whole-head kernels: weights, output
+    and gradients against the NumPy path."""
+    from graphgrad.ops import attention as A
+
+    props, arrays, g = _attention_case(4, mask_kind, mask_shape, causal, L=L, S=L, D=D)
+    assert A._packed_kernel(A.AttentionWeights(*props), "attention_weights_packed_f32", arrays[0]) is not None
+    w_on, w_off = both(lambda: A.AttentionWeights(*props).forward(np, *arrays))
+    np.testing.assert_allclose(w_on, w_off, rtol=1e-5, atol=1e-6)
+    assert np.array_equal(w_on == 0, w_off == 0)
+    o_on, o_off = both(lambda: A.ScaledDotProductAttention(*props).forward(np, *arrays, w_off))
+    np.testing.assert_allclose(o_on, o_off, rtol=1e-5, atol=1e-5)
+    d_on, d_off = both(lambda: A.ScaledDotProductAttentionGrad(*props).forward(np, *arrays, w_off, g))
+    np.testing.assert_allclose(d_on, d_off, rtol=1e-4, atol=1e-5)
+    assert w_on.dtype == o_on.dtype == d_on.dtype == np.float32
 
 
 @needs_native

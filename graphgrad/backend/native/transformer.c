@@ -7,6 +7,7 @@
 #pragma GCC optimize("fp-contract=fast")
 #endif
 #include "gg_native.h"
+#include <stdlib.h>
 
 /* ---- GELU ------------------------------------------------------------------------------------------
  * Exact form: gelu(x) = x Phi(x), Phi(x) = (1 + erf(u)) / 2, u = x / sqrt(2). With erf(u) ~ tanh(u R(u^2))
@@ -175,69 +176,170 @@ GG_EXPORT void gg_layer_norm_grad_f32(const float *x, const float *weight, const
  * that stays in L1. Columns go in chunks of GG_COLS (the column statistics live on the stack). */
 #define GG_COLS 256
 
+/* The passes of softmax_t_block over one row's run of n columns (restrict: vectorized without
+ * run-time overlap checks, which short rows cannot afford). */
+static inline void scores_row(float *restrict row, const float *restrict mrow, float *restrict top, int64_t n,
+                              float scale, int masked, int64_t hidden) {
+    for (int64_t l = 0; l < n; l++) {
+        float v = row[l] * scale;
+        v = masked ? v + mrow[l] : v;
+        v = l < hidden ? -INFINITY : v;    /* (causal: queries before the key) */
+        row[l] = v;
+        top[l] = v > top[l] ? v : top[l];
+    }
+}
+
+static inline void exp_row(float *restrict row, const float *restrict top, float *restrict total, int64_t n) {
+    for (int64_t l = 0; l < n; l++) {
+        const float d = row[l] - top[l];
+        const float e = d < -87.3f ? 0.0f : gg_expf(d);
+        row[l] = e;
+        total[l] += e;
+    }
+}
+
+static inline void scale_row(float *restrict row, const float *restrict by, int64_t n) {
+    for (int64_t l = 0; l < n; l++) row[l] *= by[l];
+}
+
+/* In place on one block (S, L) of the raw k q^T, rows ld floats apart: softmax over s of (st * scale +
+ * mask [- inf where causal hides key s > query l]); mask (S, L), rows mld apart, read when mask_mode.
+ * Causal: the whole vectors of a row that are hidden (queries l < s) are set to 0, not computed. */
+static void softmax_t_block(float *block, int64_t ld, const float *mblock, int64_t mld, int64_t S, int64_t L,
+                            float scale, int mask_mode, int causal) {
+    for (int64_t l0 = 0; l0 < L; l0 += GG_COLS) {
+        const int64_t cols = L - l0 < GG_COLS ? L - l0 : GG_COLS;
+        float top[GG_COLS], total[GG_COLS];
+        for (int64_t l = 0; l < cols; l++) { top[l] = -INFINITY; total[l] = 0.0f; }
+        for (int64_t s = 0; s < S; s++) {      /* scale, mask, column max */
+            const int64_t hidden = causal ? (s - l0 < 0 ? 0 : s - l0 > cols ? cols : s - l0) : 0;
+            const int64_t first = hidden / 16 * 16;  /* (whole vectors skipped: no scalar loop ends) */
+            float *row = block + s * ld + l0;
+            scores_row(row + first, mask_mode ? mblock + s * mld + l0 + first : row, top + first, cols - first,
+                       scale, mask_mode != 0, hidden - first);
+        }
+        for (int64_t s = 0; s < S; s++) {      /* exp, column sums */
+            const int64_t hidden = causal ? (s - l0 < 0 ? 0 : s - l0 > cols ? cols : s - l0) : 0;
+            const int64_t first = hidden / 16 * 16;
+            float *row = block + s * ld + l0;
+            for (int64_t l = 0; l < first; l++) row[l] = 0.0f;
+            exp_row(row + first, top + first, total + first, cols - first);
+        }
+        for (int64_t l = 0; l < cols; l++) total[l] = 1.0f / total[l];
+        for (int64_t s = 0; s < S; s++)       /* normalize */
+            scale_row(block + s * ld + l0, total, cols);
+    }
+}
+
 /* In place on st (blocks, S, L), the raw k q^T: st = softmax over s of (st * scale + mask [- inf where
  * causal hides key s > query l]). mask_mode 0: no mask; 1: one additive (S, L) mask for every block;
  * 2: one per block (blocks, S, L). A column that sees no key gets NaN (-inf - -inf), as NumPy's path;
  * exp of what is below -87.3 after the max is taken as 0 (gg_expf stops at ~1e-38), so masked keys get
  * exactly 0. */
 GG_EXPORT void gg_attention_softmax_t_f32(float *st, const float *mask, int64_t blocks, int64_t S, int64_t L, float scale, int mask_mode, int causal) {
-    for (int64_t b = 0; b < blocks; b++) {
-        float *block = st + b * S * L;
-        const float *mblock = mask_mode == 2 ? mask + b * S * L : mask;
-        for (int64_t l0 = 0; l0 < L; l0 += GG_COLS) {
-            const int64_t cols = L - l0 < GG_COLS ? L - l0 : GG_COLS;
-            float top[GG_COLS], total[GG_COLS];
-            for (int64_t l = 0; l < cols; l++) { top[l] = -INFINITY; total[l] = 0.0f; }
-            for (int64_t s = 0; s < S; s++) {      /* scale, mask, column max */
-                float *row = block + s * L + l0;
-                const float *mrow = mblock + s * L + l0;
-                for (int64_t l = 0; l < cols; l++) {
-                    float v = row[l] * scale;
-                    v = mask_mode ? v + mrow[l] : v;
-                    v = causal && s > l0 + l ? -INFINITY : v;
-                    row[l] = v;
-                    top[l] = v > top[l] ? v : top[l];
-                }
-            }
-            for (int64_t s = 0; s < S; s++) {      /* exp, column sums */
-                float *row = block + s * L + l0;
-                for (int64_t l = 0; l < cols; l++) {
-                    const float d = row[l] - top[l];
-                    const float e = d < -87.3f ? 0.0f : gg_expf(d);
-                    row[l] = e;
-                    total[l] += e;
-                }
-            }
-            for (int64_t l = 0; l < cols; l++) total[l] = 1.0f / total[l];
-            for (int64_t s = 0; s < S; s++) {      /* normalize */
-                float *row = block + s * L + l0;
-                for (int64_t l = 0; l < cols; l++) row[l] *= total[l];
-            }
+    for (int64_t b = 0; b < blocks; b++)
+        softmax_t_block(st + b * S * L, L, mask_mode == 2 ? mask + b * S * L : mask, L, S, L, scale, mask_mode, causal);
+}
+
+/* The softmax's backward on one transposed block, in place on d = dP^T (S, L) given p = P^T (rows pld
+ * and dld floats apart): d = (p d - p colsum(p d)) * scale, the gradient of the scaled scores (NumPy's
+ * order). */
+static void softmax_grad_t_block(const float *pb, int64_t pld, float *db, int64_t dld, int64_t S, int64_t L,
+                                 float scale) {
+    for (int64_t l0 = 0; l0 < L; l0 += GG_COLS) {
+        const int64_t cols = L - l0 < GG_COLS ? L - l0 : GG_COLS;
+        float c[GG_COLS];
+        for (int64_t l = 0; l < cols; l++) c[l] = 0.0f;
+        for (int64_t s = 0; s < S; s++) {
+            const float *prow = pb + s * pld + l0, *drow = db + s * dld + l0;
+            for (int64_t l = 0; l < cols; l++) c[l] += prow[l] * drow[l];
+        }
+        for (int64_t s = 0; s < S; s++) {
+            const float *prow = pb + s * pld + l0;
+            float *drow = db + s * dld + l0;
+            for (int64_t l = 0; l < cols; l++) drow[l] = (prow[l] * drow[l] - prow[l] * c[l]) * scale;
         }
     }
 }
 
-/* The softmax's backward on transposed blocks, in place on d = dP^T (blocks, S, L) given p = P^T:
- * d = (p d - p colsum(p d)) * scale, the gradient of the scaled scores (NumPy's order). */
 GG_EXPORT void gg_attention_softmax_grad_t_f32(const float *p, float *d, int64_t blocks, int64_t S, int64_t L, float scale) {
-    for (int64_t b = 0; b < blocks; b++) {
-        const float *pb = p + b * S * L;
-        float *db = d + b * S * L;
-        for (int64_t l0 = 0; l0 < L; l0 += GG_COLS) {
-            const int64_t cols = L - l0 < GG_COLS ? L - l0 : GG_COLS;
-            float c[GG_COLS];
-            for (int64_t l = 0; l < cols; l++) c[l] = 0.0f;
-            for (int64_t s = 0; s < S; s++) {
-                const float *prow = pb + s * L + l0, *drow = db + s * L + l0;
-                for (int64_t l = 0; l < cols; l++) c[l] += prow[l] * drow[l];
-            }
-            for (int64_t s = 0; s < S; s++) {
-                const float *prow = pb + s * L + l0;
-                float *drow = db + s * L + l0;
-                for (int64_t l = 0; l < cols; l++) drow[l] = (prow[l] * drow[l] - prow[l] * c[l]) * scale;
-            }
-        }
+    for (int64_t b = 0; b < blocks; b++)
+        softmax_grad_t_block(p + b * S * L, L, d + b * S * L, L, S, L, scale);
+}
+
+/* ---- self-attention over packed heads, whole ----------------------------------------------------------
+ * ops/attention.py's packed layout: qkv (N, L, 3E), E = heads * D, head h of q at columns h D .. h D + D
+ * (k at E + h D, v at 2 E + h D); the output and the upstream gradient (N, L, E) with heads merged the
+ * same way. Each (sample, head) block is done whole, its products by gg_small_product straight on the
+ * strided heads (no BLAS call per block, no copies of the heads but a transposed q or g of D x L floats),
+ * the softmax passes as above on a block in L1. D must be a multiple of 16; S = L (self-attention).
+ * Scratch is allocated per call; ok[0] = 0 when it could not be (the caller takes its BLAS path). */
+typedef struct { float *st, *lt; int64_t lp; } attention_scratch;
+
+static int scratch_for(attention_scratch *w, int64_t L, int64_t D) {
+    w->lp = (L + 15) / 16 * 16;                                   /* L padded to whole vectors */
+    w->st = calloc((size_t)(L * w->lp), sizeof(float));           /* (S, lp): a block of scores */
+    w->lt = calloc((size_t)(D * w->lp), sizeof(float));           /* (D, lp): a head transposed */
+    return w->st != NULL && w->lt != NULL;
+}
+
+/* weights (N, heads, S, L) = softmax(q k^T * scale + mask)^T per head, as gg_attention_softmax_t_f32. */
+GG_EXPORT void gg_attention_weights_packed_f32(const float *qkv, const float *mask, float *weights, int64_t N, int64_t L, int64_t heads, int64_t D, float scale, int mask_mode, int causal, int64_t *ok) {
+    const int64_t E = heads * D, row = 3 * E;
+    attention_scratch w;
+    ok[0] = scratch_for(&w, L, D);
+    for (int64_t b = 0; ok[0] && b < N * heads; b++) {
+        const float *q = qkv + (b / heads) * L * row + (b % heads) * D, *k = q + E;
+        gg_transpose(q, L, D, row, w.lt, w.lp);                                  /* q^T (D, lp) */
+        gg_small_product(k, row, 1, L, w.lt, w.lp, D, w.lp, w.st, w.lp, 64, 16, 0);  /* k q^T (S, lp) */
+        softmax_t_block(w.st, w.lp, mask_mode == 2 ? mask + b * L * L : mask, L, L, L, scale, mask_mode, causal);
+        for (int64_t s = 0; s < L; s++) memcpy(weights + (b * L + s) * L, w.st + s * w.lp, sizeof(float) * (size_t)L);
     }
+    free(w.st);
+    free(w.lt);
+}
+
+/* out (N, L, E) = P v per head, from weights = P^T (N, heads, S, L). */
+GG_EXPORT void gg_attention_apply_packed_f32(const float *qkv, const float *weights, float *out, int64_t N, int64_t L, int64_t heads, int64_t D, int64_t *ok) {
+    const int64_t E = heads * D, row = 3 * E;
+    attention_scratch w;
+    ok[0] = scratch_for(&w, L, D);
+    for (int64_t b = 0; ok[0] && b < N * heads; b++) {
+        const int64_t n = b / heads, h = b % heads;
+        const float *v = qkv + n * L * row + 2 * E + h * D;
+        const float *pt = weights + b * L * L;
+        if (w.lp != L) {  /* P^T's rows padded to whole vectors (the product reads lp columns) */
+            for (int64_t s = 0; s < L; s++) memcpy(w.st + s * w.lp, pt + s * L, sizeof(float) * (size_t)L);
+            pt = w.st;
+        }
+        /* out^T (D, L) = v^T P^T: rows of v^T are v's columns (a[e + s row]) */
+        gg_small_product(v, 1, row, D, pt, w.lp, L, w.lp, w.lt, w.lp, 64, 16, 0);
+        gg_transpose(w.lt, D, L, w.lp, out + n * L * E + h * D, E);
+    }
+    free(w.st);
+    free(w.lt);
+}
+
+/* grad (N, L, 3E): the gradients of q, k, v (packed as qkv) for the upstream gradient g (N, L, E), from
+ * weights = P^T: dV = P^T g, dP^T = v g^T, dS^T = softmax backward (times scale), dQ = dS k, dK = dS^T q. */
+GG_EXPORT void gg_attention_grad_packed_f32(const float *qkv, const float *weights, const float *g, float *grad, int64_t N, int64_t L, int64_t heads, int64_t D, float scale, int64_t *ok) {
+    const int64_t E = heads * D, row = 3 * E;
+    attention_scratch w;
+    ok[0] = scratch_for(&w, L, D);
+    for (int64_t b = 0; ok[0] && b < N * heads; b++) {
+        const int64_t n = b / heads, h = b % heads;
+        const float *q = qkv + n * L * row + h * D, *k = q + E, *v = q + 2 * E;
+        const float *p = weights + b * L * L, *gh = g + n * L * E + h * D;
+        float *gq = grad + n * L * row + h * D, *gk = gq + E, *gv = gq + 2 * E;
+        gg_small_product(p, L, 1, L, gh, E, L, D, gv, row, 64, 16, 0);          /* dV = P^T g */
+        gg_transpose(gh, L, D, E, w.lt, w.lp);                                   /* g^T (D, lp) */
+        gg_small_product(v, row, 1, L, w.lt, w.lp, D, w.lp, w.st, w.lp, 64, 16, 0);  /* dP^T = v g^T */
+        softmax_grad_t_block(p, L, w.st, w.lp, L, L, scale);                     /* dS^T */
+        gg_small_product(w.st, 1, w.lp, L, k, row, L, D, gq, row, 64, 16, 0);    /* dQ = dS k */
+        gg_small_product(w.st, w.lp, 1, L, q, row, L, D, gk, row, 64, 16, 0);    /* dK = dS^T q */
+    }
+    free(w.st);
+    free(w.lt);
 }
 
 /* The gradient of softmax cross-entropy over class indices (ops/losses.py's SoftmaxCrossEntropyGrad with
