@@ -376,6 +376,46 @@ static inline float row_sum(const float *x, int64_t c) {
     return s;
 }
 
+/* Few classes (W6: 3): a row's loops would be a few elements long, so rows go 16 at a time instead,
+ * each step of the arithmetic one vector across 16 rows (the same operations per element, in the same
+ * order, as the row by row loop). */
+#define XENT_FEW 16
+static void softmax_xent_few(const float *x, const int64_t *t, float *out, int64_t n, int64_t c, float scale,
+                             int64_t ignore_index) {
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {
+        const int64_t rows = n - i0 < 16 ? n - i0 : 16;
+        float e[XENT_FEW][16], m[16], s[16], w[16];
+        int64_t target[16];
+        for (int r = 0; r < 16; r++) {
+            const int64_t i = i0 + (r < rows ? r : 0);     /* (lanes past the end repeat row i0) */
+            const int ignored = t[i] == ignore_index;
+            target[r] = ignored ? 0 : t[i];
+            w[r] = ignored ? 0.0f * scale : scale;
+            m[r] = x[i * c];
+        }
+        for (int64_t j = 0; j < c; j++)
+            for (int r = 0; r < 16; r++) {
+                const float v = x[(i0 + (r < rows ? r : 0)) * c + j];
+                e[j][r] = v;
+                m[r] = v > m[r] ? v : m[r];
+            }
+        for (int r = 0; r < 16; r++) s[r] = 0.0f;
+        for (int64_t j = 0; j < c; j++)
+            for (int r = 0; r < 16; r++) {
+                e[j][r] = gg_expf(e[j][r] - m[r]);
+                s[r] += e[j][r];
+            }
+        for (int64_t j = 0; j < c; j++)
+            for (int r = 0; r < 16; r++) {
+                float p = e[j][r] / s[r];
+                p = j == target[r] ? p - 1.0f : p;
+                e[j][r] = p * w[r];
+            }
+        for (int r = 0; r < rows; r++)
+            for (int64_t j = 0; j < c; j++) out[(i0 + r) * c + j] = e[j][r];
+    }
+}
+
 static void softmax_xent(const float *x, const int64_t *t, float *out, float *losses, int64_t *info, int64_t n,
                          int64_t c, float g, int64_t ignore_index, int mean) {
     int64_t kept = 0;
@@ -388,6 +428,10 @@ static void softmax_xent(const float *x, const int64_t *t, float *out, float *lo
     }
     info[1] = kept;
     const float scale = mean ? g / (float)kept : g;
+    if (c <= XENT_FEW && !losses) {
+        softmax_xent_few(x, t, out, n, c, scale, ignore_index);
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         const float *xi = x + i * c;
         float *oi = out + i * c;
