@@ -15,7 +15,8 @@ hard-sigmoid; BatchNormalization nodes, or folded into the convs as PyTorch's ex
 EfficientNet style (MBConv blocks, swish, squeeze-excitation with sigmoid), a ResNet-style CNN, a
 small transformer encoder, an LSTM (sequence 35, batch 32, hidden 128) and an MLP. NumPy's BLAS
 runs on one thread as onnxruntime does
-(``OMP_NUM_THREADS=1``, ``OPENBLAS_NUM_THREADS=1``, set before NumPy is imported).
+(``OMP_NUM_THREADS=1``, ``OPENBLAS_NUM_THREADS=1``, ``GRAPHGRAD_NATIVE_THREADS=1``, set before NumPy is
+imported).
 
     python benchmarks/onnx_models.py [--models mobilenet_b1,effnet_b8] [--repeats 10] [--json out.json]
 """
@@ -25,6 +26,7 @@ import os
 
 os.environ["OMP_NUM_THREADS"] = "1"
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["GRAPHGRAD_NATIVE_THREADS"] = "1"  # (graphgrad's own kernels: one thread too)
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402

@@ -24,16 +24,16 @@ With ``M`` filters per input channel the input planes are repeated ``M`` times f
 output plane has exactly one input plane and one filter.
 
 With the native extra (graphgrad.backend.native) a float32 2-D forward with output rows of at least
-``_NATIVE_ROW`` is one C call instead (``depthwise.c``): each output row summed in place over the
-kernel offsets, strided rows read from a copy split into phases (2x faster than the flat planes on
-56x56 maps); shorter rows go 16 planes at a time, interleaved so that the inner loop runs across
-the planes.
+``_NATIVE_ROW`` is one C call instead (``depthwise.c``): blocks of output rows summed over the kernel
+offsets in registers, from a zero-padded copy of each input plane split into phases along rows (so
+strided rows read consecutive floats); shorter rows go 16 planes at a time, interleaved so that the
+inner loop runs across the planes.
 """
 from __future__ import annotations
 
 import math
 
-from graphgrad.backend import native
+from graphgrad.backend import native, np
 
 _CHUNK = 1 << 15  # elements of output per chunk of planes (the running sum and a temporary in L2)
 _SMALL = 256  # output maps up to this many positions go channels last (measured on 7x7 to 56x56 maps)
@@ -118,10 +118,9 @@ def native_forward(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation
         scratch = xp.empty((hp * wp + out[0] * out[1] + kh * kw) * 16, dtype=x.dtype)
         fn(x, w, y, scratch, *args, hp, wp)
         return y
-    row = -(-width // stride[1]) * stride[1]
-    scratch = xp.empty(h * row if stride[1] > 1 else 1, dtype=x.dtype)  # one plane split into phases
-    fn(x, w, y, scratch, *args)
-    return y
+    ok = np.zeros(1, np.int64)
+    fn(x, w, y, *args, ok)  # (its padded plane, split into phases, is its own)
+    return y if ok[0] else None
 
 
 def forward(xp, x, w, out: tuple, stride: tuple, padding: tuple, dilation: tuple):

@@ -19,6 +19,8 @@ CASES = [  # (n, c, h, w, multiplier, kernel, stride, padding ((top, bottom), (l
     (2, 4, 33, 50, 2, (3, 3), (2, 3), ((1, 0), (2, 1)), (2, 2)),
     (1, 3, 20, 47, 3, (2, 4), (1, 2), ((0, 1), (3, 0)), (1, 1)),
     (1, 2, 17, 64, 1, (1, 7), (3, 1), ((0, 0), (3, 3)), (1, 2)),
+    (1, 2, 10, 20, 1, (3, 3), (2, 2), ((4, 5), (5, 4)), (1, 1)),  # padding wider than the kernel reaches
+    (2, 3, 9, 70, 1, (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1)),  # rows of three blocks, the last partial
     # small maps (rows under 16): 16 planes at a time, a partial last block
     (2, 9, 14, 14, 1, (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1)),
     (1, 40, 7, 7, 1, (5, 5), (2, 2), ((2, 2), (2, 2)), (1, 1)),
