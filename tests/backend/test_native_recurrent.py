@@ -1,5 +1,6 @@
 """The native recurrent cells (graphgrad/backend/native/recurrent.c): the pointwise part of each LSTM or GRU
-time step (LSTMScan, GRUScan) and of its backward (LSTMSequenceGrad, GRUSequenceGrad) as one C call.
+time step (LSTMScan, GRUScan) and of its backward (LSTMSequenceGrad, GRUSequenceGrad) as one C call,
+and the LSTM's whole sequence (and its backward) in one call with its own products.
 Each float32 op is compared with its NumPy path (``native.disabled()``), forward and gradient ops, over
 odd and empty shapes, every flag (reverse, biases, initial states), NaN/inf, non-contiguous inputs, a
 workspace of one path read by the other's backward, and eager against ``gg.function``."""
@@ -51,10 +52,19 @@ def _scan_and_grad(flags, args, g, ws=None, cell="lstm"):
 
 
 # ---- LSTM -------------------------------------------------------------------------------------------------------
+@pytest.fixture(params=["whole sequence", "step by step"])
+def lstm_path(request, monkeypatch):
+    """The native LSTM in one call per sequence (products in C), or one call per step beside BLAS."""
+    from graphgrad.ops import recurrent
+
+    monkeypatch.setattr(recurrent, "_WHOLE_SEQUENCE", request.param == "whole sequence")
+    return request.param
+
+
 @needs_native
 @pytest.mark.parametrize("flags", FLAGS)
-@pytest.mark.parametrize("shape", SHAPES)
-def test_lstm_scan_and_its_gradient_match_numpy(shape, flags):
+@pytest.mark.parametrize("shape", SHAPES + [(3, 7, 5, 40)])  # (H = 40: units past a whole vector)
+def test_lstm_scan_and_its_gradient_match_numpy(shape, flags, lstm_path):
     args, g = _lstm_case(*shape, flags)
     (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g))
     assert ws_on.shape == ws_off.shape and ws_on.dtype == d_on.dtype == np.float32
