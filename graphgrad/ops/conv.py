@@ -332,30 +332,39 @@ def _direct_threads(multiply_adds: int) -> int:
     return native.threads() if multiply_adds >= _DIRECT_SPLIT_MULTIPLY_ADDS else 1
 
 
-def _direct_usable(x, other, stride, padding, groups, c: int, co: int, kernel: tuple) -> bool:
+def _direct_usable(x, other, stride, padding, groups, c: int, co: int, kernel: tuple, strided: bool = False) -> bool:
     """Whether the direct kernels take a 2-D convolution of ``c`` input and ``co`` output channels:
-    float32 NumPy arrays, stride 1, one group, no negative padding, at most 64 kernel offsets. They beat
-    im2col and a BLAS product from 16 to 256 channels, 7x7 to 56x56 maps (docs/performance.md), except
-    with very few channels on large maps (a 3-channel 112x112 input), where their memory traffic
-    dominates."""
-    if not (len(stride) == 2 and stride == (1, 1) and groups == 1 and type(x) is np.ndarray
+    float32 NumPy arrays, stride 1 (any stride for a forward: ``strided``), one group, no negative
+    padding, at most 64 kernel offsets. They beat im2col and a BLAS product from 16 to 256 channels,
+    7x7 to 56x56 maps (docs/performance.md), except with very few channels on large maps at stride 1
+    (a 3-channel 112x112 input), where their memory traffic dominates, and strided forwards of narrow
+    outputs."""
+    if not (len(stride) == 2 and (strided or stride == (1, 1)) and groups == 1 and type(x) is np.ndarray
             and type(other) is np.ndarray and x.dtype == np.float32 and other.dtype == np.float32
             and all(lo >= 0 and hi >= 0 for lo, hi in padding) and math.prod(kernel) <= 64):
         return False
+    if stride != (1, 1):  # (strided: a row at a time in blocks of 48 outputs, so only wide rows pay)
+        out_width = (x.shape[3] + sum(padding[1]) - (kernel[1] - 1) - 1) // stride[1] + 1
+        return out_width >= _DIRECT_MIN_STRIDED_WIDTH and native.kernel("conv2d_direct_f32") is not None
     thin = min(c, co) * math.prod(kernel) < 32 and math.prod(x.shape[2:]) > 4096
-    return not thin and native.kernel("conv2d_s1_f32") is not None
+    return not thin and native.kernel("conv2d_direct_f32") is not None
 
 
-def _direct_forward(x, w, padding, dilation, out):
-    """Conv2d, stride 1, one group: ``gg_conv2d_s1_f32``; ``None`` when the kernel declines."""
+# Output rows from which a strided forward goes direct: a 224x224 stem to 112 columns (3x3: 0.8x, 7x7:
+# 0.5x of im2col and MKL on one thread); at 28 columns (64 -> 128 channels) it was 3x slower.
+_DIRECT_MIN_STRIDED_WIDTH = 64
+
+
+def _direct_forward(x, w, stride, padding, dilation, out):
+    """Conv2d with one group: ``gg_conv2d_direct_f32``; ``None`` when the kernel declines."""
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
     n, c, h, wd = x.shape
     co, _, kh, kw = w.shape
     y = np.empty((n, co) + tuple(out), dtype=np.float32)
     ok = np.zeros(1, dtype=np.int64)
     threads = _direct_threads(n * co * c * kh * kw * math.prod(out))
-    native.kernel("conv2d_s1_f32")(x, w, y, n, c, h, wd, co, kh, kw, padding[0][0], padding[1][0], padding[0][1],
-                                   padding[1][1], *dilation, threads, ok)
+    native.kernel("conv2d_direct_f32")(x, w, y, n, c, h, wd, co, kh, kw, *stride, padding[0][0], padding[1][0],
+                                       padding[0][1], padding[1][1], *dilation, threads, ok)
     return y if ok[0] else None
 
 
@@ -381,7 +390,7 @@ def _direct_transpose(x, w, padding, dilation, out):
     if any(lo < 0 or hi < 0 for lo, hi in pads):
         return None
     flipped = np.ascontiguousarray(w[:, :, ::-1, ::-1].swapaxes(0, 1))
-    return _direct_forward(x, flipped, pads, dilation, out)
+    return _direct_forward(x, flipped, (1, 1), pads, dilation, out)
 
 
 def _conv_forward(xp, x, w, stride, padding, dilation, groups):
@@ -398,8 +407,8 @@ def _conv_forward(xp, x, w, stride, padding, dilation, groups):
         return depthwise.forward(xp, x, w, out, stride, padding, dilation)
     if groups == 1 and _pointwise(kernel, stride, padding):
         return _pointwise_forward(xp, x, w, out)
-    if _direct_usable(x, w, stride, padding, groups, x.shape[1], co, kernel):
-        y = _direct_forward(x, w, padding, dilation, out)
+    if _direct_usable(x, w, stride, padding, groups, x.shape[1], co, kernel, strided=True):
+        y = _direct_forward(x, w, stride, padding, dilation, out)
         if y is not None:
             return y
     fn = _native_windows("im2col2d_f32", x, w) if nd == 2 and _native_im2col_pays(x.shape, out, stride) else None

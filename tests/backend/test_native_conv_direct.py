@@ -80,8 +80,8 @@ def _call_forward(x, w, padding, threads):
     co, _, kh, kw = w.shape
     y = np.full((n, co, h + sum(padding[0]) - kh + 1, wd + sum(padding[1]) - kw + 1), np.nan, np.float32)
     ok = np.zeros(1, np.int64)
-    native.kernel("conv2d_s1_f32")(x, w, y, n, c, h, wd, co, kh, kw, padding[0][0], padding[1][0],
-                                   padding[0][1], padding[1][1], 1, 1, threads, ok)
+    native.kernel("conv2d_direct_f32")(x, w, y, n, c, h, wd, co, kh, kw, 1, 1, padding[0][0], padding[1][0],
+                                       padding[0][1], padding[1][1], 1, 1, threads, ok)
     return y, bool(ok[0])
 
 
@@ -105,11 +105,36 @@ def test_kernel_declines_more_than_64_offsets():
         _close(y, C._conv_forward(np, x, w, STRIDE, ((4, 4), (4, 4)), (1, 1), 1))
 
 
+# (input shape, weight shape, stride, padding pairs, dilation): strided forwards, row by row
+STRIDED = [
+    ((1, 3, 224, 224), (16, 3, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1)),  # a MobileNet / EfficientNet stem
+    ((2, 5, 17, 140), (9, 5, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1)),   # odd sizes, 8 + 1 channels
+    ((2, 4, 15, 150), (6, 4, 5, 3), (3, 2), ((2, 1), (0, 2)), (1, 2)),   # uneven strides, padding, dilation
+    ((1, 2, 9, 133), (3, 2, 7, 7), (2, 2), ((3, 3), (3, 3)), (1, 1)),    # a ResNet stem's 7x7
+    ((2, 3, 8, 256), (4, 3, 2, 2), (2, 2), ((0, 0), (0, 0)), (1, 1)),    # patches (stride = kernel)
+    ((0, 3, 8, 160), (4, 3, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1)),    # empty batch
+]
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation", STRIDED)
+def test_strided_forward_matches_numpy(xs, ws, stride, padding, dilation):
+    x, w = _random(xs, 1), _random(ws, 2)
+    assert C._direct_usable(x, w, stride, padding, 1, xs[1], ws[0], ws[2:], strided=True)
+    on, off = both(lambda: C._conv_forward(np, x, w, stride, padding, dilation, 1))
+    assert on.shape == off.shape and on.dtype == np.float32
+    _close(on, off)
+
+
 @pytest.mark.parametrize("kind", ["strided", "grouped", "float64", "thin channels on a large map"])
 def test_other_convolutions_are_left_to_im2col(kind):
+    """(Strided: the gradients; a strided forward is direct, above.)"""
     x, w, stride, groups = _random((2, 4, 8, 8)), _random((6, 4, 3, 3)), (1, 1), 1
     if kind == "strided":
         stride = (2, 1)
+        x = _random((2, 4, 8, 100))  # (the gradients; and this forward's 100 columns are direct)
+        assert C._direct_usable(x, w, stride, ((1, 1), (1, 1)), 1, 4, 6, (3, 3), strided=True)
+        assert not C._direct_usable(_random((2, 4, 8, 60)), w, (1, 2), ((1, 1), (1, 1)), 1, 4, 6, (3, 3),
+                                    strided=True)  # (30 columns out: im2col)
     elif kind == "grouped":
         w, groups = _random((6, 2, 3, 3)), 2
     elif kind == "float64":

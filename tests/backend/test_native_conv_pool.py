@@ -212,7 +212,7 @@ def test_col2im_kernel_adds_as_numpy(case):
 def conv_path(request, monkeypatch):
     """Stride-1 convolutions through the direct kernels (conv_direct.c), or all of them through im2col."""
     if request.param == "im2col":
-        monkeypatch.setattr(C, "_direct_usable", lambda *args: False)
+        monkeypatch.setattr(C, "_direct_usable", lambda *args, **kwargs: False)
     return request.param
 
 
@@ -237,7 +237,7 @@ def test_conv2d_forward_and_gradients_match_numpy(case, conv_path):
 ])
 def test_conv2d_chunks_of_samples(monkeypatch, case, rows, positions):
     """Batches split into several chunks, the last one partial, give the same results."""
-    monkeypatch.setattr(C, "_direct_usable", lambda *args: False)
+    monkeypatch.setattr(C, "_direct_usable", lambda *args, **kwargs: False)
     x, w = _random(case[0], 1), _random(case[1], 2)
     g = _random((8, case[1][0]) + _conv_out(case), 3)
     whole = _conv_ops(case, x, w, g)

@@ -1,5 +1,6 @@
-/* Direct 2-D convolution with stride 1 (any kernel, padding and dilation, one group), float32, NCHW,
- * with no im2col copy and the work split over threads.
+/* Direct 2-D convolution (any kernel, padding and dilation, one group), float32, NCHW, with no im2col
+ * copy and the work split over threads: stride 1 (forward, weight gradient, and the transposed
+ * convolution as a forward), and strided forwards (make_strided_geometry).
  *
  * The trick: copy each sample into a zero-padded buffer whose rows are Wp = w + pad_left + pad_right
  * floats long, and number the outputs in that same row length, q = oy * Wp + ox. Output q then reads
@@ -37,17 +38,18 @@ static inline void copy_row(float *restrict dst, const float *restrict src, int6
 }
 
 typedef struct {
-    int64_t n, c, h, w, co, kh, kw, pt, pl, dh, dw;
+    int64_t n, c, h, w, co, kh, kw, pt, pl, dh, dw, sh, sw;
     int64_t hp, wp, oh, ow, kk;
     int64_t q, qr;      /* outputs in padded rows (oh * wp); qr: room for any block's last run past q */
     int64_t ps;         /* floats per padded input plane (room for the last block's reads) */
     int64_t off[64];    /* kernel offsets in the padded plane (kk <= 64) */
+    int64_t phase_len;  /* strided ("by rows"): the length of a padded row's phases; else 0 */
 } geometry;
 
 static int make_geometry(geometry *g, int64_t n, int64_t c, int64_t h, int64_t w, int64_t co, int64_t kh,
                          int64_t kw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw) {
     g->n = n; g->c = c; g->h = h; g->w = w; g->co = co; g->kh = kh; g->kw = kw;
-    g->pt = pt; g->pl = pl; g->dh = dh; g->dw = dw;
+    g->pt = pt; g->pl = pl; g->dh = dh; g->dw = dw; g->sh = 1; g->sw = 1; g->phase_len = 0;
     g->hp = h + pt + pb;
     g->wp = w + pl + pr;
     g->oh = g->hp - dh * (kh - 1);
@@ -63,10 +65,43 @@ static int make_geometry(geometry *g, int64_t n, int64_t c, int64_t h, int64_t w
     return 1;
 }
 
+/* The strided forward ("by rows"): the padded plane keeps the rows any output reads, each split into
+ * sw phases (phase p holds padded columns p, p + sw, ...; see gg_split_row), so that along an output
+ * row every kernel offset still reads consecutive floats. Outputs go one row at a time: q numbers
+ * the ow outputs of a row, and the row's kernel offsets are ky dh rows plus a phase and a shift. */
+static int make_strided_geometry(geometry *g, int64_t n, int64_t c, int64_t h, int64_t w, int64_t co, int64_t kh,
+                                 int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr,
+                                 int64_t dh, int64_t dw) {
+    g->n = n; g->c = c; g->h = h; g->w = w; g->co = co; g->kh = kh; g->kw = kw;
+    g->pt = pt; g->pl = pl; g->dh = dh; g->dw = dw; g->sh = sh; g->sw = sw;
+    g->oh = (h + pt + pb - dh * (kh - 1) - 1) / sh + 1;
+    g->ow = (w + pl + pr - dw * (kw - 1) - 1) / sw + 1;
+    g->kk = kh * kw;
+    if (g->kk > 64 || h + pt + pb - dh * (kh - 1) <= 0 || w + pl + pr - dw * (kw - 1) <= 0) return 0;
+    g->hp = (g->oh - 1) * sh + (kh - 1) * dh + 1;                 /* rows read */
+    const int64_t cols = (g->ow - 1) * sw + (kw - 1) * dw + 1;    /* padded columns read */
+    g->phase_len = (cols + sw - 1) / sw + MAX_Q;                  /* (room for a block's last run) */
+    g->wp = sw * g->phase_len;                                    /* a padded row, all its phases */
+    for (int64_t a = 0; a < kh; a++)
+        for (int64_t b = 0; b < kw; b++)
+            g->off[a * kw + b] = a * dh * g->wp + ((b * dw) % sw) * g->phase_len + (b * dw) / sw;
+    g->q = g->ow;
+    g->qr = round_up(g->q + MAX_Q, LANES);
+    g->ps = g->hp * g->wp;
+    return 1;
+}
+
 /* Sample s of x into the padded planes (whose borders stay zero from the first fill). */
 static void pad_sample(const geometry *g, const float *x, float *xpad) {
     for (int64_t c = 0; c < g->c; c++) {
         const float *src = x + c * g->h * g->w;
+        if (g->phase_len) {  /* strided: rows and columns past the reach are not read */
+            const int64_t cols = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1 - g->pl;
+            for (int64_t i = 0; i < g->h && i + g->pt < g->hp; i++)
+                gg_split_row(xpad + c * g->ps + (i + g->pt) * g->wp, g->phase_len, src + i * g->w,
+                             g->w < cols ? g->w : cols, g->pl, g->sw);
+            continue;
+        }
         float *dst = xpad + c * g->ps + g->pt * g->wp + g->pl;
         for (int64_t i = 0; i < g->h; i++) copy_row(dst + i * g->wp, src + i * g->w, g->w);
     }
@@ -129,13 +164,21 @@ static void forward_part(void *p, int64_t first, int64_t stop, int worker, int64
         for (int64_t o = 0, cb; o < g->co; o += cb) {
             cb = forward_width(g->co, o);
             const float *wb = t->wpack + o * g->c * g->kk;
-            if (cb == 8) forward_8x3(g, xpad, wb, yf);
-            else if (cb == 4) forward_4x5(g, xpad, wb, yf);
-            else if (cb == 2) forward_2x8(g, xpad, wb, yf);
-            else forward_1x12(g, xpad, wb, yf);
-            for (int64_t b = 0; b < cb; b++)
-                for (int64_t i = 0; i < g->oh; i++)
-                    copy_row(ys + ((o + b) * g->oh + i) * g->ow, yf + b * g->qr + i * g->wp, g->ow);
+            const int64_t rows = g->phase_len ? g->oh : 1;      /* strided: one output row per pass */
+            for (int64_t i = 0; i < rows; i++) {
+                const float *xr = xpad + (g->phase_len ? i * g->sh * g->wp : 0);
+                if (cb == 8) forward_8x3(g, xr, wb, yf);
+                else if (cb == 4) forward_4x5(g, xr, wb, yf);
+                else if (cb == 2) forward_2x8(g, xr, wb, yf);
+                else forward_1x12(g, xr, wb, yf);
+                if (g->phase_len) {
+                    for (int64_t b = 0; b < cb; b++) copy_row(ys + ((o + b) * g->oh + i) * g->ow, yf + b * g->qr, g->ow);
+                    continue;
+                }
+                for (int64_t b = 0; b < cb; b++)
+                    for (int64_t r = 0; r < g->oh; r++)
+                        copy_row(ys + ((o + b) * g->oh + r) * g->ow, yf + b * g->qr + r * g->wp, g->ow);
+            }
         }
     }
 }
@@ -154,16 +197,19 @@ static void free_all(float **buffers, int64_t workers) {
     for (int64_t w = 0; w < workers; w++) free(buffers[w]);
 }
 
-/* y (n, co, oh, ow) = the stride-1 convolution of x (n, c, h, w) by weight (co, c, kh, kw), padded by
- * pt/pl/pb/pr zeros, dilated by dh/dw; threads: how many threads to split the samples over.
+/* y (n, co, oh, ow) = the convolution of x (n, c, h, w) by weight (co, c, kh, kw), strided by sh/sw,
+ * padded by pt/pl/pb/pr zeros, dilated by dh/dw; threads: how many threads to split the samples over.
  * ok[0] = 1 when done, 0 when the geometry is out of this kernel's range or memory ran out (y is then
  * unspecified and the caller takes its other path). */
-GG_EXPORT void gg_conv2d_s1_f32(const float *x, const float *weight, float *y, int64_t n, int64_t c, int64_t h,
-                                int64_t w, int64_t co, int64_t kh, int64_t kw, int64_t pt, int64_t pl, int64_t pb,
-                                int64_t pr, int64_t dh, int64_t dw, int64_t threads, int64_t *ok) {
+GG_EXPORT void gg_conv2d_direct_f32(const float *x, const float *weight, float *y, int64_t n, int64_t c, int64_t h,
+                                    int64_t w, int64_t co, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pt,
+                                    int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw, int64_t threads,
+                                    int64_t *ok) {
     geometry g;
     ok[0] = 0;
-    if (!make_geometry(&g, n, c, h, w, co, kh, kw, pt, pl, pb, pr, dh, dw)) return;
+    if (sh == 1 && sw == 1 ? !make_geometry(&g, n, c, h, w, co, kh, kw, pt, pl, pb, pr, dh, dw)
+                           : !make_strided_geometry(&g, n, c, h, w, co, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw))
+        return;
     const int64_t chunk = gg_chunk(n, 1);
     int64_t workers = (n + chunk - 1) / chunk;
     workers = workers < threads ? workers : threads;
@@ -279,7 +325,7 @@ static void weight_part(void *p, int64_t first, int64_t stop, int worker, int64_
     }
 }
 
-/* gw (co, c, kh, kw) = the weight gradient of gg_conv2d_s1_f32 for output gradient gy (n, co, oh, ow);
+/* gw (co, c, kh, kw) = the weight gradient of a stride-1 gg_conv2d_direct_f32 for output gradient gy (n, co, oh, ow);
  * ok[0] as there. */
 GG_EXPORT void gg_conv2d_s1_weight_grad_f32(const float *x, const float *gy, float *gw, int64_t n, int64_t c,
                                             int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw, int64_t pt,

@@ -49,31 +49,6 @@ static void depthwise_block(const float *plane, int64_t row_len, int64_t phase_l
     }
 }
 
-/* Input row src (n columns) into the padded row dst split into sw phases of phase_len: padded column
- * col = q + pad goes to element col / sw of phase col % sw. Strides 1 and 2 as constant-stride loops
- * (vectorized); others element by element. */
-static void split_row(float *restrict dst, int64_t phase_len, const float *restrict src, int64_t n, int64_t pad,
-                      int64_t sw) {
-    if (n <= 0) return;
-    if (sw == 1) {
-        memcpy(dst + pad, src, sizeof(float) * (size_t)n);
-        return;
-    }
-    if (sw == 2) {
-        const int64_t first = pad % 2;                       /* phase of q = 0 */
-        float *a = dst + first * phase_len + pad / 2;        /* q = 0, 2, 4, ... */
-        float *b = dst + (1 - first) * phase_len + (pad + 1) / 2;  /* q = 1, 3, 5, ... */
-        for (int64_t k = 0; 2 * k < n; k++) a[k] = src[2 * k];
-        for (int64_t k = 0; 2 * k + 1 < n; k++) b[k] = src[2 * k + 1];
-        return;
-    }
-    int64_t phase = pad % sw, at = pad / sw;
-    for (int64_t q = 0; q < n; q++) {
-        dst[phase * phase_len + at] = src[q];
-        if (++phase == sw) { phase = 0; at++; }
-    }
-}
-
 GG_EXPORT void gg_depthwise2d_f32(const float *x, const float *w, float *y, int64_t n, int64_t c, int64_t h, int64_t width, int64_t m, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t *ok) {
     /* the padded plane: every row and column any output reads (rounded up to whole blocks) */
     const int64_t rows_read = ((oh + DW_ROWS - 1) / DW_ROWS * DW_ROWS - 1) * sh + (kh - 1) * dh + 1;
@@ -86,7 +61,7 @@ GG_EXPORT void gg_depthwise2d_f32(const float *x, const float *w, float *y, int6
         const float *xp = x + src * h * width;
         const int64_t cols = width < cols_read - pw ? width : cols_read - pw;  /* (columns past the reach: unread) */
         for (int64_t r = 0; r < h && r + ph < rows_read; r++)
-            split_row(plane + (r + ph) * row_len, phase_len, xp + r * width, cols, pw, sw);
+            gg_split_row(plane + (r + ph) * row_len, phase_len, xp + r * width, cols, pw, sw);
         for (int64_t k = 0; k < m; k++) {
             const int64_t channel = (src % c) * m + k;
             float *yp = y + ((src / c) * c * m + channel) * oh * ow;

@@ -104,6 +104,31 @@ static inline void gg_transpose(const float *src, int64_t rows, int64_t cols, in
     }
 }
 
+/* Input row src (n columns) into the padded row dst split into sw phases of phase_len: padded column
+ * col = q + pad goes to element col / sw of phase col % sw. Strides 1 and 2 as constant-stride loops
+ * (vectorized); others element by element. */
+static inline void gg_split_row(float *restrict dst, int64_t phase_len, const float *restrict src, int64_t n, int64_t pad,
+                      int64_t sw) {
+    if (n <= 0) return;
+    if (sw == 1) {
+        memcpy(dst + pad, src, sizeof(float) * (size_t)n);
+        return;
+    }
+    if (sw == 2) {
+        const int64_t first = pad % 2;                       /* phase of q = 0 */
+        float *a = dst + first * phase_len + pad / 2;        /* q = 0, 2, 4, ... */
+        float *b = dst + (1 - first) * phase_len + (pad + 1) / 2;  /* q = 1, 3, 5, ... */
+        for (int64_t k = 0; 2 * k < n; k++) a[k] = src[2 * k];
+        for (int64_t k = 0; 2 * k + 1 < n; k++) b[k] = src[2 * k + 1];
+        return;
+    }
+    int64_t phase = pad % sw, at = pad / sw;
+    for (int64_t q = 0; q < n; q++) {
+        dst[phase * phase_len + at] = src[q];
+        if (++phase == sw) { phase = 0; at++; }
+    }
+}
+
 /* ---- threads (parallel.c) ---- */
 #define GG_MAX_WORKERS 8
 /* run(task, first, stop, worker, chunk): units [first, stop), chunk number `chunk` of a split, run by
