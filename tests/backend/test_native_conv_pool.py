@@ -252,6 +252,7 @@ def test_conv2d_nan_and_infinities_as_numpy(conv_path):
     case = CONV_CASES[1]
     x, w = _random(case[0], 1), _random(case[1], 2)
     x[0, 0, 0, :3] = [np.nan, np.inf, -np.inf]
+    x[1, 2, 13, 13] = np.nan  # a corner: on the direct path, its neighbours in the padded row must not catch it
     g = _random((8, 32, 14, 14), 3)
     g[1, 2, 5, 5], g[2, 3, 0, 13] = np.nan, np.inf
     with np.errstate(all="ignore"):

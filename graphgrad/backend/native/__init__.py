@@ -381,5 +381,6 @@ def status() -> str:
     if not enabled():
         return "off (GRAPHGRAD_NATIVE=0)"
     if available():
-        return f"on, {len(_STATE['kernels'])} kernels ({_STATE['path']})"
+        count = threads()
+        return f"on, {len(_STATE['kernels'])} kernels, {count} thread{'s' if count > 1 else ''} ({_STATE['path']})"
     return f"unavailable ({_STATE.get('error')})"
