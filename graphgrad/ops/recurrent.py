@@ -70,6 +70,12 @@ TRANSPOSED_STEP_PRODUCT = True
 #: Whether the native LSTM runs a whole sequence (and its backward) in one call, products included
 #: (backend/native/recurrent.c), rather than one call per step beside a BLAS product.
 _WHOLE_SEQUENCE = True
+# The recurrent multiply-adds of a sequence from which its batch rows are split over threads.
+_SCAN_SPLIT_MULTIPLY_ADDS = 1 << 23
+
+
+def _scan_threads(T: int, B: int, H: int) -> int:
+    return native.threads() if T * B * 4 * H * H >= _SCAN_SPLIT_MULTIPLY_ADDS else 1
 
 
 class _StepProduct:
@@ -320,7 +326,7 @@ class LSTMScan(_LSTMOp):
             state = c0 is not None
             w = np.ascontiguousarray(w_hh)
             scan(gx, bias, w, _contiguous(h_prev) if state else w, c0 if state else w, ws, T, B, H,
-                 int(self.reverse), int(state), ok)
+                 int(self.reverse), int(state), _scan_threads(T, B, H), ok)
             if ok[0]:
                 return ws
         recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)
@@ -443,7 +449,7 @@ class LSTMSequenceGrad(_LSTMOp):
             ok = np.zeros(1, np.int64)
             state = c0 is not None
             scan(ws, g, np.ascontiguousarray(w_hh), c0 if state else dc, dh_next, dc, d, T, B, H,
-                 int(self.reverse), int(state), ok)
+                 int(self.reverse), int(state), _scan_threads(T, B, H), ok)
             if ok[0]:
                 d[T, :, :H] = dh_next
                 d[T, :, H:2 * H] = dc

@@ -358,3 +358,24 @@ def test_embedding_gradient_eager_equals_compiled():
     compiled = [v.numpy() for v in gg.function(step)(tokens)]
     for e, c in zip(eager, compiled):
         np.testing.assert_array_equal(c, e)
+
+
+@needs_native
+@pytest.mark.parametrize("flags", [(False, True, True), (True, False, False)])
+def test_lstm_sequence_split_over_threads_gives_the_same_bits(flags, monkeypatch):
+    """The whole-sequence kernels split the batch rows over threads (each row's recurrence is its own):
+    one thread or three, the same workspace and gradients to the bit."""
+    from graphgrad.ops import recurrent
+
+    monkeypatch.setattr(recurrent, "_SCAN_SPLIT_MULTIPLY_ADDS", 0)
+    args, g = _lstm_case(5, 27, 6, 20, flags, seed=4)  # 27 rows: chunks of 8, the last one short
+    previous = native.threads()
+    try:
+        native.set_threads(1)
+        one = _scan_and_grad(flags, args, g)
+        native.set_threads(3)
+        three = _scan_and_grad(flags, args, g)
+    finally:
+        native.set_threads(previous)
+    for a, b in zip(one, three):
+        np.testing.assert_array_equal(a, b)

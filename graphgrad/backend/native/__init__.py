@@ -346,8 +346,8 @@ def kernel(name: str) -> Optional[Callable]:
 
 
 def threads() -> int:
-    """How many threads a native kernel may split its work over (large stride-1 convolutions and max
-    pooling): ``GRAPHGRAD_NATIVE_THREADS``, else the CPUs this process may
+    """How many threads a native kernel may split its work over (large convolutions, max pooling, the
+    batch rows of an LSTM sequence): ``GRAPHGRAD_NATIVE_THREADS``, else the CPUs this process may
     run on (at most 8) when MKL does the large products and NumPy's BLAS is on one thread (the
     ``mkl`` extra), else 1. Read when the library loads; :func:`set_threads` changes it."""
     value = os.environ.get("GRAPHGRAD_NATIVE_THREADS", "").strip()

@@ -12,7 +12,8 @@
  * of threads or on timing. The thread count is set from Python (native.threads(), through
  * gg_set_threads) when the library loads; ctypes releases the GIL, so the threads run C only.
  *
- * Only kernels of a millisecond or more split (the direct convolutions, max pooling): splitting GELU,
+ * Only kernels of a millisecond or more split (the direct convolutions, max pooling, an LSTM's whole
+ * sequence, by batch rows): splitting GELU,
  * layer norm and attention's softmax (0.2-0.6 ms each in W5) made the W5 step 15-20% slower in the
  * benchmark, whose MKL and PyTorch threads share the two cores. */
 #include "gg_native.h"

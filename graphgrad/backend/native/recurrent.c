@@ -137,10 +137,12 @@ static inline void lstm_grad_row(const float *restrict gt, const float *restrict
  * product; dc: (B, H) the gradient of c_t, updated in place to that of c_{t-1}; prev, c0: where
  * c_{t-1} is, as in gg_lstm_step_f32 (zero states: f gets no gradient). Writes the gradients of the
  * gate pre-activations (i, f, g, o side by side) into row t of d (T + 1, B, 4H). */
-GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const float *dh_next, const float *c0, float *dc, float *d, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+static void lstm_step_grad_rows(const float *ws, const float *g, const float *dh_next, const float *c0, float *dc,
+                                float *d, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H, int64_t b0,
+                                int64_t b1) {
     const int64_t bh = B * H;
     const float *c_prev = lstm_c_prev(ws, c0, prev, T, bh);
-    for (int64_t b = 0; b < B; b++) {
+    for (int64_t b = b0; b < b1; b++) {
         const int64_t row = t * bh + b * H;
         const float *a = ws + (3 * T + 2) * bh + row;
         float *out = d + (t * B + b) * 4 * H;
@@ -148,6 +150,10 @@ GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const floa
                       ws + (2 * T + 2) * bh + row, a, a + T * bh, a + 2 * T * bh, a + 3 * T * bh, dc + b * H,
                       out, out + H, out + 2 * H, out + 3 * H, H, c_prev != NULL);
     }
+}
+
+GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const float *dh_next, const float *c0, float *dc, float *d, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+    lstm_step_grad_rows(ws, g, dh_next, c0, dc, d, t, prev, T, B, H, 0, B);
 }
 
 /* ---- the whole LSTM sequence in one call ----------------------------------------------------------
@@ -163,31 +169,35 @@ GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const floa
  * rows padded to whole vectors). */
 #define RL 16
 
-/* The forward scan. gx (T, B, 4H) input projections; bias (4H) b_ih + b_hh; w_hh (4H, H); h0, c0 (B, H),
- * read when has_state (else zero states: the first step is c = i g); ws: the workspace (7T + 2 rows),
- * every row written (h_n and c_n included). ok[0] = 0 when memory ran out (nothing useful written: the
- * caller takes its per-step path). */
-GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float *w_hh, const float *h0, const float *c0, float *ws, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t *ok) {
-    const int64_t bh = B * H, units = (H + RL - 1) / RL, hp = units * RL;
-    float *panels = calloc((size_t)(units * H * 4 * RL), sizeof(float));
-    float *pre = malloc(sizeof(float) * (size_t)(B * 4 * hp));  /* rows of gates i, f, g, o (hp each) */
-    ok[0] = panels != NULL && pre != NULL;
-    if (!ok[0]) { free(panels); free(pre); return; }
-    for (int64_t k = 0; k < H; k++)                   /* (H, units * 64): unit block u's gate q, unit j at */
-        for (int64_t u = 0; u < units; u++)             /* column 64 u + 16 q + j; zero past unit H */
-            for (int64_t q = 0; q < 4; q++)
-                for (int64_t j = 0; j < RL && u * RL + j < H; j++)
-                    panels[k * units * 4 * RL + u * 4 * RL + q * RL + j] = w_hh[(q * H + u * RL + j) * H + k];
-    const float *h_prev = has_state ? h0 : NULL, *c_prev = has_state ? c0 : NULL;
+/* Batch rows are independent all through a sequence (row b of h_t needs row b of h_{t-1} only), so
+ * both scans split the batch into chunks of rows, each chunk run over the whole sequence by one thread
+ * (parallel.c): no synchronization between time steps. A row's arithmetic does not depend on the
+ * chunk it is in, so neither do the results. */
+#define SCAN_ROWS 8  /* batch rows per chunk */
+
+typedef struct {
+    const float *gx, *bias, *h0, *c0, *g, *w;   /* w: the packed weights */
+    float *ws, *dh_next, *dc, *d;
+    float *scratch[GG_MAX_WORKERS];             /* per worker: a chunk's products */
+    int64_t T, B, H, reverse, has_state;
+} scan_task;
+
+static void scan_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk) {
+    const scan_task *k = (const scan_task *)p;
+    const int64_t T = k->T, B = k->B, H = k->H, bh = B * H, units = (H + RL - 1) / RL, hp = units * RL;
+    float *pre = k->scratch[worker];
+    (void)chunk;
+    const float *h_prev = k->has_state ? k->h0 : NULL, *c_prev = k->has_state ? k->c0 : NULL;
     for (int64_t s = 0; s < T; s++) {
-        const int64_t t = reverse ? T - 1 - s : s;
-        float *h = ws + t * bh, *c = ws + (T + 2 + t) * bh, *tc = ws + (2 * T + 2 + t) * bh;
-        float *a = ws + (3 * T + 2 + t) * bh;          /* gate k at a + k T bh */
+        const int64_t t = k->reverse ? T - 1 - s : s;
+        float *h = k->ws + t * bh, *c = k->ws + (T + 2 + t) * bh, *tc = k->ws + (2 * T + 2 + t) * bh;
+        float *a = k->ws + (3 * T + 2 + t) * bh;       /* gate q at a + q T bh */
         if (h_prev)  /* panel u's gate q goes to column q * hp + 16 u */
-            gg_small_product(h_prev, H, 1, B, panels, units * 4 * RL, H, units * 4 * RL, pre, 4 * hp, RL, hp, 0);
-        for (int64_t b = 0; b < B; b++) {
+            gg_small_product(h_prev + b0 * H, H, 1, b1 - b0, k->w, units * 4 * RL, H, units * 4 * RL, pre, 4 * hp,
+                             RL, hp, 0);
+        for (int64_t b = b0; b < b1; b++) {
             const int64_t at = b * H;
-            lstm_units(gx + (t * B + b) * 4 * H, H, bias, pre + b * 4 * hp, hp, c_prev ? c_prev + at : NULL,
+            lstm_units(k->gx + (t * B + b) * 4 * H, H, k->bias, pre + (b - b0) * 4 * hp, hp, c_prev ? c_prev + at : NULL,
                        h + at, c + at, tc + at, a + at, a + T * bh + at, a + 2 * T * bh + at, a + 3 * T * bh + at,
                        H, h_prev != NULL);
         }
@@ -195,34 +205,80 @@ GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float 
         c_prev = c;
     }
     if (T > 0) {                                        /* h_n, c_n */
-        memcpy(ws + T * bh, h_prev, sizeof(float) * (size_t)bh);
-        memcpy(ws + (T + 1) * bh, c_prev, sizeof(float) * (size_t)bh);
+        memcpy(k->ws + T * bh + b0 * H, h_prev + b0 * H, sizeof(float) * (size_t)((b1 - b0) * H));
+        memcpy(k->ws + (T + 1) * bh + b0 * H, c_prev + b0 * H, sizeof(float) * (size_t)((b1 - b0) * H));
+    }
+}
+
+/* Per-worker scratch of `count` floats each; 0 when memory ran out (every buffer then freed). */
+static int scan_scratch(scan_task *k, int64_t workers, int64_t count) {
+    int ok = 1;
+    for (int64_t w = 0; w < workers; w++) ok = (k->scratch[w] = malloc(sizeof(float) * (size_t)count)) != NULL && ok;
+    return ok;
+}
+
+static void free_scratch(scan_task *k, int64_t workers) {
+    for (int64_t w = 0; w < workers; w++) free(k->scratch[w]);
+}
+
+/* The forward scan. gx (T, B, 4H) input projections; bias (4H) b_ih + b_hh; w_hh (4H, H); h0, c0 (B, H),
+ * read when has_state (else zero states: the first step is c = i g); ws: the workspace (7T + 2 rows),
+ * every row written (h_n and c_n included); threads: how many threads the batch rows may be split
+ * over. ok[0] = 0 when memory ran out (nothing useful written: the caller takes its per-step path). */
+GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float *w_hh, const float *h0, const float *c0, float *ws, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
+    const int64_t units = (H + RL - 1) / RL, hp = units * RL, chunks = (B + SCAN_ROWS - 1) / SCAN_ROWS;
+    int64_t workers = threads < chunks ? threads : chunks;
+    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    scan_task k = {gx, bias, h0, c0, NULL, NULL, ws, NULL, NULL, NULL, {0}, T, B, H, reverse, has_state};
+    float *panels = calloc((size_t)(units * H * 4 * RL), sizeof(float));
+    ok[0] = panels != NULL && scan_scratch(&k, workers, SCAN_ROWS * 4 * hp);  /* (rows of gates i, f, g, o) */
+    if (ok[0]) {
+        for (int64_t i = 0; i < H; i++)               /* (H, units * 64): unit block u's gate q, unit j at */
+            for (int64_t u = 0; u < units; u++)         /* column 64 u + 16 q + j; zero past unit H */
+                for (int64_t q = 0; q < 4; q++)
+                    for (int64_t j = 0; j < RL && u * RL + j < H; j++)
+                        panels[i * units * 4 * RL + u * 4 * RL + q * RL + j] = w_hh[(q * H + u * RL + j) * H + i];
+        k.w = panels;
+        gg_parallel(scan_rows, &k, B, SCAN_ROWS, workers);
     }
     free(panels);
-    free(pre);
+    free_scratch(&k, workers);
+}
+
+static void scan_grad_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk) {
+    const scan_task *k = (const scan_task *)p;
+    const int64_t T = k->T, B = k->B, H = k->H, width = (H + RL - 1) / RL * RL;
+    float *out = k->scratch[worker];
+    (void)chunk;
+    for (int64_t s = T - 1; s >= 0; s--) {
+        const int64_t t = k->reverse ? T - 1 - s : s;
+        const int64_t prev = s == 0 ? (k->has_state ? -1 : -2) : (k->reverse ? t + 1 : t - 1);
+        lstm_step_grad_rows(k->ws, k->g, k->dh_next, k->c0, k->dc, k->d, t, prev, T, B, H, b0, b1);
+        gg_small_product(k->d + (t * B + b0) * 4 * H, 4 * H, 1, b1 - b0, k->w, width, 4 * H, width, out, width,
+                         4 * RL, RL, 0);
+        for (int64_t b = b0; b < b1; b++) memcpy(k->dh_next + b * H, out + (b - b0) * width, sizeof(float) * (size_t)H);
+    }
 }
 
 /* Backpropagation through the whole sequence: for each step, latest first, the gate gradients (as
  * gg_lstm_step_grad_f32) into row t of d (T + 1, B, 4H), then dh_next = d[t] W_hh. g (T + 2, B, H) the
  * upstream gradient; dh_next, dc (B, H): the gradients reaching h_T and c_T (g's last two rows, copied
- * by the caller), left holding those of h_{-1} and c_{-1}; c0 as in the forward (has_state). ok[0] as
- * in gg_lstm_scan_f32. */
-GG_EXPORT void gg_lstm_scan_grad_f32(const float *ws, const float *g, const float *w_hh, const float *c0, float *dh_next, float *dc, float *d, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t *ok) {
-    const int64_t width = (H + RL - 1) / RL * RL;
+ * by the caller), left holding those of h_{-1} and c_{-1}; c0 as in the forward (has_state). threads
+ * and ok[0] as in gg_lstm_scan_f32. */
+GG_EXPORT void gg_lstm_scan_grad_f32(const float *ws, const float *g, const float *w_hh, const float *c0, float *dh_next, float *dc, float *d, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
+    const int64_t width = (H + RL - 1) / RL * RL, chunks = (B + SCAN_ROWS - 1) / SCAN_ROWS;
+    int64_t workers = threads < chunks ? threads : chunks;
+    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    scan_task k = {NULL, NULL, NULL, c0, g, NULL, (float *)ws, dh_next, dc, d, {0}, T, B, H, reverse, has_state};
     float *panels = calloc((size_t)(4 * H * width), sizeof(float));  /* W_hh, its rows zero-padded to width */
-    float *out = malloc(sizeof(float) * (size_t)(B * width));
-    ok[0] = panels != NULL && out != NULL;
-    if (!ok[0]) { free(panels); free(out); return; }
-    for (int64_t k = 0; k < 4 * H; k++) memcpy(panels + k * width, w_hh + k * H, sizeof(float) * (size_t)H);
-    for (int64_t s = T - 1; s >= 0; s--) {
-        const int64_t t = reverse ? T - 1 - s : s;
-        const int64_t prev = s == 0 ? (has_state ? -1 : -2) : (reverse ? t + 1 : t - 1);
-        gg_lstm_step_grad_f32(ws, g, dh_next, c0, dc, d, t, prev, T, B, H);
-        gg_small_product(d + t * B * 4 * H, 4 * H, 1, B, panels, width, 4 * H, width, out, width, 4 * RL, RL, 0);
-        for (int64_t b = 0; b < B; b++) memcpy(dh_next + b * H, out + b * width, sizeof(float) * (size_t)H);
+    ok[0] = panels != NULL && scan_scratch(&k, workers, SCAN_ROWS * width);
+    if (ok[0]) {
+        for (int64_t i = 0; i < 4 * H; i++) memcpy(panels + i * width, w_hh + i * H, sizeof(float) * (size_t)H);
+        k.w = panels;
+        gg_parallel(scan_grad_rows, &k, B, SCAN_ROWS, workers);
     }
     free(panels);
-    free(out);
+    free_scratch(&k, workers);
 }
 
 /* ---- GRU ---------------------------------------------------------------------------------------------- */
