@@ -13,9 +13,11 @@
  * gg_set_threads) when the library loads; ctypes releases the GIL, so the threads run C only.
  *
  * Only kernels of a millisecond or more split (the direct convolutions, max pooling, an LSTM's whole
- * sequence, by batch rows): splitting GELU,
- * layer norm and attention's softmax (0.2-0.6 ms each in W5) made the W5 step 15-20% slower in the
- * benchmark, whose MKL and PyTorch threads share the two cores. */
+ * sequence, by batch rows). Splitting GELU, layer norm and attention's softmax (0.2-0.6 ms each in W5)
+ * made the W5 step 15-20% slower in the benchmark, and the packed attention heads (per block) 3-7%:
+ * they run right after MKL products, whose OpenMP threads keep spinning on the other core for a
+ * millisecond (KMP_BLOCKTIME). With KMP_BLOCKTIME=0 the attention split won 7%, but that setting made
+ * a W3 step 9% slower in another run (each product then wakes MKL's threads). */
 #include "gg_native.h"
 #ifndef _WIN32
 #include <pthread.h>
