@@ -67,15 +67,16 @@ _BLOCK_PRODUCT = 1 << 19
 _SMALL_PRODUCT = 1 << 23
 #: Whether a step's product may take the transposed form below (a switch for on-off benchmarks).
 TRANSPOSED_STEP_PRODUCT = True
-#: Whether the native LSTM runs a whole sequence (and its backward) in one call, products included
-#: (backend/native/recurrent.c), rather than one call per step beside a BLAS product.
+#: Whether the native LSTM and GRU run a whole sequence (and its backward) in one call, products
+#: included (backend/native/recurrent.c), rather than one call per step beside a BLAS product.
 _WHOLE_SEQUENCE = True
 # The recurrent multiply-adds of a sequence from which its batch rows are split over threads.
 _SCAN_SPLIT_MULTIPLY_ADDS = 1 << 23
 
 
-def _scan_threads(T: int, B: int, H: int) -> int:
-    return native.threads() if T * B * 4 * H * H >= _SCAN_SPLIT_MULTIPLY_ADDS else 1
+def _scan_threads(T: int, B: int, H: int, gates: int) -> int:
+    """Threads for a whole-sequence kernel: its recurrent products' multiply-adds decide."""
+    return native.threads() if T * B * gates * H * H >= _SCAN_SPLIT_MULTIPLY_ADDS else 1
 
 
 class _StepProduct:
@@ -326,7 +327,7 @@ class LSTMScan(_LSTMOp):
             state = c0 is not None
             w = np.ascontiguousarray(w_hh)
             scan(gx, bias, w, _contiguous(h_prev) if state else w, c0 if state else w, ws, T, B, H,
-                 int(self.reverse), int(state), _scan_threads(T, B, H), ok)
+                 int(self.reverse), int(state), _scan_threads(T, B, H, 4), ok)
             if ok[0]:
                 return ws
         recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)
@@ -449,7 +450,7 @@ class LSTMSequenceGrad(_LSTMOp):
             ok = np.zeros(1, np.int64)
             state = c0 is not None
             scan(ws, g, np.ascontiguousarray(w_hh), c0 if state else dc, dh_next, dc, d, T, B, H,
-                 int(self.reverse), int(state), _scan_threads(T, B, H), ok)
+                 int(self.reverse), int(state), _scan_threads(T, B, H, 4), ok)
             if ok[0]:
                 d[T, :, :H] = dh_next
                 d[T, :, H:2 * H] = dc
@@ -553,6 +554,14 @@ class GRUScan(_GRUOp):
         gx = blas.matmul(x.reshape(T * B, x.shape[2]), w_ih.T)  # (T B, 3H): every step's input projection
         zero = xp.zeros(3 * H, np.float32)  # (the biases are added by the kernel)
         b_ih, b_hh = [zero if b is None else xp.ascontiguousarray(b) for b in (b_ih, b_hh)]
+        scan = native.kernel("gru_scan_f32") if _WHOLE_SEQUENCE else None
+        if scan is not None and T > 0:
+            ws, ok = xp.empty((_gru_rows(T), B, H), np.float32), np.zeros(1, np.int64)
+            w = np.ascontiguousarray(w_hh)
+            scan(gx, b_ih, b_hh, w, w if h0 is None else _contiguous(h0), ws, T, B, H, int(self.reverse),
+                 int(h0 is not None), _scan_threads(T, B, H, 3), ok)
+            if ok[0]:
+                return ws
         recurrent = _StepProduct(xp, [w_hh.T], B)  # (it copies its blocks contiguous)
         ws = xp.empty((_gru_rows(T), B, H), np.float32)
         pre = xp.empty((B, 3 * H), np.float32)  # W_hh h_{t-1}
@@ -619,10 +628,10 @@ class GRUSequenceGrad(_GRUOp):
         B, H = ws.shape[1], ws.shape[2]
         dtype = ws.dtype
         g = _cast(g, dtype)
-        recurrent = _StepProduct(xp, [_cast(w_hh, dtype)], B)
         step = _native_step("gru_step_grad_f32", (ws, g, w_hh, h0), B, H)
         if step is not None and ws.flags.c_contiguous:
-            return self._forward_native(xp, step, recurrent, ws, np.ascontiguousarray(g), _contiguous(h0))
+            return self._forward_native(xp, step, w_hh, ws, np.ascontiguousarray(g), _contiguous(h0))
+        recurrent = _StepProduct(xp, [_cast(w_hh, dtype)], B)
         h, act, hn = _gru_views(ws, T)
         r, z, n = act[0], act[1], act[2]
         # per step, dh_t times these gives: [dz_pre, dn_pre] = dh * [(h_{t-1} - n) z (1 - z), (1 - z)(1 - n^2)]
@@ -660,13 +669,25 @@ class GRUSequenceGrad(_GRUOp):
         dgh[T] = 0.0
         return d
 
-    def _forward_native(self, xp, step, recurrent, ws, g, h0):
-        """Backpropagation through time with one native call per step for the gate gradients and the
-        recurrent matmul; the direct path dh z is carried to the next call beside the product."""
+    def _forward_native(self, xp, step, w_hh, ws, g, h0):
+        """Backpropagation through time in one native call (gg_gru_scan_grad_f32), else with one per
+        step for the gate gradients and the recurrent matmul; the direct path dh z is carried to the
+        next step beside the product."""
         T = g.shape[0] - 1
         B, H = ws.shape[1], ws.shape[2]
         d = xp.empty((2, T + 1, B, 3 * H), np.float32)
         mm, carry = g[T].copy(), xp.zeros((B, H), np.float32)  # dh_T = g[T] + mm + carry
+        scan = native.kernel("gru_scan_grad_f32") if _WHOLE_SEQUENCE else None
+        if scan is not None and T > 0:
+            ok = np.zeros(1, np.int64)
+            scan(ws, g, np.ascontiguousarray(w_hh), mm if h0 is None else h0, mm, carry, d, T, B, H,
+                 int(self.reverse), int(h0 is not None), _scan_threads(T, B, H, 3), ok)
+            if ok[0]:
+                d[:, T] = 0.0
+                xp.add(mm, carry, out=d[0, T, :, :H])
+                return d
+            mm, carry = g[T].copy(), xp.zeros((B, H), np.float32)
+        recurrent = _StepProduct(xp, [w_hh], B)
         pointers = [native.pointer(a) for a in (ws, g, mm, mm if h0 is None else h0, carry, d)]
         first = T - 1 if self.reverse else 0
         for t in reversed(self._steps(T)):

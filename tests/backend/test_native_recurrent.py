@@ -54,7 +54,7 @@ def _scan_and_grad(flags, args, g, ws=None, cell="lstm"):
 # ---- LSTM -------------------------------------------------------------------------------------------------------
 @pytest.fixture(params=["whole sequence", "step by step"])
 def lstm_path(request, monkeypatch):
-    """The native LSTM in one call per sequence (products in C), or one call per step beside BLAS."""
+    """The native LSTM or GRU in one call per sequence (products in C), or one call per step beside BLAS."""
     from graphgrad.ops import recurrent
 
     monkeypatch.setattr(recurrent, "_WHOLE_SEQUENCE", request.param == "whole sequence")
@@ -184,8 +184,8 @@ def test_lstm_eager_equals_compiled():
 # ---- GRU --------------------------------------------------------------------------------------------------------
 @needs_native
 @pytest.mark.parametrize("flags", FLAGS)
-@pytest.mark.parametrize("shape", SHAPES)
-def test_gru_scan_and_its_gradient_match_numpy(shape, flags):
+@pytest.mark.parametrize("shape", SHAPES + [(3, 7, 5, 40)])
+def test_gru_scan_and_its_gradient_match_numpy(shape, flags, lstm_path):
     args, g = _case("gru", *shape, flags)
     (ws_on, d_on), (ws_off, d_off) = both(lambda: _scan_and_grad(flags, args, g, cell="gru"))
     assert ws_on.shape == ws_off.shape and d_on.shape == d_off.shape and ws_on.dtype == d_on.dtype == np.float32
@@ -362,19 +362,20 @@ def test_embedding_gradient_eager_equals_compiled():
 
 @needs_native
 @pytest.mark.parametrize("flags", [(False, True, True), (True, False, False)])
-def test_lstm_sequence_split_over_threads_gives_the_same_bits(flags, monkeypatch):
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_sequence_split_over_threads_gives_the_same_bits(flags, cell, monkeypatch):
     """The whole-sequence kernels split the batch rows over threads (each row's recurrence is its own):
     one thread or three, the same workspace and gradients to the bit."""
     from graphgrad.ops import recurrent
 
     monkeypatch.setattr(recurrent, "_SCAN_SPLIT_MULTIPLY_ADDS", 0)
-    args, g = _lstm_case(5, 27, 6, 20, flags, seed=4)  # 27 rows: chunks of 8, the last one short
+    args, g = _case(cell, 5, 27, 6, 20, flags, seed=4)  # 27 rows: chunks of 8, the last one short
     previous = native.threads()
     try:
         native.set_threads(1)
-        one = _scan_and_grad(flags, args, g)
+        one = _scan_and_grad(flags, args, g, cell=cell)
         native.set_threads(3)
-        three = _scan_and_grad(flags, args, g)
+        three = _scan_and_grad(flags, args, g, cell=cell)
     finally:
         native.set_threads(previous)
     for a, b in zip(one, three):

@@ -282,26 +282,27 @@ GG_EXPORT void gg_lstm_scan_grad_f32(const float *ws, const float *g, const floa
 }
 
 /* ---- GRU ---------------------------------------------------------------------------------------------- */
-/* One row of a GRU step: x the input projections (3H) and bx b_ih, p the recurrent ones W_hh h_{t-1}
- * (read only when has_prev; else zero), bh b_hh (3H, zeros without biases), hp h_{t-1}. */
-static inline void gru_row(const float *restrict x, const float *restrict bx, const float *restrict p, const float *restrict bh,
-                           const float *restrict hp, float *restrict h, float *restrict ar, float *restrict az,
-                           float *restrict an, float *restrict hn, int64_t H, int has_prev) {
+/* n units of a GRU step: x the input projections and bx b_ih, bh b_hh (gate k of unit j at [k xs + j]),
+ * p the recurrent ones W_hh h_{t-1} (at p[k ps + j]; read only when has_prev, else zero), hp h_{t-1}. */
+static inline void gru_units(const float *restrict x, int64_t xs, const float *restrict bx, const float *restrict p,
+                             int64_t ps, const float *restrict bh, const float *restrict hp, float *restrict h,
+                             float *restrict ar, float *restrict az, float *restrict an, float *restrict hn, int64_t n_units,
+                             int has_prev) {
     if (has_prev) {
-        for (int64_t j = 0; j < H; j++) {
+        for (int64_t j = 0; j < n_units; j++) {
             float r = rec_sigmoidf((x[j] + bx[j]) + (p[j] + bh[j]));
-            float z = rec_sigmoidf((x[H + j] + bx[H + j]) + (p[H + j] + bh[H + j]));
-            float m = p[2 * H + j] + bh[2 * H + j];
-            float n = rec_tanhf((x[2 * H + j] + bx[2 * H + j]) + r * m);
+            float z = rec_sigmoidf((x[xs + j] + bx[xs + j]) + (p[ps + j] + bh[xs + j]));
+            float m = p[2 * ps + j] + bh[2 * xs + j];
+            float n = rec_tanhf((x[2 * xs + j] + bx[2 * xs + j]) + r * m);
             ar[j] = r; az[j] = z; an[j] = n; hn[j] = m;
             h[j] = (hp[j] - n) * z + n;
         }
     } else {
-        for (int64_t j = 0; j < H; j++) {
+        for (int64_t j = 0; j < n_units; j++) {
             float r = rec_sigmoidf((x[j] + bx[j]) + bh[j]);
-            float z = rec_sigmoidf((x[H + j] + bx[H + j]) + bh[H + j]);
-            float m = bh[2 * H + j];
-            float n = rec_tanhf((x[2 * H + j] + bx[2 * H + j]) + r * m);
+            float z = rec_sigmoidf((x[xs + j] + bx[xs + j]) + bh[xs + j]);
+            float m = bh[2 * xs + j];
+            float n = rec_tanhf((x[2 * xs + j] + bx[2 * xs + j]) + r * m);
             ar[j] = r; az[j] = z; an[j] = n; hn[j] = m;
             h[j] = n - z * n;
         }
@@ -322,8 +323,8 @@ GG_EXPORT void gg_gru_step_f32(const float *gx, const float *b_ih, const float *
     for (int64_t b = 0; b < B; b++) {
         const int64_t row = t * bh + b * H;
         float *a = ws + (T + 1) * bh + row;  /* gate k of this row at a + k T bh */
-        gru_row(gx + (t * B + b) * 3 * H, b_ih, pre + b * 3 * H, b_hh, h_prev ? h_prev + b * H : NULL, ws + row,
-                a, a + T * bh, a + 2 * T * bh, ws + (4 * T + 1) * bh + row, H, h_prev != NULL);
+        gru_units(gx + (t * B + b) * 3 * H, H, b_ih, pre + b * 3 * H, H, b_hh, h_prev ? h_prev + b * H : NULL,
+                  ws + row, a, a + T * bh, a + 2 * T * bh, ws + (4 * T + 1) * bh + row, H, h_prev != NULL);
     }
 }
 
@@ -355,10 +356,12 @@ static inline void gru_grad_row(const float *restrict gt, const float *restrict 
  * times W_hh); carry: (B, H) that step's dh z, replaced by this step's (the gradient reaching h_t is
  * g[t] + mm + carry); prev, h0: where h_{t-1} is. Writes rows [0, t] (input projections r, z, n) and
  * [1, t] (recurrent projections) of d (2, T + 1, B, 3H). */
-GG_EXPORT void gg_gru_step_grad_f32(const float *ws, const float *g, const float *mm, const float *h0, float *carry, float *d, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+static void gru_step_grad_rows(const float *ws, const float *g, const float *mm, const float *h0, float *carry,
+                               float *d, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H, int64_t b0,
+                               int64_t b1) {
     const int64_t bh = B * H;
     const float *h_prev = gru_h_prev(ws, h0, prev, bh);
-    for (int64_t b = 0; b < B; b++) {
+    for (int64_t b = b0; b < b1; b++) {
         const int64_t row = t * bh + b * H;
         const float *a = ws + (T + 1) * bh + row;
         float *dx = d + (t * B + b) * 3 * H;
@@ -366,6 +369,101 @@ GG_EXPORT void gg_gru_step_grad_f32(const float *ws, const float *g, const float
                      a + 2 * T * bh, ws + (4 * T + 1) * bh + row, dx, dx + (T + 1) * B * 3 * H, H,
                      h_prev != NULL);
     }
+}
+
+GG_EXPORT void gg_gru_step_grad_f32(const float *ws, const float *g, const float *mm, const float *h0, float *carry, float *d, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H) {
+    gru_step_grad_rows(ws, g, mm, h0, carry, d, t, prev, T, B, H, 0, B);
+}
+
+/* ---- the whole GRU sequence in one call (as the LSTM's above: batch rows in chunks over threads) ---- */
+typedef struct {
+    const float *gx, *b_ih, *b_hh, *h0, *g, *w;  /* w: the packed weights */
+    float *ws, *mm, *carry, *d;
+    float *scratch[GG_MAX_WORKERS];
+    int64_t T, B, H, reverse, has_state;
+} gru_task;
+
+static void gru_scan_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk) {
+    const gru_task *k = (const gru_task *)p;
+    const int64_t T = k->T, B = k->B, H = k->H, bh = B * H, hp = (H + RL - 1) / RL * RL;
+    float *pre = k->scratch[worker];
+    (void)chunk;
+    const float *h_prev = k->has_state ? k->h0 : NULL;
+    for (int64_t s = 0; s < T; s++) {
+        const int64_t t = k->reverse ? T - 1 - s : s;
+        float *a = k->ws + (T + 1 + t) * bh;           /* gate q at a + q T bh */
+        if (h_prev)  /* gate q at column q * hp */
+            gg_small_product(h_prev + b0 * H, H, 1, b1 - b0, k->w, 3 * hp, H, 3 * hp, pre, 3 * hp, 64, 16, 0);
+        for (int64_t b = b0; b < b1; b++) {
+            const int64_t at = b * H;
+            gru_units(k->gx + (t * B + b) * 3 * H, H, k->b_ih, pre + (b - b0) * 3 * hp, hp, k->b_hh,
+                      h_prev ? h_prev + at : NULL, k->ws + t * bh + at, a + at, a + T * bh + at, a + 2 * T * bh + at,
+                      k->ws + (4 * T + 1 + t) * bh + at, H, h_prev != NULL);
+        }
+        h_prev = k->ws + t * bh;
+    }
+    if (T > 0)                                          /* h_n */
+        memcpy(k->ws + T * bh + b0 * H, h_prev + b0 * H, sizeof(float) * (size_t)((b1 - b0) * H));
+}
+
+/* The GRU forward scan: gx (T, B, 3H); b_ih, b_hh (3H) (zeros without biases); w_hh (3H, H); h0 (B, H)
+ * read when has_state; ws the workspace (5T + 1 rows), every row written. threads, ok as
+ * gg_lstm_scan_f32. */
+GG_EXPORT void gg_gru_scan_f32(const float *gx, const float *b_ih, const float *b_hh, const float *w_hh, const float *h0, float *ws, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
+    const int64_t hp = (H + RL - 1) / RL * RL, chunks = (B + SCAN_ROWS - 1) / SCAN_ROWS;
+    int64_t workers = threads < chunks ? threads : chunks;
+    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    gru_task k = {gx, b_ih, b_hh, h0, NULL, NULL, ws, NULL, NULL, NULL, {0}, T, B, H, reverse, has_state};
+    float *packed = calloc((size_t)(H * 3 * hp), sizeof(float));  /* W_hh^T (H, 3 hp), gate q at q hp */
+    int ready = packed != NULL;
+    for (int64_t w = 0; w < workers; w++) ready = (k.scratch[w] = malloc(sizeof(float) * (size_t)(SCAN_ROWS * 3 * hp))) != NULL && ready;
+    if (ready) {
+        for (int64_t i = 0; i < H; i++)
+            for (int64_t q = 0; q < 3; q++)
+                for (int64_t j = 0; j < H; j++) packed[i * 3 * hp + q * hp + j] = w_hh[(q * H + j) * H + i];
+        k.w = packed;
+        gg_parallel(gru_scan_rows, &k, B, SCAN_ROWS, workers);
+    }
+    ok[0] = ready;
+    free(packed);
+    for (int64_t w = 0; w < workers; w++) free(k.scratch[w]);
+}
+
+static void gru_grad_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk) {
+    const gru_task *k = (const gru_task *)p;
+    const int64_t T = k->T, B = k->B, H = k->H, width = (H + RL - 1) / RL * RL;
+    float *out = k->scratch[worker];
+    (void)chunk;
+    for (int64_t s = T - 1; s >= 0; s--) {
+        const int64_t t = k->reverse ? T - 1 - s : s;
+        const int64_t prev = s == 0 ? (k->has_state ? -1 : -2) : (k->reverse ? t + 1 : t - 1);
+        gru_step_grad_rows(k->ws, k->g, k->mm, k->h0, k->carry, k->d, t, prev, T, B, H, b0, b1);
+        gg_small_product(k->d + ((T + 1 + t) * B + b0) * 3 * H, 3 * H, 1, b1 - b0, k->w, width, 3 * H, width, out,
+                         width, 64, 16, 0);
+        for (int64_t b = b0; b < b1; b++) memcpy(k->mm + b * H, out + (b - b0) * width, sizeof(float) * (size_t)H);
+    }
+}
+
+/* Backpropagation through a whole GRU sequence: per step, latest first, the gate gradients (as
+ * gg_gru_step_grad_f32) into d (2, T + 1, B, 3H), then mm = d[1, t] W_hh. mm (B, H): g's last row (copied
+ * by the caller) on the way in; carry (B, H) zeros; both left as the step before the first's need
+ * (dh_{-1} = mm + carry). threads, ok as gg_lstm_scan_f32. */
+GG_EXPORT void gg_gru_scan_grad_f32(const float *ws, const float *g, const float *w_hh, const float *h0, float *mm, float *carry, float *d, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
+    const int64_t width = (H + RL - 1) / RL * RL, chunks = (B + SCAN_ROWS - 1) / SCAN_ROWS;
+    int64_t workers = threads < chunks ? threads : chunks;
+    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    gru_task k = {NULL, NULL, NULL, h0, g, NULL, (float *)ws, mm, carry, d, {0}, T, B, H, reverse, has_state};
+    float *packed = calloc((size_t)(3 * H * width), sizeof(float));  /* W_hh, its rows zero-padded */
+    int ready = packed != NULL;
+    for (int64_t w = 0; w < workers; w++) ready = (k.scratch[w] = malloc(sizeof(float) * (size_t)(SCAN_ROWS * width))) != NULL && ready;
+    if (ready) {
+        for (int64_t i = 0; i < 3 * H; i++) memcpy(packed + i * width, w_hh + i * H, sizeof(float) * (size_t)H);
+        k.w = packed;
+        gg_parallel(gru_grad_rows, &k, B, SCAN_ROWS, workers);
+    }
+    ok[0] = ready;
+    free(packed);
+    for (int64_t w = 0; w < workers; w++) free(k.scratch[w]);
 }
 
 /* ---- the embedding gradient (ops/nn.py EmbeddingBackward; W3's embedding feeds its LSTM) ---------- */
