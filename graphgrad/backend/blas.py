@@ -76,6 +76,7 @@ def _load() -> None:
             errors.append(f"{path}: {exc}")
             continue
         _STATE["gemm"], _STATE["batched"], _STATE["path"], _STATE["set_local"] = gemm, batched, path, set_local
+        _STATE["library"] = library
         _quiet_openblas()
         return
     _STATE["error"] = "; ".join(errors) or "MKL is not installed (pip install \"graphgrad[mkl]\")"
@@ -96,6 +97,23 @@ def _quiet_openblas() -> None:
         return
     ThreadpoolController().select(internal_api="openblas").limit(limits=1)
     _STATE["openblas_quiet"] = True
+
+
+def threads_spin_long() -> bool:
+    """Whether MKL runs on the GNU OpenMP runtime (it picks it when PyTorch, or anything else, loaded
+    libgomp first): its threads then spin for milliseconds after a product (GOMP_SPINCOUNT, whatever
+    KMP_BLOCKTIME says), and a native kernel split over threads right after one finds the other core
+    taken."""
+    if not available():
+        return False
+    if "gnu" not in _STATE:
+        try:
+            layer = _STATE["library"].MKL_Set_Threading_Layer
+            layer.restype, layer.argtypes = ctypes.c_int, [ctypes.c_int]
+            _STATE["gnu"] = layer(-1) == 3  # (-1 asks, 3 is MKL_THREADING_GNU)
+        except AttributeError:
+            _STATE["gnu"] = False
+    return _STATE["gnu"]
 
 
 def numpy_blas_quiet() -> bool:

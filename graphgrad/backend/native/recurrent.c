@@ -173,7 +173,8 @@ GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const floa
  * both scans split the batch into chunks of rows, each chunk run over the whole sequence by one thread
  * (parallel.c): no synchronization between time steps. A row's arithmetic does not depend on the
  * chunk it is in, so neither do the results. */
-#define SCAN_ROWS 8  /* batch rows per chunk */
+#define SCAN_ROWS 8  /* batch rows per chunk when split (one thread: all rows, one chunk, so that each
+                      * step's weights stream through the cache once) */
 
 typedef struct {
     const float *gx, *bias, *h0, *c0, *g, *w;   /* w: the packed weights */
@@ -231,7 +232,7 @@ GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float 
     workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
     scan_task k = {gx, bias, h0, c0, NULL, NULL, ws, NULL, NULL, NULL, {0}, T, B, H, reverse, has_state};
     float *panels = calloc((size_t)(units * H * 4 * RL), sizeof(float));
-    ok[0] = panels != NULL && scan_scratch(&k, workers, SCAN_ROWS * 4 * hp);  /* (rows of gates i, f, g, o) */
+    ok[0] = panels != NULL && scan_scratch(&k, workers, (workers > 1 ? SCAN_ROWS : B) * 4 * hp);  /* (gates i, f, g, o) */
     if (ok[0]) {
         for (int64_t i = 0; i < H; i++)               /* (H, units * 64): unit block u's gate q, unit j at */
             for (int64_t u = 0; u < units; u++)         /* column 64 u + 16 q + j; zero past unit H */
@@ -239,7 +240,7 @@ GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float 
                     for (int64_t j = 0; j < RL && u * RL + j < H; j++)
                         panels[i * units * 4 * RL + u * 4 * RL + q * RL + j] = w_hh[(q * H + u * RL + j) * H + i];
         k.w = panels;
-        gg_parallel(scan_rows, &k, B, SCAN_ROWS, workers);
+        gg_parallel(scan_rows, &k, B, workers > 1 ? SCAN_ROWS : B, workers);
     }
     free(panels);
     free_scratch(&k, workers);
@@ -271,11 +272,11 @@ GG_EXPORT void gg_lstm_scan_grad_f32(const float *ws, const float *g, const floa
     workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
     scan_task k = {NULL, NULL, NULL, c0, g, NULL, (float *)ws, dh_next, dc, d, {0}, T, B, H, reverse, has_state};
     float *panels = calloc((size_t)(4 * H * width), sizeof(float));  /* W_hh, its rows zero-padded to width */
-    ok[0] = panels != NULL && scan_scratch(&k, workers, SCAN_ROWS * width);
+    ok[0] = panels != NULL && scan_scratch(&k, workers, (workers > 1 ? SCAN_ROWS : B) * width);
     if (ok[0]) {
         for (int64_t i = 0; i < 4 * H; i++) memcpy(panels + i * width, w_hh + i * H, sizeof(float) * (size_t)H);
         k.w = panels;
-        gg_parallel(scan_grad_rows, &k, B, SCAN_ROWS, workers);
+        gg_parallel(scan_grad_rows, &k, B, workers > 1 ? SCAN_ROWS : B, workers);
     }
     free(panels);
     free_scratch(&k, workers);
@@ -416,13 +417,13 @@ GG_EXPORT void gg_gru_scan_f32(const float *gx, const float *b_ih, const float *
     gru_task k = {gx, b_ih, b_hh, h0, NULL, NULL, ws, NULL, NULL, NULL, {0}, T, B, H, reverse, has_state};
     float *packed = calloc((size_t)(H * 3 * hp), sizeof(float));  /* W_hh^T (H, 3 hp), gate q at q hp */
     int ready = packed != NULL;
-    for (int64_t w = 0; w < workers; w++) ready = (k.scratch[w] = malloc(sizeof(float) * (size_t)(SCAN_ROWS * 3 * hp))) != NULL && ready;
+    for (int64_t w = 0; w < workers; w++) ready = (k.scratch[w] = malloc(sizeof(float) * (size_t)((workers > 1 ? SCAN_ROWS : B) * 3 * hp))) != NULL && ready;
     if (ready) {
         for (int64_t i = 0; i < H; i++)
             for (int64_t q = 0; q < 3; q++)
                 for (int64_t j = 0; j < H; j++) packed[i * 3 * hp + q * hp + j] = w_hh[(q * H + j) * H + i];
         k.w = packed;
-        gg_parallel(gru_scan_rows, &k, B, SCAN_ROWS, workers);
+        gg_parallel(gru_scan_rows, &k, B, workers > 1 ? SCAN_ROWS : B, workers);
     }
     ok[0] = ready;
     free(packed);
@@ -455,11 +456,11 @@ GG_EXPORT void gg_gru_scan_grad_f32(const float *ws, const float *g, const float
     gru_task k = {NULL, NULL, NULL, h0, g, NULL, (float *)ws, mm, carry, d, {0}, T, B, H, reverse, has_state};
     float *packed = calloc((size_t)(3 * H * width), sizeof(float));  /* W_hh, its rows zero-padded */
     int ready = packed != NULL;
-    for (int64_t w = 0; w < workers; w++) ready = (k.scratch[w] = malloc(sizeof(float) * (size_t)(SCAN_ROWS * width))) != NULL && ready;
+    for (int64_t w = 0; w < workers; w++) ready = (k.scratch[w] = malloc(sizeof(float) * (size_t)((workers > 1 ? SCAN_ROWS : B) * width))) != NULL && ready;
     if (ready) {
         for (int64_t i = 0; i < 3 * H; i++) memcpy(packed + i * width, w_hh + i * H, sizeof(float) * (size_t)H);
         k.w = packed;
-        gg_parallel(gru_grad_rows, &k, B, SCAN_ROWS, workers);
+        gg_parallel(gru_grad_rows, &k, B, workers > 1 ? SCAN_ROWS : B, workers);
     }
     ok[0] = ready;
     free(packed);
