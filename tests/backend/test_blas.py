@@ -123,6 +123,27 @@ def test_environment_switch_keeps_numpy():
     assert out.stdout.startswith("False NumPy's (off (GRAPHGRAD_BLAS=numpy))")
 
 
+@pytest.mark.parametrize("gomp_first", [False, True])
+def test_mkl_threading_runtime_and_the_native_threads(gomp_first):
+    """MKL on the GNU OpenMP runtime (libgomp loaded first, as PyTorch does) counts as spinning long, and
+    the whole-sequence scans then stay on one thread; without MKL it is False, and NumPy's OpenBLAS
+    keeps its threads, so native kernels take one thread."""
+    code = ("import ctypes, ctypes.util\n"
+            + ("ctypes.CDLL(ctypes.util.find_library('gomp') or 'libgomp.so.1', mode=ctypes.RTLD_GLOBAL)\n" if gomp_first else "")
+            + "from graphgrad.backend import blas, native\n"
+            "from graphgrad.ops import recurrent\n"
+            "print(blas.available(), blas.threads_spin_long(), native.threads(), recurrent._scan_threads(35, 32, 128, 4))")
+    env = {k: v for k, v in os.environ.items() if k not in ("GRAPHGRAD_NATIVE_THREADS", "MKL_THREADING_LAYER")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    available, spin, threads, scan = out.stdout.split()
+    if available == "False":
+        assert (spin, threads, scan) == ("False", "1", "1")
+    elif gomp_first and spin == "True":
+        assert scan == "1"
+    else:
+        assert spin == "False" and scan == threads
+
+
 def test_asking_for_mkl_without_it_is_an_error(tmp_path):
     if blas._candidates():
         pytest.skip("MKL is installed here")
