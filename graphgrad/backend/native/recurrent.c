@@ -211,15 +211,36 @@ static void scan_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk
     }
 }
 
-/* Per-worker scratch of `count` floats each; 0 when memory ran out (every buffer then freed). */
-static int scan_scratch(scan_task *k, int64_t workers, int64_t count) {
+/* Workers for a batch of B rows on `threads` threads, and the rows of each chunk they take: chunks of
+ * SCAN_ROWS when split, else one chunk of all rows (a step's weights then stream through the cache
+ * once). */
+static int64_t scan_workers(int64_t threads, int64_t B) {
+    const int64_t chunks = (B + SCAN_ROWS - 1) / SCAN_ROWS;
+    const int64_t workers = threads < chunks ? threads : chunks;
+    return workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+}
+
+static int64_t scan_chunk(int64_t workers, int64_t B) {
+    return workers > 1 ? SCAN_ROWS : B;
+}
+
+/* Per-worker scratch of `count` floats each; 0 when memory ran out (free_scratch frees what was made). */
+static int scan_scratch(float **scratch, int64_t workers, int64_t count) {
     int ok = 1;
-    for (int64_t w = 0; w < workers; w++) ok = (k->scratch[w] = malloc(sizeof(float) * (size_t)count)) != NULL && ok;
+    for (int64_t w = 0; w < workers; w++) ok = (scratch[w] = malloc(sizeof(float) * (size_t)count)) != NULL && ok;
     return ok;
 }
 
-static void free_scratch(scan_task *k, int64_t workers) {
-    for (int64_t w = 0; w < workers; w++) free(k->scratch[w]);
+static void free_scratch(float **scratch, int64_t workers) {
+    for (int64_t w = 0; w < workers; w++) free(scratch[w]);
+}
+
+/* w (rows, H) with its rows zero-padded to `width` floats (a new array; NULL when memory ran out). */
+static float *padded_rows(const float *w, int64_t rows, int64_t H, int64_t width) {
+    float *out = calloc((size_t)(rows * width), sizeof(float));
+    if (out)
+        for (int64_t i = 0; i < rows; i++) memcpy(out + i * width, w + i * H, sizeof(float) * (size_t)H);
+    return out;
 }
 
 /* The forward scan. gx (T, B, 4H) input projections; bias (4H) b_ih + b_hh; w_hh (4H, H); h0, c0 (B, H),
@@ -227,12 +248,10 @@ static void free_scratch(scan_task *k, int64_t workers) {
  * every row written (h_n and c_n included); threads: how many threads the batch rows may be split
  * over. ok[0] = 0 when memory ran out (nothing useful written: the caller takes its per-step path). */
 GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float *w_hh, const float *h0, const float *c0, float *ws, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
-    const int64_t units = (H + RL - 1) / RL, hp = units * RL, chunks = (B + SCAN_ROWS - 1) / SCAN_ROWS;
-    int64_t workers = threads < chunks ? threads : chunks;
-    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    const int64_t units = (H + RL - 1) / RL, hp = units * RL, workers = scan_workers(threads, B);
     scan_task k = {gx, bias, h0, c0, NULL, NULL, ws, NULL, NULL, NULL, {0}, T, B, H, reverse, has_state};
     float *panels = calloc((size_t)(units * H * 4 * RL), sizeof(float));
-    ok[0] = panels != NULL && scan_scratch(&k, workers, (workers > 1 ? SCAN_ROWS : B) * 4 * hp);  /* (gates i, f, g, o) */
+    ok[0] = panels != NULL && scan_scratch(k.scratch, workers, scan_chunk(workers, B) * 4 * hp);  /* (gates i, f, g, o) */
     if (ok[0]) {
         for (int64_t i = 0; i < H; i++)               /* (H, units * 64): unit block u's gate q, unit j at */
             for (int64_t u = 0; u < units; u++)         /* column 64 u + 16 q + j; zero past unit H */
@@ -240,10 +259,10 @@ GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float 
                     for (int64_t j = 0; j < RL && u * RL + j < H; j++)
                         panels[i * units * 4 * RL + u * 4 * RL + q * RL + j] = w_hh[(q * H + u * RL + j) * H + i];
         k.w = panels;
-        gg_parallel(scan_rows, &k, B, workers > 1 ? SCAN_ROWS : B, workers);
+        gg_parallel(scan_rows, &k, B, scan_chunk(workers, B), workers);
     }
     free(panels);
-    free_scratch(&k, workers);
+    free_scratch(k.scratch, workers);
 }
 
 static void scan_grad_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk) {
@@ -267,19 +286,16 @@ static void scan_grad_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t 
  * by the caller), left holding those of h_{-1} and c_{-1}; c0 as in the forward (has_state). threads
  * and ok[0] as in gg_lstm_scan_f32. */
 GG_EXPORT void gg_lstm_scan_grad_f32(const float *ws, const float *g, const float *w_hh, const float *c0, float *dh_next, float *dc, float *d, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
-    const int64_t width = (H + RL - 1) / RL * RL, chunks = (B + SCAN_ROWS - 1) / SCAN_ROWS;
-    int64_t workers = threads < chunks ? threads : chunks;
-    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    const int64_t width = (H + RL - 1) / RL * RL, workers = scan_workers(threads, B);
     scan_task k = {NULL, NULL, NULL, c0, g, NULL, (float *)ws, dh_next, dc, d, {0}, T, B, H, reverse, has_state};
-    float *panels = calloc((size_t)(4 * H * width), sizeof(float));  /* W_hh, its rows zero-padded to width */
-    ok[0] = panels != NULL && scan_scratch(&k, workers, (workers > 1 ? SCAN_ROWS : B) * width);
+    float *panels = padded_rows(w_hh, 4 * H, H, width);
+    ok[0] = panels != NULL && scan_scratch(k.scratch, workers, scan_chunk(workers, B) * width);
     if (ok[0]) {
-        for (int64_t i = 0; i < 4 * H; i++) memcpy(panels + i * width, w_hh + i * H, sizeof(float) * (size_t)H);
         k.w = panels;
-        gg_parallel(scan_grad_rows, &k, B, workers > 1 ? SCAN_ROWS : B, workers);
+        gg_parallel(scan_grad_rows, &k, B, scan_chunk(workers, B), workers);
     }
     free(panels);
-    free_scratch(&k, workers);
+    free_scratch(k.scratch, workers);
 }
 
 /* ---- GRU ---------------------------------------------------------------------------------------------- */
@@ -411,23 +427,19 @@ static void gru_scan_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t c
  * read when has_state; ws the workspace (5T + 1 rows), every row written. threads, ok as
  * gg_lstm_scan_f32. */
 GG_EXPORT void gg_gru_scan_f32(const float *gx, const float *b_ih, const float *b_hh, const float *w_hh, const float *h0, float *ws, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
-    const int64_t hp = (H + RL - 1) / RL * RL, chunks = (B + SCAN_ROWS - 1) / SCAN_ROWS;
-    int64_t workers = threads < chunks ? threads : chunks;
-    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    const int64_t hp = (H + RL - 1) / RL * RL, workers = scan_workers(threads, B);
     gru_task k = {gx, b_ih, b_hh, h0, NULL, NULL, ws, NULL, NULL, NULL, {0}, T, B, H, reverse, has_state};
     float *packed = calloc((size_t)(H * 3 * hp), sizeof(float));  /* W_hh^T (H, 3 hp), gate q at q hp */
-    int ready = packed != NULL;
-    for (int64_t w = 0; w < workers; w++) ready = (k.scratch[w] = malloc(sizeof(float) * (size_t)((workers > 1 ? SCAN_ROWS : B) * 3 * hp))) != NULL && ready;
-    if (ready) {
+    ok[0] = packed != NULL && scan_scratch(k.scratch, workers, scan_chunk(workers, B) * 3 * hp);
+    if (ok[0]) {
         for (int64_t i = 0; i < H; i++)
             for (int64_t q = 0; q < 3; q++)
                 for (int64_t j = 0; j < H; j++) packed[i * 3 * hp + q * hp + j] = w_hh[(q * H + j) * H + i];
         k.w = packed;
-        gg_parallel(gru_scan_rows, &k, B, workers > 1 ? SCAN_ROWS : B, workers);
+        gg_parallel(gru_scan_rows, &k, B, scan_chunk(workers, B), workers);
     }
-    ok[0] = ready;
     free(packed);
-    for (int64_t w = 0; w < workers; w++) free(k.scratch[w]);
+    free_scratch(k.scratch, workers);
 }
 
 static void gru_grad_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk) {
@@ -450,21 +462,16 @@ static void gru_grad_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t c
  * by the caller) on the way in; carry (B, H) zeros; both left as the step before the first's need
  * (dh_{-1} = mm + carry). threads, ok as gg_lstm_scan_f32. */
 GG_EXPORT void gg_gru_scan_grad_f32(const float *ws, const float *g, const float *w_hh, const float *h0, float *mm, float *carry, float *d, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
-    const int64_t width = (H + RL - 1) / RL * RL, chunks = (B + SCAN_ROWS - 1) / SCAN_ROWS;
-    int64_t workers = threads < chunks ? threads : chunks;
-    workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    const int64_t width = (H + RL - 1) / RL * RL, workers = scan_workers(threads, B);
     gru_task k = {NULL, NULL, NULL, h0, g, NULL, (float *)ws, mm, carry, d, {0}, T, B, H, reverse, has_state};
-    float *packed = calloc((size_t)(3 * H * width), sizeof(float));  /* W_hh, its rows zero-padded */
-    int ready = packed != NULL;
-    for (int64_t w = 0; w < workers; w++) ready = (k.scratch[w] = malloc(sizeof(float) * (size_t)((workers > 1 ? SCAN_ROWS : B) * width))) != NULL && ready;
-    if (ready) {
-        for (int64_t i = 0; i < 3 * H; i++) memcpy(packed + i * width, w_hh + i * H, sizeof(float) * (size_t)H);
+    float *packed = padded_rows(w_hh, 3 * H, H, width);
+    ok[0] = packed != NULL && scan_scratch(k.scratch, workers, scan_chunk(workers, B) * width);
+    if (ok[0]) {
         k.w = packed;
-        gg_parallel(gru_grad_rows, &k, B, workers > 1 ? SCAN_ROWS : B, workers);
+        gg_parallel(gru_grad_rows, &k, B, scan_chunk(workers, B), workers);
     }
-    ok[0] = ready;
     free(packed);
-    for (int64_t w = 0; w < workers; w++) free(k.scratch[w]);
+    free_scratch(k.scratch, workers);
 }
 
 /* ---- the embedding gradient (ops/nn.py EmbeddingBackward; W3's embedding feeds its LSTM) ---------- */
