@@ -347,9 +347,9 @@ def kernel(name: str) -> Optional[Callable]:
 
 def threads() -> int:
     """How many threads a native kernel may split its work over (large convolutions, max pooling, the
-    batch rows of an LSTM sequence): ``GRAPHGRAD_NATIVE_THREADS``, else the CPUs this process may
-    run on (at most 8) when MKL does the large products and NumPy's BLAS is on one thread (the
-    ``mkl`` extra), else 1. Read when the library loads; :func:`set_threads` changes it."""
+    batch rows of an LSTM sequence): ``GRAPHGRAD_NATIVE_THREADS`` (which :func:`set_threads` sets),
+    else the CPUs this process may run on (at most 8) when MKL does the large products and NumPy's
+    BLAS is on one thread (the ``mkl`` extra), else 1."""
     value = os.environ.get("GRAPHGRAD_NATIVE_THREADS", "").strip()
     if value.isdigit() and int(value) > 0:
         return min(int(value), 8)
@@ -358,12 +358,23 @@ def threads() -> int:
         # NumPy's OpenBLAS keeps its threads, which spin for ~0.1 s after each product: a thread of
         # ours beside one made a W2 step 1.5x slower instead of 1.2x faster (measured in one process)
         return 1
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cpus, 8))
+    return _cpus()
+
+
+_CPUS: list = []  # [count], asked once
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (asked once: the conv and scan ops ask at every call)."""
+    if not _CPUS:
+        _CPUS.append(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+    return max(1, min(_CPUS[0], 8))
+
 
 
 def set_threads(n: int) -> None:
-    """Let native kernels split their work over ``n`` threads (1: never split)."""
+    """Let native kernels split their work over ``n`` threads (1: never split; at most 8), through
+    ``GRAPHGRAD_NATIVE_THREADS`` (so child processes follow)."""
     if int(n) < 1:
         raise ValueError(f"set_threads: expected a positive count, got {n}")
     os.environ["GRAPHGRAD_NATIVE_THREADS"] = str(int(n))
