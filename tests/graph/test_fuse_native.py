@@ -21,7 +21,7 @@ def _fused(sess):
     return [s[3].op for s in plan.steps if isinstance(s[3].op, FusedElementwise)]
 
 
-def _run(build, feeds: dict, exact: bool = True, expect_c: int = 1):
+def _run(build, feeds: dict, exact: bool = True, expect_c: int = 1, atol: float = 1e-7):
     """Build a graph with ``build(placeholders) -> fetches``, run it with C kernels and without;
     compare; check how many fused kernels have a C loop."""
     graph = gg.Graph()
@@ -40,7 +40,7 @@ def _run(build, feeds: dict, exact: bool = True, expect_c: int = 1):
         if exact:
             np.testing.assert_array_equal(g, e)
         else:
-            np.testing.assert_allclose(g, e, rtol=3e-6, atol=1e-7)
+            np.testing.assert_allclose(g, e, rtol=3e-6, atol=atol)
     return sess, got
 
 
@@ -52,6 +52,22 @@ def test_bias_relu_after_a_matmul_head():
     w = _f32(64, C)
     b = _f32(C)
     _run(lambda x: gg.relu(x @ gg.constant(w) + gg.constant(b)), {"x": _f32(N, 64)})
+
+
+def test_heads_with_a_short_inner_dimension_are_summed_in_the_loop():
+    """K <= INLINE_K: the product is summed in the C loop (within rounding of BLAS's), for every
+    transposition of the operands that the group reads in place."""
+    k = fuse_native.INLINE_K
+    w, b = _f32(k, C), _f32(C)
+    _run(lambda x: gg.relu(x @ gg.constant(w) + gg.constant(b)), {"x": _f32(N, k)}, exact=False, atol=1e-6)
+    _run(lambda x: gg.relu(gg.transpose(x, (1, 0)) @ gg.constant(w) + 1.0), {"x": _f32(k, N)}, exact=False, atol=1e-6)
+    _run(lambda x, v: (x @ gg.transpose(v, (1, 0))) * (x[:, :1] > 0), {"x": _f32(N, 2), "v": _f32(C, 2)},
+         exact=False, atol=1e-6)
+    _run(lambda x, v: gg.transpose(x, (1, 0)) @ gg.transpose(v, (1, 0)) - 0.5, {"x": _f32(3, N), "v": _f32(C, 3)},
+         exact=False, atol=1e-6)
+    sess, _ = _run(lambda x: gg.relu(x @ gg.constant(w)), {"x": _f32(N, k)}, exact=False, atol=1e-6)
+    (op,) = _fused(sess)
+    assert "MatMul" in op.ops and op.kernel.native.heads == []  # no BLAS call before the loop
 
 
 def test_relu_backward_mask_times_gradient():
@@ -97,6 +113,20 @@ def test_small_float64_and_unsupported_groups_keep_numpy():
     _run(lambda x: gg.relu(x * 2.0 + 1.0), {"x": _f32(8, 8)}, expect_c=0)  # below MIN_ELEMENTS
     _run(lambda x: gg.relu(x * 2.0 + 1.0), {"x": RNG.standard_normal((N, C))}, expect_c=0)  # float64
     _run(lambda x: gg.log(gg.abs(x) + 1.0) * 2.0, {"x": _f32(N, C)}, expect_c=0)  # log: NumPy's
+
+
+def test_long_chain_on_a_small_array_gets_a_c_loop():
+    """W4's shape: many operations on 16 floats (each a NumPy call otherwise), forward and backward
+    in one group."""
+    def build(x):
+        y = x
+        for i in range(60):
+            y = y * 1.001 if i % 3 == 0 else (y + 0.001 if i % 3 == 1 else gg.tanh(y))
+        (gx,) = gg.gradients(y.sum(), [x])
+        return [y, gx]
+    sess, _ = _run(build, {"x": _f32(16)}, exact=False)
+    assert len(_fused(sess)[0].ops) >= fuse_native.MIN_INSTRUCTIONS
+    _run(lambda x: gg.relu(x * 2.0 + 1.0) - x, {"x": _f32(16)}, expect_c=0)  # short and small: NumPy
 
 
 def test_optimizer_update_in_place_matches_numpy():

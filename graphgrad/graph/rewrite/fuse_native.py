@@ -11,13 +11,19 @@ Only float32 groups of large arrays whose operations have an exact C counterpart
   relu, tanh's gradient (rounded as NumPy rounds them: the same float32 operations in the same
   order, no contraction into fused multiply-adds), and exp and tanh through gg_native.h (within
   3 ulp of NumPy's). A MatMul head stays NumPy's (BLAS) product, written first into the output
-  buffer (or a scratch one), which the loop then reads. Log, sin, cos and casts between float types
-  keep the NumPy kernel.
+  buffer (or a scratch one), which the loop then reads; a head whose inner dimension is at most
+  :data:`INLINE_K` (the first layer of a 2-feature MLP, the backward of a 3-class head) is instead
+  summed in the loop, in order (within rounding of BLAS's, which may order or fuse the products
+  otherwise): a BLAS call costs 10-15 us there for a few thousand multiply-adds. Log, sin, cos and
+  casts between float types keep the NumPy kernel.
 * inputs: any broadcast that three nested loops can read (:func:`loop_layout`): the output's shape,
   a single value, a bias ``(C,)`` of ``(N, C)``, a per-channel ``(C, 1, 1)`` of ``(N, C, H, W)``,
   ``(N, 1)`` rows...; the shapes are constants of the generated code.
-* outputs of at least :data:`MIN_ELEMENTS` elements: below that the generated NumPy kernel is about
-  as fast, and the tests' thousands of tiny graphs would each wait for a compiler.
+* outputs of at least :data:`MIN_ELEMENTS` elements, or groups of at least :data:`MIN_INSTRUCTIONS`
+  operations of any size: below both the generated NumPy kernel is about as fast (a few NumPy calls
+  on small arrays), and the tests' thousands of tiny graphs would each wait for a compiler. A long
+  chain on small arrays (W4's 170 operations on 16 floats) is a NumPy call per operation, about a
+  microsecond each, where the C loop takes a few microseconds in all.
 
 All kernels of one fuse pass are compiled together, once (cached on disk by their text); the NumPy
 kernel stays and runs whenever an argument is not what the C one was generated for (a CuPy array,
@@ -39,6 +45,12 @@ _KEEP_BYTES = 1 << 18  # NativeKernel.last
 
 #: Smallest output (elements) that gets a C kernel.
 MIN_ELEMENTS = 1 << 14
+
+#: Fewest operations in a group that gets a C kernel whatever its size.
+MIN_INSTRUCTIONS = 48
+
+#: Largest inner dimension of a MatMul head summed inside the loop rather than by BLAS.
+INLINE_K = 4
 
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(bool)
@@ -103,16 +115,20 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
     ``("l", literal)``), ``inputs`` its input tensors, ``out_slots`` ``{member: output index}`` (the
     root is output 0)."""
     shape = tuple(shape)
-    if None in shape or math.prod(shape) < MIN_ELEMENTS:
+    if None in shape or (math.prod(shape) < MIN_ELEMENTS and len(instrs) < MIN_INSTRUCTIONS):
         return None
     if any(np.dtype(t.dtype) not in (_F32, _BOOL) for t in inputs):
         return None
     elementwise = sorted({a[1] for _, cls, args, _ in instrs if cls is not MatMul for a in args if a[0] == "a"})
-    layout = loop_layout([inputs[i].shape for i in elementwise], shape)
+    inline = any(cls is MatMul and _inner(opkey, args, inputs) <= INLINE_K for opkey, cls, args, _ in instrs)
+    # an inline head needs the output's row and column apart: two pseudo inputs keep them as loops
+    pseudo = [(shape[0], 1), (shape[1],)] if inline else []
+    layout = loop_layout([inputs[i].shape for i in elementwise] + pseudo, shape)
     if layout is None:
         return None
     sizes, strides = layout
     index_of = {i: _index(st) for i, st in zip(elementwise, strides)}
+    row, col = (_index(st) for st in strides[len(elementwise):]) if inline else (None, None)
     full = _index((sizes[1] * sizes[2], sizes[2], 1))
     kinds = {}  # value name -> "f" (float) or "b" (bool)
     body = []
@@ -132,8 +148,11 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
         if cls is MatMul:
             if dtype != _F32 or any(a[0] != "a" or np.dtype(inputs[a[1]].dtype) != _F32 for a in args):
                 return None
-            heads.append((j,) + tuple(a[1] for a in args) + tuple(opkey[1:]))
             kinds[f"v{j}"] = "f"
+            if _inner(opkey, args, inputs) <= INLINE_K:
+                body.append(f"                float v{j} = {_inline_product(opkey, args, inputs, row, col)};")
+                continue
+            heads.append((j,) + tuple(a[1] for a in args) + tuple(opkey[1:]))
             body.append(f"                float v{j} = m{j}[{full}];")
             continue
         expr = _expression(cls, opkey, [operand(a) for a in args], dtype)
@@ -161,6 +180,30 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
         "    }",
         "}",
         ""]), heads
+
+
+def _inner(opkey, args, inputs) -> int:
+    """The inner (summed) dimension of a MatMul head: columns of its first operand as read."""
+    shape = inputs[args[0][1]].shape
+    return int(shape[0] if opkey[1] else shape[1])
+
+
+def _inline_product(opkey, args, inputs, row: str, col: str) -> str:
+    """The C expression of element (row, col) of a head's product, its K products summed in order."""
+    (_, ia), (_, ib) = args
+    a_transposed, b_transposed = opkey[1:]
+    k_size = _inner(opkey, args, inputs)
+    m_size = inputs[ia].shape[1] if a_transposed else inputs[ia].shape[0]
+    n_size = inputs[ib].shape[0] if b_transposed else inputs[ib].shape[1]
+    terms = []
+    for k in range(k_size):
+        a = f"a{ia}[{k} * {m_size} + ({row})]" if a_transposed else f"a{ia}[({row}) * {k_size} + {k}]"
+        b = f"a{ib}[({col}) * {k_size} + {k}]" if b_transposed else f"a{ib}[{k} * {n_size} + ({col})]"
+        terms.append(f"{a} * {b}")
+    expr = terms[0]
+    for term in terms[1:]:
+        expr = f"({expr} + {term})"
+    return expr
 
 
 def _expression(cls, opkey, ops: list, dtype) -> Optional[str]:
