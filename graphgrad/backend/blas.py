@@ -116,6 +116,31 @@ def threads_spin_long() -> bool:
     return _STATE["gnu"]
 
 
+def openmp_team() -> Optional[int]:
+    """The address of ``GOMP_parallel`` in the OpenMP runtime that MKL's threads belong to (GNU's
+    libgomp, or Intel's libiomp5, which provides the same entry point), or ``None`` without MKL or
+    where it cannot be found (Linux only: read from /proc/self/maps). Native kernels run their split
+    work as a parallel region of that runtime (backend/native/parallel.c): its threads, spinning for a
+    while after each product (KMP_BLOCKTIME; GOMP_SPINCOUNT, milliseconds), start it at once, where a
+    thread of ours would find the other core taken by one of them."""
+    if not available():
+        return None
+    if "team" not in _STATE:
+        _STATE["team"] = None
+        runtime = "libgomp" if threads_spin_long() else "libiomp5"
+        try:
+            with open("/proc/self/maps", encoding="utf-8") as maps:
+                paths = sorted({line.split()[-1] for line in maps if runtime in line and "/" in line})
+            for path in paths:  # (already loaded: dlopen of its path returns that copy, loads no other)
+                address = ctypes.cast(ctypes.CDLL(path).GOMP_parallel, ctypes.c_void_p).value
+                if address:
+                    _STATE["team"] = address
+                    break
+        except (OSError, AttributeError):
+            pass
+    return _STATE["team"]
+
+
 def numpy_blas_quiet() -> bool:
     """Whether NumPy's own BLAS runs on one thread (set when MKL loads, through threadpoolctl): its
     threads, spinning between products, then hold no core that graphgrad's native threads need."""

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from graphgrad.backend import blas
+from graphgrad.backend import blas, native
 
 needs_mkl = pytest.mark.skipif(not blas.available(), reason="MKL is not installed (the mkl extra)")
 
@@ -125,21 +125,26 @@ def test_environment_switch_keeps_numpy():
 
 @pytest.mark.parametrize("gomp_first", [False, True])
 def test_mkl_threading_runtime_and_the_native_threads(gomp_first):
-    """MKL on the GNU OpenMP runtime (libgomp loaded first, as PyTorch does) counts as spinning long, and
-    the whole-sequence scans then stay on one thread; without MKL it is False, and NumPy's OpenBLAS
-    keeps its threads, so native kernels take one thread."""
+    """MKL on the GNU OpenMP runtime (libgomp loaded first, as PyTorch does) counts as spinning long;
+    native kernels then split as parallel regions of that runtime (native.team: its GOMP_parallel), and
+    so do the whole-sequence scans; without a team they would stay on one thread. Without MKL there is
+    no team, and NumPy's OpenBLAS keeps its threads, so native kernels take one thread."""
     code = ("import ctypes, ctypes.util\n"
             + ("ctypes.CDLL(ctypes.util.find_library('gomp') or 'libgomp.so.1', mode=ctypes.RTLD_GLOBAL)\n" if gomp_first else "")
             + "from graphgrad.backend import blas, native\n"
             "from graphgrad.ops import recurrent\n"
-            "print(blas.available(), blas.threads_spin_long(), native.threads(), recurrent._scan_threads(35, 32, 128, 4))")
+            "print(blas.available(), blas.threads_spin_long(), native.threads(), recurrent._scan_threads(35, 32, 128, 4),"
+            " native.team())")
     env = {k: v for k, v in os.environ.items() if k not in ("GRAPHGRAD_NATIVE_THREADS", "MKL_THREADING_LAYER")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    available, spin, threads, scan = out.stdout.split()
+    available, spin, threads, scan, team = out.stdout.split()
     if available == "False":
-        assert (spin, threads, scan) == ("False", "1", "1")
-    elif gomp_first and spin == "True":
-        assert scan == "1"
+        assert (spin, threads, scan, team) == ("False", "1", "1", "False")
+        return
+    if sys.platform.startswith("linux") and native.available() and int(threads) > 1:
+        assert team == "True"  # MKL's runtime (libgomp or libiomp5) found in the process
+    if gomp_first and spin == "True":
+        assert scan == (threads if team == "True" else "1")
     else:
         assert spin == "False" and scan == threads
 

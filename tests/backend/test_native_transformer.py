@@ -318,3 +318,57 @@ def test_cross_entropy_gradient_edge_cases_as_the_numpy_path():
     assert np.isnan(on).all()
     with pytest.raises(IndexError):  # an out-of-range target: the NumPy path's error, not a native write
         op.forward(np, x, np.array([0, 3]), g)
+
+
+# ---- split over an OpenMP team (parallel.c) ---------------------------------------------------------------
+@pytest.fixture
+def openmp_team():
+    """A process's native kernels split as parallel regions of an OpenMP runtime: MKL's when it runs
+    here, else the system's libgomp (so that the path runs without MKL too); restored afterwards."""
+    import ctypes
+    import ctypes.util
+
+    from graphgrad.backend import blas
+
+    address = blas.openmp_team()
+    if address is None:
+        name = ctypes.util.find_library("gomp")
+        if name is None:
+            pytest.skip("no OpenMP runtime (libgomp) here")
+        address = ctypes.cast(ctypes.CDLL(name).GOMP_parallel, ctypes.c_void_p).value
+    had_team, previous = native.team(), native.threads()
+    native.kernel("set_team")(address)
+    yield
+    native.kernel("set_team")(blas.openmp_team() if had_team else 0)
+    native.set_threads(previous)
+
+
+@needs_native
+def test_split_over_an_openmp_team_gives_the_same_bits(openmp_team):
+    """GELU (both forms, and gradients), layer norm (its gradient sums per chunk of rows) and the packed
+    attention kernels split over the team: the same bits on one, two or three threads."""
+    from graphgrad.ops import attention as A
+
+    x, g = _random((48, 64, 128), seed=1), _random((48, 64, 128), seed=2)
+    w, b = _random((128,), seed=3), _random((128,), seed=4)
+    props, arrays, ga = _attention_case(4, None, None, True, L=64, S=64, N=6, D=32)
+
+    def run():
+        out = []
+        for approximate in ("none", "tanh"):
+            y = Gelu(approximate).forward(np, x)
+            out += [y, GeluGrad(approximate).forward(np, x, y, g)]
+        out.append(LayerNorm(1, 1e-5).forward(np, x, w, b))
+        out.append(LayerNormGrad(1, 1e-5, True).forward(np, x, w, g))
+        weights = A.AttentionWeights(*props).forward(np, *arrays)
+        out += [weights, A.ScaledDotProductAttention(*props).forward(np, *arrays, weights),
+                A.ScaledDotProductAttentionGrad(*props).forward(np, *arrays, weights, ga)]
+        return out
+
+    results = {}
+    for threads in (1, 2, 3):
+        native.set_threads(threads)
+        results[threads] = run()
+    for threads in (2, 3):
+        for one, many in zip(results[1], results[threads]):
+            np.testing.assert_array_equal(many, one)

@@ -326,6 +326,28 @@ def _load() -> None:
             return
         _STATE.update(library=library, kernels=kernels, path=str(path))
         kernels["set_threads"](threads())
+        _join_team(kernels)
+
+
+def _join_team(kernels: dict) -> None:
+    """Split work runs as parallel regions of MKL's OpenMP runtime when there is one (blas.openmp_team:
+    its threads, spinning after each product, start a region at once; threads of our own found the
+    other core taken by them, so kernels that follow products did not split). ``GRAPHGRAD_NATIVE_TEAM=0``
+    keeps threads of our own."""
+    if os.environ.get("GRAPHGRAD_NATIVE_TEAM", "").strip() == "0":
+        return
+    if threads() > 1 or os.environ.get("GRAPHGRAD_NATIVE_THREADS"):
+        from graphgrad.backend import blas
+
+        team = blas.openmp_team()
+        if team:
+            kernels["set_team"](team)
+            _STATE["team"] = True
+
+
+def team() -> bool:
+    """Whether native kernels split their work over MKL's OpenMP threads (see :func:`_join_team`)."""
+    return available() and bool(_STATE.get("team"))
 
 
 def available() -> bool:

@@ -12,12 +12,15 @@
  * of threads or on timing. The thread count is set from Python (native.threads(), through
  * gg_set_threads) when the library loads; ctypes releases the GIL, so the threads run C only.
  *
- * Only kernels of a millisecond or more split (the direct convolutions, max pooling, an LSTM's whole
- * sequence, by batch rows). Splitting GELU, layer norm and attention's softmax (0.2-0.6 ms each in W5)
- * made the W5 step 15-20% slower in the benchmark, and the packed attention heads (per block) 3-7%:
- * they run right after MKL products, whose OpenMP threads keep spinning on the other core for a
- * millisecond (KMP_BLOCKTIME). With KMP_BLOCKTIME=0 the attention split won 7%, but that setting made
- * a W3 step 9% slower in another run (each product then wakes MKL's threads). */
+ * Where MKL does the products, the split runs as a parallel region of MKL's own OpenMP runtime (its
+ * GOMP_parallel: GNU's libgomp, or Intel's libiomp5, which provides it too; set from Python through
+ * gg_set_team). MKL's threads spin for a while after each product (KMP_BLOCKTIME, 1 ms as graphgrad sets
+ * it; GOMP_SPINCOUNT, milliseconds, when PyTorch loaded libgomp first), waiting for the next region:
+ * threads of our own then found the other core taken, and splitting GELU, layer norm and attention's
+ * softmax (which run right after products) made a W5 step 15-20% slower, an LSTM's scan 10%. A region
+ * of MKL's runtime starts on the spinning threads at once. Those kernels split only on the team
+ * (gg_team_workers); the direct convolutions, max pooling and the scans split on threads of our own
+ * when there is no team. */
 #include "gg_native.h"
 #ifndef _WIN32
 #include <pthread.h>
@@ -34,6 +37,13 @@ int64_t gg_workers(int64_t work, int64_t min_work) {
     int64_t workers = min_work > 0 ? work / min_work : work;
     workers = workers < thread_count ? workers : thread_count;
     return workers < 1 ? 1 : workers;
+}
+
+/* (defined below: whether gg_parallel runs on MKL's OpenMP team) */
+static int on_team(void);
+
+int64_t gg_team_workers(int64_t work, int64_t min_work) {
+    return on_team() ? gg_workers(work, min_work) : 1;
 }
 
 typedef struct {
@@ -57,6 +67,32 @@ static void take_chunks(work_queue *q, int worker) {
     }
 }
 
+/* GOMP_parallel of the GNU OpenMP runtime that MKL's threads belong to, when they do (PyTorch, or
+ * anything else, loaded libgomp before MKL): set from Python (native._team). Those threads spin for
+ * milliseconds after each product, waiting for the next parallel region; a thread of ours then finds
+ * their core taken, but a region of theirs starts at once. With it, gg_parallel runs its chunks as
+ * one such region (the calling thread is one of the team). */
+typedef void (*team_fn)(void (*)(void *), void *, unsigned, unsigned);
+static team_fn team = NULL;
+
+GG_EXPORT void gg_set_team(int64_t gomp_parallel) {
+    team = (team_fn)(intptr_t)gomp_parallel;
+}
+
+static int on_team(void) {
+    return team != NULL;
+}
+
+typedef struct {
+    work_queue *queue;
+    int64_t joined;    /* workers that have entered (atomic): each takes the next index */
+} team_arg;
+
+static void team_main(void *p) {
+    team_arg *a = (team_arg *)p;
+    take_chunks(a->queue, (int)__atomic_fetch_add(&a->joined, 1, __ATOMIC_RELAXED));
+}
+
 #ifndef _WIN32
 static void *worker_main(void *p) {
     worker_arg *a = (worker_arg *)p;
@@ -70,6 +106,11 @@ void gg_parallel(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t 
     work_queue q = {run, task, n, chunk, (n + chunk - 1) / chunk, 0};
     workers = workers < q.chunks ? workers : q.chunks;
     workers = workers < 1 ? 1 : workers > GG_MAX_WORKERS ? GG_MAX_WORKERS : workers;
+    if (workers > 1 && team) {
+        team_arg a = {&q, 0};
+        team(team_main, &a, (unsigned)workers, 0);
+        return;
+    }
 #ifndef _WIN32
     pthread_t ids[GG_MAX_WORKERS];
     worker_arg args[GG_MAX_WORKERS];

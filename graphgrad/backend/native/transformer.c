@@ -32,11 +32,11 @@ static inline float gg_gelu_phi(float x) {
 #define GG_GELU_K 0.7978845608028654f   /* sqrt(2 / pi) */
 #define GG_GELU_C 0.044715f
 
-GG_EXPORT void gg_gelu_erf_f32(const float *x, float *y, int64_t n) {
+static void gelu_erf(const float *x, float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = x[i] * gg_gelu_phi(x[i]);
 }
 
-GG_EXPORT void gg_gelu_tanh_f32(const float *x, float *y, int64_t n) {
+static void gelu_tanh(const float *x, float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         const float v = x[i];
         y[i] = v * gg_sigmoidf(2.0f * GG_GELU_K * (v + GG_GELU_C * v * v * v));
@@ -47,7 +47,7 @@ GG_EXPORT void gg_gelu_tanh_f32(const float *x, float *y, int64_t n) {
  * as NumPy's path does: one division where recomputing Phi costs a second exp (2.5x slower).
  * exp(-x^2/2) is set to 0 where it is below float32's normal range (gg_expf stops at ~1e-38), so
  * x phi(x) is 0 there and NaN at +-inf, as in NumPy's path. */
-GG_EXPORT void gg_gelu_erf_grad_f32(const float *x, const float *y, const float *g, float *out, int64_t n) {
+static void gelu_erf_grad(const float *x, const float *y, const float *g, float *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         const float v = x[i];
         float d = gg_expf(-0.5f * v * v);
@@ -61,7 +61,7 @@ GG_EXPORT void gg_gelu_erf_grad_f32(const float *x, const float *y, const float 
  * (1/cosh(u)^2 = 4 s (1 - s)). With e = exp(-2|u|): s (1 - s) = e / (1 + e)^2 without cancellation, and
  * s = 1 / (1 + e) or e / (1 + e) by the sign of u: one exp. e is 0 where it would underflow, so the
  * slope term is 0 there and NaN at +-inf, as in NumPy's path. */
-GG_EXPORT void gg_gelu_tanh_grad_f32(const float *x, const float *g, float *out, int64_t n) {
+static void gelu_tanh_grad(const float *x, const float *g, float *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         const float v = x[i], v2 = v * v;
         const float u = GG_GELU_K * (v + GG_GELU_C * v2 * v);
@@ -73,6 +73,41 @@ GG_EXPORT void gg_gelu_tanh_grad_f32(const float *x, const float *g, float *out,
         const float ramp = v * GG_GELU_K * (1.0f + 3.0f * GG_GELU_C * v2);
         out[i] = g[i] * (s + 2.0f * ramp * e * inv * inv);
     }
+}
+
+/* The four GELU passes split into runs of elements over MKL's OpenMP team (gg_team_workers; each
+ * element is computed alike wherever it runs). */
+#define GELU_CHUNK 16384
+typedef struct { const float *x, *y, *g; float *out; int kind; } gelu_task;
+
+static void gelu_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const gelu_task *t = (const gelu_task *)p;
+    const int64_t n = stop - first;
+    (void)worker, (void)chunk;
+    if (t->kind == 0) gelu_erf(t->x + first, t->out + first, n);
+    else if (t->kind == 1) gelu_tanh(t->x + first, t->out + first, n);
+    else if (t->kind == 2) gelu_erf_grad(t->x + first, t->y + first, t->g + first, t->out + first, n);
+    else gelu_tanh_grad(t->x + first, t->g + first, t->out + first, n);
+}
+
+static void gelu_split(gelu_task t, int64_t n) {
+    gg_parallel(gelu_part, &t, n, GELU_CHUNK, gg_team_workers(n, GELU_CHUNK * 4));
+}
+
+GG_EXPORT void gg_gelu_erf_f32(const float *x, float *y, int64_t n) {
+    gelu_split((gelu_task){x, NULL, NULL, y, 0}, n);
+}
+
+GG_EXPORT void gg_gelu_tanh_f32(const float *x, float *y, int64_t n) {
+    gelu_split((gelu_task){x, NULL, NULL, y, 1}, n);
+}
+
+GG_EXPORT void gg_gelu_erf_grad_f32(const float *x, const float *y, const float *g, float *out, int64_t n) {
+    gelu_split((gelu_task){x, y, g, out, 2}, n);
+}
+
+GG_EXPORT void gg_gelu_tanh_grad_f32(const float *x, const float *g, float *out, int64_t n) {
+    gelu_split((gelu_task){x, NULL, g, out, 3}, n);
 }
 
 /* ---- layer norm -----------------------------------------------------------------------------------
@@ -106,8 +141,9 @@ static inline void gg_row_moments(const float *x, int64_t size, float eps, float
 }
 
 /* y = (x - mean) * rstd [* weight] [+ bias] per row; weight/bias are read only when has_weight/has_bias. */
-GG_EXPORT void gg_layer_norm_f32(const float *x, const float *weight, const float *bias, float *y, int64_t rows, int64_t size, float eps, int has_weight, int has_bias) {
-    for (int64_t r = 0; r < rows; r++) {
+static void layer_norm_rows(const float *x, const float *weight, const float *bias, float *y, int64_t first,
+                            int64_t stop, int64_t size, float eps, int has_weight, int has_bias) {
+    for (int64_t r = first; r < stop; r++) {
         const float *xr = x + r * size;
         float *yr = y + r * size;
         float mean, rstd;
@@ -121,6 +157,28 @@ GG_EXPORT void gg_layer_norm_f32(const float *x, const float *weight, const floa
         else
             for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mean) * rstd;
     }
+}
+
+/* Rows split over MKL's OpenMP team from this many elements a worker (gg_team_workers). */
+#define LN_SPLIT_ELEMENTS 65536
+
+typedef struct {
+    const float *x, *weight, *bias, *g;
+    float *y, *partial;
+    int64_t rows, size;
+    float eps;
+    int has_weight, has_bias;
+} layer_norm_task;
+
+static void layer_norm_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const layer_norm_task *t = (const layer_norm_task *)p;
+    (void)worker, (void)chunk;
+    layer_norm_rows(t->x, t->weight, t->bias, t->y, first, stop, t->size, t->eps, t->has_weight, t->has_bias);
+}
+
+GG_EXPORT void gg_layer_norm_f32(const float *x, const float *weight, const float *bias, float *y, int64_t rows, int64_t size, float eps, int has_weight, int has_bias) {
+    layer_norm_task t = {x, weight, bias, NULL, y, NULL, rows, size, eps, has_weight, has_bias};
+    gg_parallel(layer_norm_part, &t, rows, gg_chunk(rows, 1), gg_team_workers(rows * size, LN_SPLIT_ELEMENTS));
 }
 
 /* One row of the layer norm's gradient: dx from x, g (and the weight), and the row's share of dweight
@@ -159,15 +217,41 @@ static inline void gg_layer_norm_grad_row(const float *restrict x, const float *
     }
 }
 
+/* A chunk of rows of the layer norm's gradient: dx, and the chunk's own sums for dweight and dbias
+ * (partial + chunk * 2 * size), added in chunk order afterwards. */
+static void layer_norm_grad_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const layer_norm_task *t = (const layer_norm_task *)p;
+    const int64_t size = t->size;
+    float *dw = t->partial + chunk * 2 * size, *db = dw + size;
+    (void)worker;
+    for (int64_t i = 0; i < size; i++) { dw[i] = 0.0f; db[i] = 0.0f; }
+    for (int64_t r = first; r < stop; r++)
+        gg_layer_norm_grad_row(t->x + r * size, t->weight, t->g + r * size, t->y + r * size, dw, db, size, t->eps,
+                               t->has_weight);
+}
+
 /* All gradients of the layer norm, packed as ops/nn.py LayerNormGrad does: out (rows + 2, size), rows
  * :rows dx, row `rows` dweight = sum_rows g xhat, row rows + 1 dbias = sum_rows g. With gh = g [* weight]:
  * dx = ((gh - xhat mean(gh xhat)) - mean(gh)) rstd, in NumPy's order. Each row is read from memory
- * once; its passes (moments, xhat, sums, dx) run in L1. */
+ * once; its passes (moments, xhat, sums, dx) run in L1. The rows go in chunks (gg_chunk: the same
+ * chunks on any number of threads), each summing its own dweight and dbias, then added in order. */
 GG_EXPORT void gg_layer_norm_grad_f32(const float *x, const float *weight, const float *g, float *out, int64_t rows, int64_t size, float eps, int has_weight) {
     float *dw = out + rows * size, *db = dw + size;
+    const int64_t chunk = gg_chunk(rows, 1), chunks = rows > 0 ? (rows + chunk - 1) / chunk : 0;
+    float *partial = chunks > 1 ? malloc(sizeof(float) * (size_t)(chunks * 2 * size)) : NULL;
     for (int64_t i = 0; i < size; i++) { dw[i] = 0.0f; db[i] = 0.0f; }
-    for (int64_t r = 0; r < rows; r++)
-        gg_layer_norm_grad_row(x + r * size, weight, g + r * size, out + r * size, dw, db, size, eps, has_weight);
+    if (partial == NULL) {  /* one chunk (or no memory for more): the rows in order, on this thread */
+        for (int64_t r = 0; r < rows; r++)
+            gg_layer_norm_grad_row(x + r * size, weight, g + r * size, out + r * size, dw, db, size, eps, has_weight);
+        return;
+    }
+    layer_norm_task t = {x, weight, NULL, g, out, partial, rows, size, eps, has_weight, 0};
+    gg_parallel(layer_norm_grad_part, &t, rows, chunk, gg_team_workers(rows * size, LN_SPLIT_ELEMENTS));
+    for (int64_t k = 0; k < chunks; k++) {
+        const float *pw = partial + k * 2 * size, *pb = pw + size;
+        for (int64_t i = 0; i < size; i++) { dw[i] += pw[i]; db[i] += pb[i]; }
+    }
+    free(partial);
 }
 
 /* ---- attention softmax (transposed scores) --------------------------------------------------------
@@ -273,73 +357,123 @@ GG_EXPORT void gg_attention_softmax_grad_t_f32(const float *p, float *d, int64_t
  * same way. Each (sample, head) block is done whole, its products by gg_small_product straight on the
  * strided heads (no BLAS call per block, no copies of the heads but a transposed q or g of D x L floats),
  * the softmax passes as above on a block in L1. D must be a multiple of 16; S = L (self-attention).
- * Scratch is allocated per call; ok[0] = 0 when it could not be (the caller takes its BLAS path). */
+ * Blocks are independent: they split over MKL's OpenMP team (gg_team_workers). Scratch is allocated
+ * per call and worker; ok[0] = 0 when it could not be (the caller takes its BLAS path). */
 typedef struct { float *st, *lt; int64_t lp; } attention_scratch;
 
-static int scratch_for(attention_scratch *w, int64_t L, int64_t D) {
-    w->lp = (L + 15) / 16 * 16;                                   /* L padded to whole vectors */
-    w->st = calloc((size_t)(L * w->lp), sizeof(float));           /* (S, lp): a block of scores */
-    w->lt = calloc((size_t)(D * w->lp), sizeof(float));           /* (D, lp): a head transposed */
-    return w->st != NULL && w->lt != NULL;
+typedef struct {
+    const float *qkv, *mask, *weights, *g;
+    float *out;
+    int64_t L, heads, D;
+    float scale;
+    int mask_mode, causal;
+    attention_scratch scratch[GG_MAX_WORKERS];  /* one per worker */
+} attention_task;
+
+/* Blocks (sample, head) are split over MKL's OpenMP team from this many multiply-adds a worker. */
+#define ATTENTION_SPLIT_MULTIPLY_ADDS (1 << 21)
+
+/* The workers for N * heads blocks and their scratch; 0 when it could not be allocated. */
+static int64_t attention_begin(attention_task *t, int64_t N) {
+    const int64_t L = t->L, D = t->D;
+    const int64_t workers = gg_team_workers(N * t->heads * L * L * D, ATTENTION_SPLIT_MULTIPLY_ADDS);
+    int ok = 1;
+    for (int64_t w = 0; w < workers; w++) {
+        attention_scratch *s = &t->scratch[w];
+        s->lp = (L + 15) / 16 * 16;                                   /* L padded to whole vectors */
+        s->st = calloc((size_t)(L * s->lp), sizeof(float));           /* (S, lp): a block of scores */
+        s->lt = calloc((size_t)(D * s->lp), sizeof(float));           /* (D, lp): a head transposed */
+        ok = ok && s->st != NULL && s->lt != NULL;
+    }
+    for (int64_t w = workers; w < GG_MAX_WORKERS; w++) t->scratch[w] = (attention_scratch){NULL, NULL, 0};
+    return ok ? workers : 0;
+}
+
+static void attention_end(attention_task *t) {
+    for (int w = 0; w < GG_MAX_WORKERS; w++) {
+        free(t->scratch[w].st);
+        free(t->scratch[w].lt);
+    }
+}
+
+static void attention_run(gg_range_fn part, attention_task *t, int64_t N, int64_t *ok) {
+    const int64_t workers = attention_begin(t, N), blocks = N * t->heads;
+    ok[0] = workers > 0;
+    if (ok[0]) gg_parallel(part, t, blocks, gg_chunk(blocks, 1), workers);
+    attention_end(t);
+}
+
+static void weights_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const attention_task *t = (const attention_task *)p;
+    const int64_t L = t->L, heads = t->heads, D = t->D, E = heads * D, row = 3 * E;
+    const attention_scratch w = t->scratch[worker];
+    (void)chunk;
+    for (int64_t b = first; b < stop; b++) {
+        const float *q = t->qkv + (b / heads) * L * row + (b % heads) * D, *k = q + E;
+        const float *mask = t->mask_mode == 2 ? t->mask + b * L * L : t->mask;
+        float *weights = (float *)t->out;
+        gg_transpose(q, L, D, row, w.lt, w.lp);                                  /* q^T (D, lp) */
+        gg_small_product(k, row, 1, L, w.lt, w.lp, D, w.lp, w.st, w.lp, 64, 16, 0);  /* k q^T (S, lp) */
+        softmax_t_block(w.st, w.lp, mask, L, L, L, t->scale, t->mask_mode, t->causal);
+        for (int64_t s = 0; s < L; s++) memcpy(weights + (b * L + s) * L, w.st + s * w.lp, sizeof(float) * (size_t)L);
+    }
 }
 
 /* weights (N, heads, S, L) = softmax(q k^T * scale + mask)^T per head, as gg_attention_softmax_t_f32. */
 GG_EXPORT void gg_attention_weights_packed_f32(const float *qkv, const float *mask, float *weights, int64_t N, int64_t L, int64_t heads, int64_t D, float scale, int mask_mode, int causal, int64_t *ok) {
-    const int64_t E = heads * D, row = 3 * E;
-    attention_scratch w;
-    ok[0] = scratch_for(&w, L, D);
-    for (int64_t b = 0; ok[0] && b < N * heads; b++) {
-        const float *q = qkv + (b / heads) * L * row + (b % heads) * D, *k = q + E;
-        gg_transpose(q, L, D, row, w.lt, w.lp);                                  /* q^T (D, lp) */
-        gg_small_product(k, row, 1, L, w.lt, w.lp, D, w.lp, w.st, w.lp, 64, 16, 0);  /* k q^T (S, lp) */
-        softmax_t_block(w.st, w.lp, mask_mode == 2 ? mask + b * L * L : mask, L, L, L, scale, mask_mode, causal);
-        for (int64_t s = 0; s < L; s++) memcpy(weights + (b * L + s) * L, w.st + s * w.lp, sizeof(float) * (size_t)L);
-    }
-    free(w.st);
-    free(w.lt);
+    attention_task t = {qkv, mask, NULL, NULL, weights, L, heads, D, scale, mask_mode, causal, {{0}}};
+    attention_run(weights_part, &t, N, ok);
 }
 
-/* out (N, L, E) = P v per head, from weights = P^T (N, heads, S, L). */
-GG_EXPORT void gg_attention_apply_packed_f32(const float *qkv, const float *weights, float *out, int64_t N, int64_t L, int64_t heads, int64_t D, int64_t *ok) {
-    const int64_t E = heads * D, row = 3 * E;
-    attention_scratch w;
-    ok[0] = scratch_for(&w, L, D);
-    for (int64_t b = 0; ok[0] && b < N * heads; b++) {
+static void apply_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const attention_task *t = (const attention_task *)p;
+    const int64_t L = t->L, heads = t->heads, D = t->D, E = heads * D, row = 3 * E;
+    const attention_scratch w = t->scratch[worker];
+    (void)chunk;
+    for (int64_t b = first; b < stop; b++) {
         const int64_t n = b / heads, h = b % heads;
-        const float *v = qkv + n * L * row + 2 * E + h * D;
-        const float *pt = weights + b * L * L;
+        const float *v = t->qkv + n * L * row + 2 * E + h * D;
+        const float *pt = t->weights + b * L * L;
         if (w.lp != L) {  /* P^T's rows padded to whole vectors (the product reads lp columns) */
             for (int64_t s = 0; s < L; s++) memcpy(w.st + s * w.lp, pt + s * L, sizeof(float) * (size_t)L);
             pt = w.st;
         }
         /* out^T (D, L) = v^T P^T: rows of v^T are v's columns (a[e + s row]) */
         gg_small_product(v, 1, row, D, pt, w.lp, L, w.lp, w.lt, w.lp, 64, 16, 0);
-        gg_transpose(w.lt, D, L, w.lp, out + n * L * E + h * D, E);
+        gg_transpose(w.lt, D, L, w.lp, t->out + n * L * E + h * D, E);
     }
-    free(w.st);
-    free(w.lt);
+}
+
+/* out (N, L, E) = P v per head, from weights = P^T (N, heads, S, L). */
+GG_EXPORT void gg_attention_apply_packed_f32(const float *qkv, const float *weights, float *out, int64_t N, int64_t L, int64_t heads, int64_t D, int64_t *ok) {
+    attention_task t = {qkv, NULL, weights, NULL, out, L, heads, D, 0.0f, 0, 0, {{0}}};
+    attention_run(apply_part, &t, N, ok);
+}
+
+static void grad_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const attention_task *t = (const attention_task *)p;
+    const int64_t L = t->L, heads = t->heads, D = t->D, E = heads * D, row = 3 * E;
+    const attention_scratch w = t->scratch[worker];
+    (void)chunk;
+    for (int64_t b = first; b < stop; b++) {
+        const int64_t n = b / heads, h = b % heads;
+        const float *q = t->qkv + n * L * row + h * D, *k = q + E, *v = q + 2 * E;
+        const float *p = t->weights + b * L * L, *gh = t->g + n * L * E + h * D;
+        float *gq = t->out + n * L * row + h * D, *gk = gq + E, *gv = gq + 2 * E;
+        gg_small_product(p, L, 1, L, gh, E, L, D, gv, row, 64, 16, 0);          /* dV = P^T g */
+        gg_transpose(gh, L, D, E, w.lt, w.lp);                                   /* g^T (D, lp) */
+        gg_small_product(v, row, 1, L, w.lt, w.lp, D, w.lp, w.st, w.lp, 64, 16, 0);  /* dP^T = v g^T */
+        softmax_grad_t_block(p, L, w.st, w.lp, L, L, t->scale);                  /* dS^T */
+        gg_small_product(w.st, 1, w.lp, L, k, row, L, D, gq, row, 64, 16, 0);    /* dQ = dS k */
+        gg_small_product(w.st, w.lp, 1, L, q, row, L, D, gk, row, 64, 16, 0);    /* dK = dS^T q */
+    }
 }
 
 /* grad (N, L, 3E): the gradients of q, k, v (packed as qkv) for the upstream gradient g (N, L, E), from
  * weights = P^T: dV = P^T g, dP^T = v g^T, dS^T = softmax backward (times scale), dQ = dS k, dK = dS^T q. */
 GG_EXPORT void gg_attention_grad_packed_f32(const float *qkv, const float *weights, const float *g, float *grad, int64_t N, int64_t L, int64_t heads, int64_t D, float scale, int64_t *ok) {
-    const int64_t E = heads * D, row = 3 * E;
-    attention_scratch w;
-    ok[0] = scratch_for(&w, L, D);
-    for (int64_t b = 0; ok[0] && b < N * heads; b++) {
-        const int64_t n = b / heads, h = b % heads;
-        const float *q = qkv + n * L * row + h * D, *k = q + E, *v = q + 2 * E;
-        const float *p = weights + b * L * L, *gh = g + n * L * E + h * D;
-        float *gq = grad + n * L * row + h * D, *gk = gq + E, *gv = gq + 2 * E;
-        gg_small_product(p, L, 1, L, gh, E, L, D, gv, row, 64, 16, 0);          /* dV = P^T g */
-        gg_transpose(gh, L, D, E, w.lt, w.lp);                                   /* g^T (D, lp) */
-        gg_small_product(v, row, 1, L, w.lt, w.lp, D, w.lp, w.st, w.lp, 64, 16, 0);  /* dP^T = v g^T */
-        softmax_grad_t_block(p, L, w.st, w.lp, L, L, scale);                     /* dS^T */
-        gg_small_product(w.st, 1, w.lp, L, k, row, L, D, gq, row, 64, 16, 0);    /* dQ = dS k */
-        gg_small_product(w.st, w.lp, 1, L, q, row, L, D, gk, row, 64, 16, 0);    /* dK = dS^T q */
-    }
-    free(w.st);
-    free(w.lt);
+    attention_task t = {qkv, NULL, weights, g, grad, L, heads, D, scale, 0, 0, {{0}}};
+    attention_run(grad_part, &t, N, ok);
 }
 
 /* The gradient of softmax cross-entropy over class indices (ops/losses.py's SoftmaxCrossEntropyGrad with
