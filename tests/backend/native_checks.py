@@ -1,5 +1,10 @@
 """What the native-kernel tests share: the skip marker, running a computation with native kernels
-on and then off, and one step run eagerly, compiled and on the NumPy paths."""
+on and then off, one step run eagerly, compiled and on the NumPy paths, and kernels split over an
+OpenMP team."""
+import contextlib
+import ctypes
+import ctypes.util
+
 import pytest
 
 import graphgrad as gg
@@ -24,3 +29,27 @@ def three_ways(step, *arrays) -> tuple:
     with native.disabled():
         numpy_path = [t.numpy().copy() for t in step(*map(gg.tensor, arrays))]
     return eager, compiled, numpy_path
+
+
+@contextlib.contextmanager
+def openmp_team():
+    """Native kernels split as parallel regions of an OpenMP runtime: MKL's when it runs here, else
+    the system's libgomp (so that the path runs without MKL too); restored afterwards. Skips the test
+    where there is no OpenMP runtime."""
+    from graphgrad.backend import blas
+
+    address = blas.openmp_team()
+    if address is None:
+        name = ctypes.util.find_library("gomp")
+        if name is None:
+            pytest.skip("no OpenMP runtime (libgomp) here")
+        address = ctypes.cast(ctypes.CDLL(name).GOMP_parallel, ctypes.c_void_p).value
+    had_team, previous = native.team(), native.threads()
+    native.kernel("set_team")(address)
+    native._STATE["team"] = True
+    try:
+        yield
+    finally:
+        native.kernel("set_team")(blas.openmp_team() if had_team else 0)
+        native._STATE["team"] = had_team
+        native.set_threads(previous)

@@ -9,7 +9,7 @@ import graphgrad as gg
 from graphgrad.backend import native
 from graphgrad.ops.nn import LayerNorm, LayerNormGrad
 from graphgrad.ops.unary import Gelu, GeluGrad
-from tests.backend.native_checks import both, needs_native, three_ways
+from tests.backend.native_checks import both, needs_native, openmp_team, three_ways
 
 
 SHAPES = [(16, 64, 512), (7, 13), (1,), (), (0,), (3, 0, 5), (5, 1, 129)]
@@ -321,30 +321,8 @@ def test_cross_entropy_gradient_edge_cases_as_the_numpy_path():
 
 
 # ---- split over an OpenMP team (parallel.c) ---------------------------------------------------------------
-@pytest.fixture
-def openmp_team():
-    """A process's native kernels split as parallel regions of an OpenMP runtime: MKL's when it runs
-    here, else the system's libgomp (so that the path runs without MKL too); restored afterwards."""
-    import ctypes
-    import ctypes.util
-
-    from graphgrad.backend import blas
-
-    address = blas.openmp_team()
-    if address is None:
-        name = ctypes.util.find_library("gomp")
-        if name is None:
-            pytest.skip("no OpenMP runtime (libgomp) here")
-        address = ctypes.cast(ctypes.CDLL(name).GOMP_parallel, ctypes.c_void_p).value
-    had_team, previous = native.team(), native.threads()
-    native.kernel("set_team")(address)
-    yield
-    native.kernel("set_team")(blas.openmp_team() if had_team else 0)
-    native.set_threads(previous)
-
-
 @needs_native
-def test_split_over_an_openmp_team_gives_the_same_bits(openmp_team):
+def test_split_over_an_openmp_team_gives_the_same_bits():
     """GELU (both forms, and gradients), layer norm (its gradient sums per chunk of rows) and the packed
     attention kernels split over the team: the same bits on one, two or three threads."""
     from graphgrad.ops import attention as A
@@ -366,9 +344,10 @@ def test_split_over_an_openmp_team_gives_the_same_bits(openmp_team):
         return out
 
     results = {}
-    for threads in (1, 2, 3):
-        native.set_threads(threads)
-        results[threads] = run()
+    with openmp_team():
+        for threads in (1, 2, 3):
+            native.set_threads(threads)
+            results[threads] = run()
     for threads in (2, 3):
         for one, many in zip(results[1], results[threads]):
             np.testing.assert_array_equal(many, one)

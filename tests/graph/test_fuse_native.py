@@ -8,7 +8,7 @@ import graphgrad as gg
 from graphgrad.backend import native
 from graphgrad.graph.rewrite import fuse_native
 from graphgrad.graph.rewrite.fuse import FusedElementwise
-from tests.backend.native_checks import needs_native
+from tests.backend.native_checks import needs_native, openmp_team
 
 pytestmark = needs_native
 
@@ -208,3 +208,31 @@ def test_the_same_input_array_changed_in_place_is_read_afresh():
     y = _f32(N, C)
     np.testing.assert_array_equal(op.kernel.native(None, (y,)), np.maximum(y * np.float32(2) + np.float32(1), 0))
     assert op.kernel.native(None, (y[:, :C // 2],)) is None  # (and a wrong shape is still refused)
+
+
+def test_large_groups_split_over_an_openmp_team():
+    """Outputs of SPLIT_ELEMENTS or more split over the team, by rows of the outer loop, of the middle
+    one, or by blocks of a flat loop (with a short last block): the same bits on one or three threads."""
+    cases = [
+        (lambda x, s: gg.relu(x * s + 1.0), {"x": _f32(4, 160, 130), "s": _f32(4, 1, 1)}),  # rows of i0
+        (lambda x, b: gg.tanh(x + b) * 2.0, {"x": _f32(300, 257), "b": _f32(257)}),      # rows of i1
+        (lambda x: gg.exp(x * 0.5) - x, {"x": _f32(70001)}),                            # flat blocks
+        (lambda x, w: gg.relu(x @ w + 0.5), {"x": _f32(600, 3), "w": _f32(3, 200)}),    # an inline head
+    ]
+    for build, feeds in cases:
+        graph = gg.Graph()
+        with graph.as_default():
+            holders = {n: gg.placeholder(gg.float32, v.shape, name=n) for n, v in feeds.items()}
+            fetch = build(**holders)
+        sess = gg.Session(graph, optimize=2)
+        feed = {holders[n]: v for n, v in feeds.items()}
+        results = []
+        with openmp_team():
+            for threads in (1, 3):
+                native.set_threads(threads)
+                results.append(sess.run(fetch, feed))
+        (op,) = _fused(sess)
+        assert op.kernel.native is not None and op.kernel.native.large
+        np.testing.assert_array_equal(results[1], results[0])
+        with native.disabled():
+            np.testing.assert_allclose(results[0], sess.run(fetch, feed), rtol=3e-6, atol=1e-6)

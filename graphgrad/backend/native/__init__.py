@@ -345,6 +345,16 @@ def _join_team(kernels: dict) -> None:
             _STATE["team"] = True
 
 
+def split_over_team() -> tuple[int, int]:
+    """``(address of gg_parallel, threads)`` for a generated kernel (a library of its own, given the
+    function's address) to split its work on MKL's OpenMP team; ``(0, 1)`` without a team."""
+    if not _STATE.get("team"):
+        return 0, 1
+    if "split" not in _STATE:
+        _STATE["split"] = ctypes.cast(_STATE["library"].gg_parallel, ctypes.c_void_p).value or 0
+    return _STATE["split"], threads()
+
+
 def team() -> bool:
     """Whether native kernels split their work over MKL's OpenMP threads (see :func:`_join_team`)."""
     return available() and bool(_STATE.get("team"))

@@ -136,6 +136,8 @@ static inline void gg_split_row(float *restrict dst, int64_t phase_len, const fl
 typedef void (*gg_range_fn)(void *task, int64_t first, int64_t stop, int worker, int64_t chunk);
 /* run over [0, n) in chunks of `chunk` units, on up to `workers` threads (the caller's included). */
 void gg_parallel(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t workers);
+/* gg_parallel's type, for generated kernels (a library of their own), which are given its address. */
+typedef void (*gg_split_fn)(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t workers);
 /* How many threads for `work` units: the thread count, but none with less than min_work. */
 int64_t gg_workers(int64_t work, int64_t min_work);
 /* gg_workers where the split runs on MKL's OpenMP team (parallel.c), else 1: for kernels that run

@@ -25,6 +25,11 @@ Only float32 groups of large arrays whose operations have an exact C counterpart
   chain on small arrays (W4's 170 operations on 16 floats) is a NumPy call per operation, about a
   microsecond each, where the C loop takes a few microseconds in all.
 
+Outputs of :data:`SPLIT_ELEMENTS` or more split over MKL's OpenMP team when native kernels have one
+(native.team: whole rows of the loops, or blocks of a flat one, to each thread; every element is
+computed alike wherever it runs). A generated kernel is a library of its own, so it is handed
+gg_parallel's address rather than linked to it.
+
 All kernels of one fuse pass are compiled together, once (cached on disk by their text); the NumPy
 kernel stays and runs whenever an argument is not what the C one was generated for (a CuPy array,
 a non-contiguous view) or native kernels are off.
@@ -51,6 +56,11 @@ MIN_INSTRUCTIONS = 48
 
 #: Largest inner dimension of a MatMul head summed inside the loop rather than by BLAS.
 INLINE_K = 4
+
+#: Outputs of at least this many elements split over MKL's OpenMP team (native.team), in rows of the
+#: loops or blocks of SPLIT_BLOCK elements; each element is computed alike on any thread.
+SPLIT_ELEMENTS = 1 << 16
+SPLIT_BLOCK = 4096
 
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(bool)
@@ -133,6 +143,7 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
     kinds = {}  # value name -> "f" (float) or "b" (bool)
     body = []
     heads = []
+    inline_inputs = set()  # inputs read by inline heads (across a row: never an output's own array)
 
     def operand(ref) -> tuple[str, str]:
         kind, v = ref
@@ -151,6 +162,7 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
             kinds[f"v{j}"] = "f"
             if _inner(opkey, args, inputs) <= INLINE_K:
                 body.append(f"                float v{j} = {_inline_product(opkey, args, inputs, row, col)};")
+                inline_inputs.update(a[1] for a in args)
                 continue
             heads.append((j,) + tuple(a[1] for a in args) + tuple(opkey[1:]))
             body.append(f"                float v{j} = m{j}[{full}];")
@@ -168,18 +180,44 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
     params = [f"{'const uint8_t' if np.dtype(t.dtype) == _BOOL else 'const float'} *a{i}" for i, t in enumerate(inputs)]
     params += [f"const float *m{j}" for j, *_ in heads]
     params += [f"float *o{k}" for k in sorted(out_slots.values())]
+    names = [p.split("*")[1] for p in params]
+    # the loops of units [first, stop) of the first loop longer than 1 (blocks of SPLIT_BLOCK elements
+    # when that is the innermost): what gg_parallel hands to each thread (ranges of whole rows or blocks)
+    level = next((k for k in range(3) if sizes[k] > 1), 2)
+    units = sizes[level] if level < 2 else -(-sizes[2] // SPLIT_BLOCK)
+    ranges = [f"{sizes[0]}", f"{sizes[1]}", f"{sizes[2]}"]
+    starts = ["0", "0", "0"]
+    if level < 2:
+        starts[level], ranges[level] = "first", "stop"
+    else:
+        starts[2], ranges[2] = f"first * {SPLIT_BLOCK}", f"(stop * {SPLIT_BLOCK} < {sizes[2]} ? stop * {SPLIT_BLOCK} : {sizes[2]})"
+    chunk = max(-(-units // 16), 1)
     return "\n".join([
-        f"GG_EXPORT void gg_{name}({', '.join(params)}) {{",
-        f"    for (int64_t i0 = 0; i0 < {sizes[0]}; i0++) {{",
-        f"        for (int64_t i1 = 0; i1 < {sizes[1]}; i1++) {{",
+        f"typedef struct {{ {' '.join(p + ';' for p in params)} }} task_{name};",
+        "",
+        f"static void part_{name}(void *task, int64_t first, int64_t stop, int worker, int64_t chunk) {{",
+        f"    const task_{name} *t = (const task_{name} *)task;",
+        *[f"    {p} = t->{n};" for p, n in zip(params, names)],
+        "    (void)worker, (void)chunk;",
+        f"    for (int64_t i0 = {starts[0]}; i0 < {ranges[0]}; i0++) {{",
+        f"        for (int64_t i1 = {starts[1]}; i1 < {ranges[1]}; i1++) {{",
         "            #pragma GCC ivdep",  # outputs may be inputs' own arrays: element i is read, then written
-        f"            for (int64_t i2 = 0; i2 < {sizes[2]}; i2++) {{",
+        f"            for (int64_t i2 = {starts[2]}; i2 < {ranges[2]}; i2++) {{",
         *body,
         "            }",
         "        }",
         "    }",
         "}",
-        ""]), heads
+        "",
+        # split: gg_parallel's address (a separate library: passed, not linked), 0 for one thread
+        f"GG_EXPORT void gg_{name}({', '.join(params + ['int64_t split', 'int64_t workers'])}) {{",
+        f"    task_{name} t = {{{', '.join(names)}}};",
+        "    if (split && workers > 1)",
+        f"        ((gg_split_fn)(intptr_t)split)(part_{name}, &t, {units}, {chunk}, workers);",
+        "    else",
+        f"        part_{name}(&t, 0, {units}, 0, 0);",
+        "}",
+        ""]), heads, sorted(inline_inputs)
 
 
 def _inner(opkey, args, inputs) -> int:
@@ -240,10 +278,13 @@ class NativeKernel:
     and returns the output (a tuple for several), or ``None`` when the arguments do not fit it (the
     caller then runs the NumPy kernel)."""
 
-    def __init__(self, fn: Callable, shape: tuple, heads: list, in_shapes: list, in_dtypes: list, n_outputs: int):
+    def __init__(self, fn: Callable, shape: tuple, heads: list, in_shapes: list, in_dtypes: list, n_outputs: int,
+                 inline_inputs: tuple = ()):
         self.fn = fn
         self.heads = heads
+        self.inline_inputs = tuple(inline_inputs)
         self.shape = tuple(shape)
+        self.large = math.prod(self.shape) >= SPLIT_ELEMENTS and not __import__("os").environ.get("GG_EXP_NOSPLIT")
         self.in_shapes = [tuple(s) for s in in_shapes]
         self.in_bool = [np.dtype(d) == _BOOL for d in in_dtypes]
         self.n_outputs = n_outputs
@@ -268,6 +309,8 @@ class NativeKernel:
                     last[j] = (a, pointer)
             pointers.append(pointer)
         outs = list(out) if isinstance(out, tuple) else [out] + [None] * (self.n_outputs - 1)
+        if self.inline_inputs and any(o is arrays[i] for o in outs for i in self.inline_inputs):
+            return None  # an inline head reads across rows: not from the array being written (NumPy's path)
         fresh = []
         for k, o in enumerate(outs):
             if not (type(o) is np.ndarray and o.shape == self.shape and o.dtype == _F32 and o.flags.c_contiguous
@@ -281,7 +324,8 @@ class NativeKernel:
             blas.matmul(arrays[i].T if a_transposed else arrays[i], arrays[k].T if b_transposed else arrays[k],
                         out=buffer)
             pointers.append(_pointer(buffer))
-        self.fn(*pointers, *[_pointer(o) for o in outs])
+        split, workers = native.split_over_team() if self.large else (0, 1)
+        self.fn(*pointers, *[_pointer(o) for o in outs], split, workers)
         return tuple(outs) if self.n_outputs > 1 else outs[0]
 
 
@@ -304,7 +348,7 @@ def attach(kernels: list) -> None:
     for k in pending:
         fn = compiled.get(k.native_name)
         if fn is not None:
-            k.native = NativeKernel(fn.raw, k.native_shape, k.native_source[1], *k.native_inputs)
+            k.native = NativeKernel(fn.raw, k.native_shape, k.native_source[1], *k.native_inputs, k.native_source[2])
 
 
 def describe(key) -> str:
