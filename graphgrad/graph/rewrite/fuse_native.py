@@ -284,7 +284,7 @@ class NativeKernel:
         self.heads = heads
         self.inline_inputs = tuple(inline_inputs)
         self.shape = tuple(shape)
-        self.large = math.prod(self.shape) >= SPLIT_ELEMENTS and not __import__("os").environ.get("GG_EXP_NOSPLIT")
+        self.large = math.prod(self.shape) >= SPLIT_ELEMENTS
         self.in_shapes = [tuple(s) for s in in_shapes]
         self.in_bool = [np.dtype(d) == _BOOL for d in in_dtypes]
         self.n_outputs = n_outputs
