@@ -124,10 +124,7 @@ def openmp_team() -> Optional[int]:
     while after each product (KMP_BLOCKTIME; GOMP_SPINCOUNT, milliseconds), start it at once, where a
     thread of ours would find the other core taken by one of them."""
     if not available():
-        if os.environ.get("GG_EXP_GOMP") and "team" not in _STATE:
-            name = ctypes.util.find_library("gomp")
-            _STATE["team"] = ctypes.cast(ctypes.CDLL(name).GOMP_parallel, ctypes.c_void_p).value if name else None
-        return _STATE.get("team")
+        return None
     if "team" not in _STATE:
         _STATE["team"] = None
         runtime = "libgomp" if threads_spin_long() else "libiomp5"

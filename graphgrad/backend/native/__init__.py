@@ -425,5 +425,6 @@ def status() -> str:
         return "off (GRAPHGRAD_NATIVE=0)"
     if available():
         count = threads()
-        return f"on, {len(_STATE['kernels'])} kernels, {count} thread{'s' if count > 1 else ''} ({_STATE['path']})"
+        where = " on MKL's OpenMP team" if count > 1 and team() else ""
+        return f"on, {len(_STATE['kernels'])} kernels, {count} thread{'s' if count > 1 else ''}{where} ({_STATE['path']})"
     return f"unavailable ({_STATE.get('error')})"
