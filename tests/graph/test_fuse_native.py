@@ -236,3 +236,17 @@ def test_large_groups_split_over_an_openmp_team():
         np.testing.assert_array_equal(results[1], results[0])
         with native.disabled():
             np.testing.assert_allclose(results[0], sess.run(fetch, feed), rtol=3e-6, atol=1e-6)
+
+
+def test_head_over_an_unknown_batch_dimension():
+    """A weight gradient x^T g whose summed dimension is the batch, unknown when the graph is built:
+    the head stays a BLAS product, and the group runs as NumPy's."""
+    graph = gg.Graph()
+    with graph.as_default():
+        x = gg.placeholder(gg.float32, (None, 128), name="x")
+        g = gg.placeholder(gg.float32, (None, 256), name="g")
+        fetch = gg.relu(gg.transpose(x, (1, 0)) @ g * 2.0 + 1.0)
+    feeds = {x: _f32(40, 128), g: _f32(40, 256)}
+    got = gg.Session(graph, optimize=2).run(fetch, feeds)
+    expected = np.maximum((feeds[x].T @ feeds[g]) * 2.0 + 1.0, 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

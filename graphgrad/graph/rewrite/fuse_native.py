@@ -221,8 +221,12 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
 
 
 def _inner(opkey, args, inputs) -> int:
-    """The inner (summed) dimension of a MatMul head: columns of its first operand as read."""
-    shape = inputs[args[0][1]].shape
+    """The inner (summed) dimension of a MatMul head: columns of its first operand as read (taken as
+    large where an operand's shape is not fully known: such a head stays a BLAS call)."""
+    (_, ia), (_, ib) = args
+    if None in inputs[ia].shape or None in inputs[ib].shape:
+        return INLINE_K + 1
+    shape = inputs[ia].shape
     return int(shape[0] if opkey[1] else shape[1])
 
 
