@@ -361,119 +361,104 @@ GG_EXPORT void gg_attention_softmax_grad_t_f32(const float *p, float *d, int64_t
  * per call and worker; ok[0] = 0 when it could not be (the caller takes its BLAS path). */
 typedef struct { float *st, *lt; int64_t lp; } attention_scratch;
 
-typedef struct {
+typedef struct attention_task attention_task;
+/* One (sample n, head h) block, number b = n * heads + h, with a worker's scratch. */
+typedef void (*attention_block_fn)(const attention_task *t, const attention_scratch *w, int64_t n, int64_t h, int64_t b);
+
+struct attention_task {
     const float *qkv, *mask, *weights, *g;
     float *out;
     int64_t L, heads, D;
     float scale;
     int mask_mode, causal;
+    attention_block_fn block;
     attention_scratch scratch[GG_MAX_WORKERS];  /* one per worker */
-} attention_task;
+};
 
 /* Blocks (sample, head) are split over MKL's OpenMP team from this many multiply-adds a worker. */
 #define ATTENTION_SPLIT_MULTIPLY_ADDS (1 << 21)
 
-/* The workers for N * heads blocks and their scratch; 0 when it could not be allocated. */
-static int64_t attention_begin(attention_task *t, int64_t N) {
-    const int64_t L = t->L, D = t->D;
-    const int64_t workers = gg_team_workers(N * t->heads * L * L * D, ATTENTION_SPLIT_MULTIPLY_ADDS);
-    int ok = 1;
-    for (int64_t w = 0; w < workers; w++) {
-        attention_scratch *s = &t->scratch[w];
-        s->lp = (L + 15) / 16 * 16;                                   /* L padded to whole vectors */
-        s->st = calloc((size_t)(L * s->lp), sizeof(float));           /* (S, lp): a block of scores */
-        s->lt = calloc((size_t)(D * s->lp), sizeof(float));           /* (D, lp): a head transposed */
-        ok = ok && s->st != NULL && s->lt != NULL;
-    }
-    for (int64_t w = workers; w < GG_MAX_WORKERS; w++) t->scratch[w] = (attention_scratch){NULL, NULL, 0};
-    return ok ? workers : 0;
+static void attention_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
+    const attention_task *t = (const attention_task *)p;
+    (void)chunk;
+    for (int64_t b = first; b < stop; b++) t->block(t, &t->scratch[worker], b / t->heads, b % t->heads, b);
 }
 
-static void attention_end(attention_task *t) {
-    for (int w = 0; w < GG_MAX_WORKERS; w++) {
+/* Run t->block over the N * heads blocks, with scratch per worker; ok[0] = 0 (nothing computed) when
+ * the scratch could not be allocated. */
+static void attention_run(attention_task *t, int64_t N, int64_t *ok) {
+    const int64_t L = t->L, D = t->D, blocks = N * t->heads;
+    const int64_t workers = gg_team_workers(blocks * L * L * D, ATTENTION_SPLIT_MULTIPLY_ADDS);
+    int fine = 1;
+    for (int64_t w = 0; w < GG_MAX_WORKERS; w++) {
+        attention_scratch *s = &t->scratch[w];
+        *s = (attention_scratch){NULL, NULL, (L + 15) / 16 * 16};     /* L padded to whole vectors */
+        if (w >= workers) continue;
+        s->st = calloc((size_t)(L * s->lp), sizeof(float));           /* (S, lp): a block of scores */
+        s->lt = calloc((size_t)(D * s->lp), sizeof(float));           /* (D, lp): a head transposed */
+        fine = fine && s->st != NULL && s->lt != NULL;
+    }
+    ok[0] = fine;
+    if (fine) gg_parallel(attention_part, t, blocks, gg_chunk(blocks, 1), workers);
+    for (int64_t w = 0; w < GG_MAX_WORKERS; w++) {
         free(t->scratch[w].st);
         free(t->scratch[w].lt);
     }
 }
 
-static void attention_run(gg_range_fn part, attention_task *t, int64_t N, int64_t *ok) {
-    const int64_t workers = attention_begin(t, N), blocks = N * t->heads;
-    ok[0] = workers > 0;
-    if (ok[0]) gg_parallel(part, t, blocks, gg_chunk(blocks, 1), workers);
-    attention_end(t);
-}
-
-static void weights_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const attention_task *t = (const attention_task *)p;
-    const int64_t L = t->L, heads = t->heads, D = t->D, E = heads * D, row = 3 * E;
-    const attention_scratch w = t->scratch[worker];
-    (void)chunk;
-    for (int64_t b = first; b < stop; b++) {
-        const float *q = t->qkv + (b / heads) * L * row + (b % heads) * D, *k = q + E;
-        const float *mask = t->mask_mode == 2 ? t->mask + b * L * L : t->mask;
-        float *weights = (float *)t->out;
-        gg_transpose(q, L, D, row, w.lt, w.lp);                                  /* q^T (D, lp) */
-        gg_small_product(k, row, 1, L, w.lt, w.lp, D, w.lp, w.st, w.lp, 64, 16, 0);  /* k q^T (S, lp) */
-        softmax_t_block(w.st, w.lp, mask, L, L, L, t->scale, t->mask_mode, t->causal);
-        for (int64_t s = 0; s < L; s++) memcpy(weights + (b * L + s) * L, w.st + s * w.lp, sizeof(float) * (size_t)L);
-    }
+static void weights_block(const attention_task *t, const attention_scratch *w, int64_t n, int64_t h, int64_t b) {
+    const int64_t L = t->L, D = t->D, E = t->heads * D, row = 3 * E;
+    const float *q = t->qkv + n * L * row + h * D, *k = q + E;
+    const float *mask = t->mask_mode == 2 ? t->mask + b * L * L : t->mask;
+    gg_transpose(q, L, D, row, w->lt, w->lp);                                      /* q^T (D, lp) */
+    gg_small_product(k, row, 1, L, w->lt, w->lp, D, w->lp, w->st, w->lp, 64, 16, 0);  /* k q^T (S, lp) */
+    softmax_t_block(w->st, w->lp, mask, L, L, L, t->scale, t->mask_mode, t->causal);
+    for (int64_t s = 0; s < L; s++) memcpy(t->out + (b * L + s) * L, w->st + s * w->lp, sizeof(float) * (size_t)L);
 }
 
 /* weights (N, heads, S, L) = softmax(q k^T * scale + mask)^T per head, as gg_attention_softmax_t_f32. */
 GG_EXPORT void gg_attention_weights_packed_f32(const float *qkv, const float *mask, float *weights, int64_t N, int64_t L, int64_t heads, int64_t D, float scale, int mask_mode, int causal, int64_t *ok) {
-    attention_task t = {qkv, mask, NULL, NULL, weights, L, heads, D, scale, mask_mode, causal, {{0}}};
-    attention_run(weights_part, &t, N, ok);
+    attention_task t = {qkv, mask, NULL, NULL, weights, L, heads, D, scale, mask_mode, causal, weights_block, {{0}}};
+    attention_run(&t, N, ok);
 }
 
-static void apply_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const attention_task *t = (const attention_task *)p;
-    const int64_t L = t->L, heads = t->heads, D = t->D, E = heads * D, row = 3 * E;
-    const attention_scratch w = t->scratch[worker];
-    (void)chunk;
-    for (int64_t b = first; b < stop; b++) {
-        const int64_t n = b / heads, h = b % heads;
-        const float *v = t->qkv + n * L * row + 2 * E + h * D;
-        const float *pt = t->weights + b * L * L;
-        if (w.lp != L) {  /* P^T's rows padded to whole vectors (the product reads lp columns) */
-            for (int64_t s = 0; s < L; s++) memcpy(w.st + s * w.lp, pt + s * L, sizeof(float) * (size_t)L);
-            pt = w.st;
-        }
-        /* out^T (D, L) = v^T P^T: rows of v^T are v's columns (a[e + s row]) */
-        gg_small_product(v, 1, row, D, pt, w.lp, L, w.lp, w.lt, w.lp, 64, 16, 0);
-        gg_transpose(w.lt, D, L, w.lp, t->out + n * L * E + h * D, E);
+static void apply_block(const attention_task *t, const attention_scratch *w, int64_t n, int64_t h, int64_t b) {
+    const int64_t L = t->L, D = t->D, E = t->heads * D, row = 3 * E;
+    const float *v = t->qkv + n * L * row + 2 * E + h * D;
+    const float *pt = t->weights + b * L * L;
+    if (w->lp != L) {  /* P^T's rows padded to whole vectors (the product reads lp columns) */
+        for (int64_t s = 0; s < L; s++) memcpy(w->st + s * w->lp, pt + s * L, sizeof(float) * (size_t)L);
+        pt = w->st;
     }
+    /* out^T (D, L) = v^T P^T: rows of v^T are v's columns (a[e + s row]) */
+    gg_small_product(v, 1, row, D, pt, w->lp, L, w->lp, w->lt, w->lp, 64, 16, 0);
+    gg_transpose(w->lt, D, L, w->lp, t->out + n * L * E + h * D, E);
 }
 
 /* out (N, L, E) = P v per head, from weights = P^T (N, heads, S, L). */
 GG_EXPORT void gg_attention_apply_packed_f32(const float *qkv, const float *weights, float *out, int64_t N, int64_t L, int64_t heads, int64_t D, int64_t *ok) {
-    attention_task t = {qkv, NULL, weights, NULL, out, L, heads, D, 0.0f, 0, 0, {{0}}};
-    attention_run(apply_part, &t, N, ok);
+    attention_task t = {qkv, NULL, weights, NULL, out, L, heads, D, 0.0f, 0, 0, apply_block, {{0}}};
+    attention_run(&t, N, ok);
 }
 
-static void grad_part(void *p, int64_t first, int64_t stop, int worker, int64_t chunk) {
-    const attention_task *t = (const attention_task *)p;
-    const int64_t L = t->L, heads = t->heads, D = t->D, E = heads * D, row = 3 * E;
-    const attention_scratch w = t->scratch[worker];
-    (void)chunk;
-    for (int64_t b = first; b < stop; b++) {
-        const int64_t n = b / heads, h = b % heads;
-        const float *q = t->qkv + n * L * row + h * D, *k = q + E, *v = q + 2 * E;
-        const float *p = t->weights + b * L * L, *gh = t->g + n * L * E + h * D;
-        float *gq = t->out + n * L * row + h * D, *gk = gq + E, *gv = gq + 2 * E;
-        gg_small_product(p, L, 1, L, gh, E, L, D, gv, row, 64, 16, 0);          /* dV = P^T g */
-        gg_transpose(gh, L, D, E, w.lt, w.lp);                                   /* g^T (D, lp) */
-        gg_small_product(v, row, 1, L, w.lt, w.lp, D, w.lp, w.st, w.lp, 64, 16, 0);  /* dP^T = v g^T */
-        softmax_grad_t_block(p, L, w.st, w.lp, L, L, t->scale);                  /* dS^T */
-        gg_small_product(w.st, 1, w.lp, L, k, row, L, D, gq, row, 64, 16, 0);    /* dQ = dS k */
-        gg_small_product(w.st, w.lp, 1, L, q, row, L, D, gk, row, 64, 16, 0);    /* dK = dS^T q */
-    }
+static void grad_block(const attention_task *t, const attention_scratch *w, int64_t n, int64_t h, int64_t b) {
+    const int64_t L = t->L, D = t->D, E = t->heads * D, row = 3 * E;
+    const float *q = t->qkv + n * L * row + h * D, *k = q + E, *v = q + 2 * E;
+    const float *p = t->weights + b * L * L, *gh = t->g + n * L * E + h * D;
+    float *gq = t->out + n * L * row + h * D, *gk = gq + E, *gv = gq + 2 * E;
+    gg_small_product(p, L, 1, L, gh, E, L, D, gv, row, 64, 16, 0);                /* dV = P^T g */
+    gg_transpose(gh, L, D, E, w->lt, w->lp);                                       /* g^T (D, lp) */
+    gg_small_product(v, row, 1, L, w->lt, w->lp, D, w->lp, w->st, w->lp, 64, 16, 0);  /* dP^T = v g^T */
+    softmax_grad_t_block(p, L, w->st, w->lp, L, L, t->scale);                      /* dS^T */
+    gg_small_product(w->st, 1, w->lp, L, k, row, L, D, gq, row, 64, 16, 0);        /* dQ = dS k */
+    gg_small_product(w->st, w->lp, 1, L, q, row, L, D, gk, row, 64, 16, 0);        /* dK = dS^T q */
 }
 
 /* grad (N, L, 3E): the gradients of q, k, v (packed as qkv) for the upstream gradient g (N, L, E), from
  * weights = P^T: dV = P^T g, dP^T = v g^T, dS^T = softmax backward (times scale), dQ = dS k, dK = dS^T q. */
 GG_EXPORT void gg_attention_grad_packed_f32(const float *qkv, const float *weights, const float *g, float *grad, int64_t N, int64_t L, int64_t heads, int64_t D, float scale, int64_t *ok) {
-    attention_task t = {qkv, NULL, weights, g, grad, L, heads, D, scale, 0, 0, {{0}}};
-    attention_run(grad_part, &t, N, ok);
+    attention_task t = {qkv, NULL, weights, g, grad, L, heads, D, scale, 0, 0, grad_block, {{0}}};
+    attention_run(&t, N, ok);
 }
 
 /* The gradient of softmax cross-entropy over class indices (ops/losses.py's SoftmaxCrossEntropyGrad with
