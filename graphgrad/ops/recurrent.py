@@ -78,7 +78,8 @@ def _scan_threads(T: int, B: int, H: int, gates: int) -> int:
     """Threads for a whole-sequence kernel: its recurrent products' multiply-adds decide. None while
     MKL's threads spin for milliseconds after a product (blas.threads_spin_long) and the split would
     run on threads of our own (no native.team): with PyTorch loaded, a W3 step split over two of ours
-    took 10.1 ms against 9.2 ms on one; on MKL's OpenMP team, 0.81x of the benchmark's ratio on one."""
+    took 10.1 ms against 9.2 ms on one, where on MKL's OpenMP team the benchmark's W3 ratio went from
+    0.96x to 0.81x."""
     if T * B * gates * H * H < _SCAN_SPLIT_MULTIPLY_ADDS or (blas.threads_spin_long() and not native.team()):
         return 1
     return native.threads()

@@ -22,7 +22,7 @@ Only float32 groups of large arrays whose operations have an exact C counterpart
 * outputs of at least :data:`MIN_ELEMENTS` elements, or groups of at least :data:`MIN_INSTRUCTIONS`
   operations of any size: below both the generated NumPy kernel is about as fast (a few NumPy calls
   on small arrays), and the tests' thousands of tiny graphs would each wait for a compiler. A long
-  chain on small arrays (W4's 170 operations on 16 floats) is a NumPy call per operation, about a
+  chain on small arrays (W4's 165 operations on 16 floats) is a NumPy call per operation, about a
   microsecond each, where the C loop takes a few microseconds in all.
 
 Outputs of :data:`SPLIT_ELEMENTS` or more split over MKL's OpenMP team when native kernels have one
@@ -118,8 +118,10 @@ def _index(strides: tuple) -> str:
 
 
 def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tuple) -> Optional[tuple]:
-    """``(source, heads)``: the C function ``gg_<name>`` of a fused group and the MatMul heads
-    computed before it as ``(member, input a, input b, a transposed, b transposed)``; ``None`` when
+    """``(source, heads, inline inputs)``: the C function ``gg_<name>`` of a fused group (its last two
+    arguments: gg_parallel's address or 0, and the threads), the MatMul heads computed before it as
+    ``(member, input a, input b, a transposed, b transposed)``, and the inputs that heads summed in the
+    loop read (never to be given as an output's array); ``None`` when
     the group is outside what is generated (module docstring). ``instrs`` are the group's
     ``(opkey, op class, args, dtype str)`` (args: ``("v", member)``, ``("a", input)``,
     ``("l", literal)``), ``inputs`` its input tensors, ``out_slots`` ``{member: output index}`` (the
