@@ -435,6 +435,8 @@ def _pointwise_forward(xp, x, w, out):
     w2 = w.reshape(co, c)
     if math.prod(out) == 1:
         return blas.xp_matmul(xp, x.reshape(n, c), w2.T).reshape((n, co) + out)
+    if n == 1:  # one 2-D product (a stack of one costs the batched path's setup: 1.4x on MobileNet's 7x7 layers)
+        return blas.xp_matmul(xp, w2, x.reshape(c, -1)).reshape((n, co) + out)
     return blas.xp_matmul(xp, w2, x.reshape(n, c, -1)).reshape((n, co) + out)
 
 
