@@ -336,13 +336,12 @@ def _join_team(kernels: dict) -> None:
     keeps threads of our own."""
     if os.environ.get("GRAPHGRAD_NATIVE_TEAM", "").strip() == "0":
         return
-    if threads() > 1 or os.environ.get("GRAPHGRAD_NATIVE_THREADS"):
-        from graphgrad.backend import blas
+    from graphgrad.backend import blas  # (loaded already: threads() asked whether MKL runs)
 
-        team = blas.openmp_team()
-        if team:
-            kernels["set_team"](team)
-            _STATE["team"] = True
+    team = blas.openmp_team()
+    if team:
+        kernels["set_team"](team)
+        _STATE["team"] = True
 
 
 def split_over_team() -> tuple[int, int]:

@@ -177,8 +177,8 @@ GG_EXPORT void gg_lstm_step_grad_f32(const float *ws, const float *g, const floa
                       * step's weights stream through the cache once) */
 
 typedef struct {
-    const float *gx, *bias, *h0, *c0, *g, *w;   /* w: the packed weights */
-    float *ws, *dh_next, *dc, *d;
+    const float *gx, *bias, *h0, *c0, *w;       /* w: the packed weights */
+    float *ws;
     float *scratch[GG_MAX_WORKERS];             /* per worker: a chunk's products */
     int64_t T, B, H, reverse, has_state;
 } scan_task;
@@ -249,7 +249,7 @@ static float *padded_rows(const float *w, int64_t rows, int64_t H, int64_t width
  * over. ok[0] = 0 when memory ran out (nothing useful written: the caller takes its per-step path). */
 GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float *w_hh, const float *h0, const float *c0, float *ws, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
     const int64_t units = (H + RL - 1) / RL, hp = units * RL, workers = scan_workers(threads, B);
-    scan_task k = {gx, bias, h0, c0, NULL, NULL, ws, NULL, NULL, NULL, {0}, T, B, H, reverse, has_state};
+    scan_task k = {gx, bias, h0, c0, NULL, ws, {0}, T, B, H, reverse, has_state};
     float *panels = calloc((size_t)(units * H * 4 * RL), sizeof(float));
     ok[0] = panels != NULL && scan_scratch(k.scratch, workers, scan_chunk(workers, B) * 4 * hp);  /* (gates i, f, g, o) */
     if (ok[0]) {
@@ -265,19 +265,46 @@ GG_EXPORT void gg_lstm_scan_f32(const float *gx, const float *bias, const float 
     free_scratch(k.scratch, workers);
 }
 
-static void scan_grad_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk) {
-    const scan_task *k = (const scan_task *)p;
-    const int64_t T = k->T, B = k->B, H = k->H, width = (H + RL - 1) / RL * RL;
+/* The backward through time of either cell: per step, latest first, the cell's gate gradients for a
+ * chunk of batch rows (lstm_step_grad_rows or gru_step_grad_rows, which share a signature), then the
+ * gradient the step before receives through the recurrent product, next = d[recurrent + t] W_hh. */
+typedef void (*step_grad_fn)(const float *ws, const float *g, const float *next, const float *state0, float *carry,
+                             float *d, int64_t t, int64_t prev, int64_t T, int64_t B, int64_t H, int64_t b0, int64_t b1);
+
+typedef struct {
+    step_grad_fn step;
+    const float *ws, *g, *state0, *w;           /* w: W_hh, rows padded to whole vectors */
+    float *next, *carry, *d;                     /* next: (B, H); carry: the LSTM's dc, the GRU's dh z */
+    float *scratch[GG_MAX_WORKERS];              /* per worker: a chunk's products */
+    int64_t T, B, H, gates, recurrent, reverse, has_state;  /* recurrent: d's row of step 0's W_hh gradients */
+} backward_task;
+
+static void backward_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk) {
+    const backward_task *k = (const backward_task *)p;
+    const int64_t T = k->T, B = k->B, H = k->H, G = k->gates * H, width = (H + RL - 1) / RL * RL;
     float *out = k->scratch[worker];
     (void)chunk;
     for (int64_t s = T - 1; s >= 0; s--) {
         const int64_t t = k->reverse ? T - 1 - s : s;
         const int64_t prev = s == 0 ? (k->has_state ? -1 : -2) : (k->reverse ? t + 1 : t - 1);
-        lstm_step_grad_rows(k->ws, k->g, k->dh_next, k->c0, k->dc, k->d, t, prev, T, B, H, b0, b1);
-        gg_small_product(k->d + (t * B + b0) * 4 * H, 4 * H, 1, b1 - b0, k->w, width, 4 * H, width, out, width,
+        k->step(k->ws, k->g, k->next, k->state0, k->carry, k->d, t, prev, T, B, H, b0, b1);
+        gg_small_product(k->d + ((k->recurrent + t) * B + b0) * G, G, 1, b1 - b0, k->w, width, G, width, out, width,
                          4 * RL, RL, 0);
-        for (int64_t b = b0; b < b1; b++) memcpy(k->dh_next + b * H, out + (b - b0) * width, sizeof(float) * (size_t)H);
+        for (int64_t b = b0; b < b1; b++) memcpy(k->next + b * H, out + (b - b0) * width, sizeof(float) * (size_t)H);
     }
+}
+
+/* Run k over the whole sequence, batch rows split as the forward; ok[0] = 0 when memory ran out. */
+static void run_backward(backward_task *k, const float *w_hh, int64_t threads, int64_t *ok) {
+    const int64_t width = (k->H + RL - 1) / RL * RL, workers = scan_workers(threads, k->B);
+    float *padded = padded_rows(w_hh, k->gates * k->H, k->H, width);
+    ok[0] = padded != NULL && scan_scratch(k->scratch, workers, scan_chunk(workers, k->B) * width);
+    if (ok[0]) {
+        k->w = padded;
+        gg_parallel(backward_rows, k, k->B, scan_chunk(workers, k->B), workers);
+    }
+    free(padded);
+    free_scratch(k->scratch, workers);
 }
 
 /* Backpropagation through the whole sequence: for each step, latest first, the gate gradients (as
@@ -286,16 +313,8 @@ static void scan_grad_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t 
  * by the caller), left holding those of h_{-1} and c_{-1}; c0 as in the forward (has_state). threads
  * and ok[0] as in gg_lstm_scan_f32. */
 GG_EXPORT void gg_lstm_scan_grad_f32(const float *ws, const float *g, const float *w_hh, const float *c0, float *dh_next, float *dc, float *d, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
-    const int64_t width = (H + RL - 1) / RL * RL, workers = scan_workers(threads, B);
-    scan_task k = {NULL, NULL, NULL, c0, g, NULL, (float *)ws, dh_next, dc, d, {0}, T, B, H, reverse, has_state};
-    float *panels = padded_rows(w_hh, 4 * H, H, width);
-    ok[0] = panels != NULL && scan_scratch(k.scratch, workers, scan_chunk(workers, B) * width);
-    if (ok[0]) {
-        k.w = panels;
-        gg_parallel(scan_grad_rows, &k, B, scan_chunk(workers, B), workers);
-    }
-    free(panels);
-    free_scratch(k.scratch, workers);
+    backward_task k = {lstm_step_grad_rows, ws, g, c0, NULL, dh_next, dc, d, {0}, T, B, H, 4, 0, reverse, has_state};
+    run_backward(&k, w_hh, threads, ok);
 }
 
 /* ---- GRU ---------------------------------------------------------------------------------------------- */
@@ -394,8 +413,8 @@ GG_EXPORT void gg_gru_step_grad_f32(const float *ws, const float *g, const float
 
 /* ---- the whole GRU sequence in one call (as the LSTM's above: batch rows in chunks over threads) ---- */
 typedef struct {
-    const float *gx, *b_ih, *b_hh, *h0, *g, *w;  /* w: the packed weights */
-    float *ws, *mm, *carry, *d;
+    const float *gx, *b_ih, *b_hh, *h0, *w;      /* w: the packed weights */
+    float *ws;
     float *scratch[GG_MAX_WORKERS];
     int64_t T, B, H, reverse, has_state;
 } gru_task;
@@ -428,7 +447,7 @@ static void gru_scan_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t c
  * gg_lstm_scan_f32. */
 GG_EXPORT void gg_gru_scan_f32(const float *gx, const float *b_ih, const float *b_hh, const float *w_hh, const float *h0, float *ws, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
     const int64_t hp = (H + RL - 1) / RL * RL, workers = scan_workers(threads, B);
-    gru_task k = {gx, b_ih, b_hh, h0, NULL, NULL, ws, NULL, NULL, NULL, {0}, T, B, H, reverse, has_state};
+    gru_task k = {gx, b_ih, b_hh, h0, NULL, ws, {0}, T, B, H, reverse, has_state};
     float *packed = calloc((size_t)(H * 3 * hp), sizeof(float));  /* W_hh^T (H, 3 hp), gate q at q hp */
     ok[0] = packed != NULL && scan_scratch(k.scratch, workers, scan_chunk(workers, B) * 3 * hp);
     if (ok[0]) {
@@ -442,36 +461,13 @@ GG_EXPORT void gg_gru_scan_f32(const float *gx, const float *b_ih, const float *
     free_scratch(k.scratch, workers);
 }
 
-static void gru_grad_rows(void *p, int64_t b0, int64_t b1, int worker, int64_t chunk) {
-    const gru_task *k = (const gru_task *)p;
-    const int64_t T = k->T, B = k->B, H = k->H, width = (H + RL - 1) / RL * RL;
-    float *out = k->scratch[worker];
-    (void)chunk;
-    for (int64_t s = T - 1; s >= 0; s--) {
-        const int64_t t = k->reverse ? T - 1 - s : s;
-        const int64_t prev = s == 0 ? (k->has_state ? -1 : -2) : (k->reverse ? t + 1 : t - 1);
-        gru_step_grad_rows(k->ws, k->g, k->mm, k->h0, k->carry, k->d, t, prev, T, B, H, b0, b1);
-        gg_small_product(k->d + ((T + 1 + t) * B + b0) * 3 * H, 3 * H, 1, b1 - b0, k->w, width, 3 * H, width, out,
-                         width, 64, 16, 0);
-        for (int64_t b = b0; b < b1; b++) memcpy(k->mm + b * H, out + (b - b0) * width, sizeof(float) * (size_t)H);
-    }
-}
-
 /* Backpropagation through a whole GRU sequence: per step, latest first, the gate gradients (as
  * gg_gru_step_grad_f32) into d (2, T + 1, B, 3H), then mm = d[1, t] W_hh. mm (B, H): g's last row (copied
  * by the caller) on the way in; carry (B, H) zeros; both left as the step before the first's need
  * (dh_{-1} = mm + carry). threads, ok as gg_lstm_scan_f32. */
 GG_EXPORT void gg_gru_scan_grad_f32(const float *ws, const float *g, const float *w_hh, const float *h0, float *mm, float *carry, float *d, int64_t T, int64_t B, int64_t H, int64_t reverse, int64_t has_state, int64_t threads, int64_t *ok) {
-    const int64_t width = (H + RL - 1) / RL * RL, workers = scan_workers(threads, B);
-    gru_task k = {NULL, NULL, NULL, h0, g, NULL, (float *)ws, mm, carry, d, {0}, T, B, H, reverse, has_state};
-    float *packed = padded_rows(w_hh, 3 * H, H, width);
-    ok[0] = packed != NULL && scan_scratch(k.scratch, workers, scan_chunk(workers, B) * width);
-    if (ok[0]) {
-        k.w = packed;
-        gg_parallel(gru_grad_rows, &k, B, scan_chunk(workers, B), workers);
-    }
-    free(packed);
-    free_scratch(k.scratch, workers);
+    backward_task k = {gru_step_grad_rows, ws, g, h0, NULL, mm, carry, d, {0}, T, B, H, 3, T + 1, reverse, has_state};
+    run_backward(&k, w_hh, threads, ok);
 }
 
 /* ---- the embedding gradient (ops/nn.py EmbeddingBackward; W3's embedding feeds its LSTM) ---------- */
