@@ -208,6 +208,8 @@ def _flatten_outputs(value: Any, graph: TraceGraph, fetches: list) -> Any:
 
 def _as_tensor(value) -> Tensor:
     """A fetched value (an array on the device it was computed on, or a NumPy scalar) as a Tensor there."""
+    if value.__class__ is np.ndarray:
+        return Tensor._wrap(value)
     return Tensor._wrap(value if backend.is_array(value) and not isinstance(value, np.generic) else np.asarray(value))
 
 
@@ -301,21 +303,23 @@ class ConcreteFunction:
         return header + "\n" + text
 
     def feed_dict(self, leaves: list) -> dict:
-        feeds = {}
-        for ph, (value, _, _) in zip(self.inputs, leaves):
-            feeds[ph] = value.data if isinstance(value, Tensor) else value
-        for variable, const in self.grad_feeds:
+        """The values each call feeds, by placeholder (the arguments, then captured gradients)."""
+        return dict(zip(list(self.inputs) + [c for _, c in self.grad_feeds], self._feed_values(leaves)))
+
+    def _feed_values(self, leaves: list) -> list:
+        values = [value.data if isinstance(value, Tensor) else value for value, _, _ in leaves]
+        for variable, _ in self.grad_feeds:
             g = variable.grad
-            feeds[const] = (g.data if isinstance(g, Tensor) and g.data is not None
-                            else backend.namespace_of(variable.data).zeros(variable.shape, variable.dtype))
-        return feeds
+            values.append(g.data if isinstance(g, Tensor) and g.data is not None
+                          else backend.namespace_of(variable.data).zeros(variable.shape, variable.dtype))
+        return values
 
     def __call__(self, leaves: list) -> Any:
         for callback in self.callbacks:
             callback()
         if self._run is None:
-            self._run = self.session.make_callable(self.fetches, self.feed_nodes)
-        values = self._run(*self.feed_dict(leaves).values())
+            self._run = self.session.make_array_callable(self.fetches, self.feed_nodes)
+        values = self._run(*self._feed_values(leaves))
         n = len(self.outputs)
         for (variable, _), value in zip(self.gradients, values[n:n + len(self.gradients)]):
             variable.grad = _as_tensor(value)
@@ -392,16 +396,22 @@ class Function:
         return self.concrete(*args, **kwargs).explain()
 
     def __call__(self, *args, **kwargs) -> Any:
-        if building_graph() or any(isinstance(a, Tensor) and a.data is None for a in args) or (
-                kwargs and any(isinstance(a, Tensor) and a.data is None for a in kwargs.values())):
-            return self.python_function(*args, **kwargs)  # inside another trace or graph: inline it
         concrete = None
-        if not kwargs and self.input_signature is None and all(
-                type(a) is Tensor and not getattr(a, "is_variable", False) for a in args):
-            # the common call, tensors only: the key _signature would make, without walking it
-            leaves = [(a, None, a.requires_grad) for a in args]
-            key = (tuple(("tensor", a.data.shape, a.data.dtype.str, r) for a, _, r in leaves), ())
-            concrete = self._cache.get(key)
+        if not kwargs and self.input_signature is None and not building_graph():
+            # the common call, concrete tensors only: the key _signature would make, without walking it
+            parts = []
+            for a in args:
+                if type(a) is not Tensor or a.data is None:
+                    break
+                parts.append(("tensor", a.data.shape, a.data.dtype.str, a.requires_grad))
+            else:
+                key = (tuple(parts), ())
+                concrete = self._cache.get(key)
+                if concrete is not None:
+                    leaves = [(a, None, p[3]) for a, p in zip(args, parts)]
+        if concrete is None and (building_graph() or any(isinstance(a, Tensor) and a.data is None for a in args) or (
+                kwargs and any(isinstance(a, Tensor) and a.data is None for a in kwargs.values()))):
+            return self.python_function(*args, **kwargs)  # inside another trace or graph: inline it
         if concrete is None:
             key, leaves, specs = self._key(args, kwargs)
             concrete = self._cache.get(key)

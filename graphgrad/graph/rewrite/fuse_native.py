@@ -57,6 +57,9 @@ MIN_INSTRUCTIONS = 48
 #: Largest inner dimension of a MatMul head summed inside the loop rather than by BLAS.
 INLINE_K = 4
 
+#: Largest transposed second operand of an inline head (floats) copied to the stack in its loop's order.
+INLINE_COPY_FLOATS = 1 << 14
+
 #: Outputs of at least this many elements split over MKL's OpenMP team (native.team), in rows of the
 #: loops or blocks of SPLIT_BLOCK elements; each element is computed alike on any thread.
 SPLIT_ELEMENTS = 1 << 16
@@ -146,6 +149,7 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
     body = []
     heads = []
     inline_inputs = set()  # inputs read by inline heads (across a row: never an output's own array)
+    prologue = []  # transposed copies of inline heads' second operands, made once per call
 
     def operand(ref) -> tuple[str, str]:
         kind, v = ref
@@ -163,7 +167,10 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
                 return None
             kinds[f"v{j}"] = "f"
             if _inner(opkey, args, inputs) <= INLINE_K:
-                body.append(f"                float v{j} = {_inline_product(opkey, args, inputs, row, col)};")
+                expr, copy = _inline_product(opkey, args, inputs, row, col)
+                body.append(f"                float v{j} = {expr};")
+                if copy and copy not in prologue:
+                    prologue.append(copy)
                 inline_inputs.update(a[1] for a in args)
                 continue
             heads.append((j,) + tuple(a[1] for a in args) + tuple(opkey[1:]))
@@ -201,6 +208,7 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
         f"    const task_{name} *t = (const task_{name} *)task;",
         *[f"    {p} = t->{n};" for p, n in zip(params, names)],
         "    (void)worker, (void)chunk;",
+        *prologue,
         f"    for (int64_t i0 = {starts[0]}; i0 < {ranges[0]}; i0++) {{",
         f"        for (int64_t i1 = {starts[1]}; i1 < {ranges[1]}; i1++) {{",
         "            #pragma GCC ivdep",  # outputs may be inputs' own arrays: element i is read, then written
@@ -232,22 +240,32 @@ def _inner(opkey, args, inputs) -> int:
     return int(shape[0] if opkey[1] else shape[1])
 
 
-def _inline_product(opkey, args, inputs, row: str, col: str) -> str:
-    """The C expression of element (row, col) of a head's product, its K products summed in order."""
+def _inline_product(opkey, args, inputs, row: str, col: str) -> tuple:
+    """``(expression, copy)``: the C expression of element (row, col) of a head's product, its K products
+    summed in order, and the C statements that first copy a transposed second operand (N, K) into a
+    local (K, N) array (``""`` if none), so that the loop along a row reads it contiguously rather than
+    gathering every K-th float (twice as fast for W6's 3-class backward; the same products)."""
     (_, ia), (_, ib) = args
     a_transposed, b_transposed = opkey[1:]
     k_size = _inner(opkey, args, inputs)
     m_size = inputs[ia].shape[1] if a_transposed else inputs[ia].shape[0]
     n_size = inputs[ib].shape[0] if b_transposed else inputs[ib].shape[1]
+    copy = ""
+    b_name = f"a{ib}"
+    if b_transposed and k_size * n_size <= INLINE_COPY_FLOATS:
+        b_name, b_transposed = f"t{ib}", False
+        copy = (f"    float t{ib}[{k_size * n_size}];\n"
+                f"    for (int64_t n = 0; n < {n_size}; n++)\n"
+                f"        for (int64_t k = 0; k < {k_size}; k++) t{ib}[k * {n_size} + n] = a{ib}[n * {k_size} + k];")
     terms = []
     for k in range(k_size):
         a = f"a{ia}[{k} * {m_size} + ({row})]" if a_transposed else f"a{ia}[({row}) * {k_size} + {k}]"
-        b = f"a{ib}[({col}) * {k_size} + {k}]" if b_transposed else f"a{ib}[{k} * {n_size} + ({col})]"
+        b = f"{b_name}[({col}) * {k_size} + {k}]" if b_transposed else f"{b_name}[{k} * {n_size} + ({col})]"
         terms.append(f"{a} * {b}")
     expr = terms[0]
     for term in terms[1:]:
         expr = f"({expr} + {term})"
-    return expr
+    return expr, copy
 
 
 def _expression(cls, opkey, ops: list, dtype) -> Optional[str]:
