@@ -231,8 +231,13 @@ class Session:
                 plan.runner(values, np, state)
             except Exception as exc:
                 raise _node_error(plan.steps[state[0]][3], exc) from exc
-            return [None if slot is None else _fetched(values[slot].copy() if copy else values[slot])
-                    for slot, copy in fetched]
+            results = []
+            for slot, copy in fetched:
+                value = None if slot is None else values[slot]
+                if value.__class__ is not _ndarray or copy or not value.ndim:
+                    value = None if slot is None else _fetched(value.copy() if copy else value)
+                results.append(value)
+            return results
 
         return call
 

@@ -603,6 +603,24 @@ def cumprod(x, axis: Optional[int] = None, *, dim: Optional[int] = None) -> Tens
     return Cumprod(axis).apply(x)
 
 
+_ONES: dict = {}  # (length, dtype) -> a read-only NumPy vector of ones, for SumTo's products
+
+
+def _ones(xp, n: int, dtype):
+    """A vector of ``n`` ones: on the host one kept per length and dtype (a bias gradient's sum runs
+    at every step; making the vector cost a sixth of it), elsewhere a new one."""
+    if xp is not np or n > 1 << 16:
+        return xp.ones(n, dtype)
+    key = (n, dtype)
+    ones = _ONES.get(key)
+    if ones is None:
+        if len(_ONES) > 256:
+            _ONES.clear()
+        ones = _ONES[key] = np.ones(n, dtype)
+        ones.flags.writeable = False
+    return ones
+
+
 def _kept_block(shape: tuple, summed: set) -> Optional[tuple]:
     """``(before, kept, after)`` sizes when the axes of ``shape`` not in ``summed`` (ignoring axes of
     size 1) are one contiguous block: the sum is then over a (before, kept, after) view's ends."""
@@ -642,9 +660,9 @@ class SumTo(Op):
             # ones @ x and x @ ones: BLAS sums rows and columns 3-7x faster than NumPy's reductions over
             # axes (a bias gradient (N, C) -> (C,); a convolution's (N, C, H, W) -> (C, 1, 1))
             before, kept, after = block
-            y = x.reshape(before * kept, after) @ xp.ones(after, x.dtype) if after > 1 else x.reshape(before * kept)
+            y = x.reshape(before * kept, after) @ _ones(xp, after, x.dtype) if after > 1 else x.reshape(before * kept)
             if before > 1:
-                y = xp.ones(before, x.dtype) @ y.reshape(before, kept)
+                y = _ones(xp, before, x.dtype) @ y.reshape(before, kept)
             elif after == 1:  # nothing was summed: y is still a view of x
                 y = y.copy()
             return y.reshape(self.shape)

@@ -351,8 +351,13 @@ class Optimizer:
         xp = namespace_of(group["params"][0].data)
         var = StateVariable(xp.asarray(value, dtype="float64"), name=name)
 
-        def refresh(var=var, group=group, name=name, xp=xp):
-            var.data = xp.asarray(group[name], dtype="float64")
+        last = [value]
+
+        def refresh(var=var, group=group, name=name, xp=xp, last=last):
+            value = group[name]
+            if value is not last[0]:  # (a new array only when a scheduler changed it: once per call otherwise)
+                last[0] = value
+                var.data = xp.asarray(value, dtype="float64")
 
         tracer.before_each_call(refresh)
         return var

@@ -67,6 +67,20 @@ def pointer(a: np.ndarray):
     return _byref(_from_buffer(a)) if a.flags.writeable and a.nbytes else _read_only_pointer(a)
 
 
+_UNTYPED = ctypes.CFUNCTYPE(None)
+
+
+def untyped(function):
+    """``function`` (a kernel's ``raw`` function) without argument conversion: each argument must
+    already be a ctypes value of its parameter's exact type (:func:`pointer` for arrays,
+    ``ctypes.c_int64(n)`` for an ``int64_t``...). ctypes' conversion through ``argtypes`` costs about
+    0.4 us per argument, as much as a small kernel's own work; the calls of a fused kernel, made in
+    one place with arguments of known types, skip it."""
+    call = _UNTYPED(ctypes.cast(function, ctypes.c_void_p).value)
+    call.typed = function  # (keeps the library loaded)
+    return call
+
+
 _LOCK = threading.Lock()
 _STATE: dict = {}  # "library", "kernels", "error", "path", "enabled"
 

@@ -36,6 +36,7 @@ a non-contiguous view) or native kernels are off.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import math
 from typing import Callable, Optional
@@ -46,6 +47,9 @@ from graphgrad.ops import unary as U
 from graphgrad.ops.linalg import MatMul
 
 _pointer = native.pointer
+_ndarray = np.ndarray
+_c_int64 = ctypes.c_int64
+_ONE_THREAD = (_c_int64(0), _c_int64(1))  # (a generated kernel's split arguments: not split)
 _KEEP_BYTES = 1 << 18  # NativeKernel.last
 
 #: Smallest output (elements) that gets a C kernel.
@@ -300,7 +304,8 @@ def _expression(cls, opkey, ops: list, dtype) -> Optional[str]:
 class NativeKernel:
     """The C kernel of a fused group, with what its arguments must be: ``call(out, arrays)`` runs it
     and returns the output (a tuple for several), or ``None`` when the arguments do not fit it (the
-    caller then runs the NumPy kernel)."""
+    caller then runs the NumPy kernel). ``fn`` is the C function without argument conversion
+    (``native.untyped``): it is given pointers and ``c_int64`` values only."""
 
     def __init__(self, fn: Callable, shape: tuple, heads: list, in_shapes: list, in_dtypes: list, n_outputs: int,
                  inline_inputs: tuple = ()):
@@ -322,23 +327,31 @@ class NativeKernel:
             return None
         pointers = []
         last = self.last
-        for j, (a, shape, is_bool) in enumerate(zip(arrays, self.in_shapes, self.in_bool)):
+        for j, a in enumerate(arrays):
             seen, pointer = last[j]
             if a is not seen:
-                if type(a) is not np.ndarray or a.shape != shape or not a.flags.c_contiguous or \
-                        a.dtype != (_BOOL if is_bool else _F32):
+                if a.__class__ is not _ndarray or a.shape != self.in_shapes[j] or not a.flags.c_contiguous or \
+                        a.dtype != (_BOOL if self.in_bool[j] else _F32):
                     return None
                 pointer = _pointer(a)  # (a bool array's bytes are the kernel's uint8 values)
                 if a.nbytes <= _KEEP_BYTES:
                     last[j] = (a, pointer)
             pointers.append(pointer)
+        if self.n_outputs == 1 and not self.heads:  # the common kernel: one output, no BLAS head
+            if out is not None and self.inline_inputs and any(out is arrays[i] for i in self.inline_inputs):
+                return None  # an inline head reads across rows: not from the array being written (NumPy's path)
+            if out is None or not self._fits(out):
+                out = np.empty(self.shape, _F32)
+            pointers.append(_pointer(out))
+            pointers += self._split()
+            self.fn(*pointers)
+            return out
         outs = list(out) if isinstance(out, tuple) else [out] + [None] * (self.n_outputs - 1)
         if self.inline_inputs and any(o is arrays[i] for o in outs for i in self.inline_inputs):
             return None  # an inline head reads across rows: not from the array being written (NumPy's path)
         fresh = []
         for k, o in enumerate(outs):
-            if not (type(o) is np.ndarray and o.shape == self.shape and o.dtype == _F32 and o.flags.c_contiguous
-                    and o.flags.writeable):
+            if not self._fits(o):
                 outs[k] = np.empty(self.shape, _F32)
                 fresh.append(outs[k])
         for _, i, k, a_transposed, b_transposed in self.heads:
@@ -348,9 +361,22 @@ class NativeKernel:
             blas.matmul(arrays[i].T if a_transposed else arrays[i], arrays[k].T if b_transposed else arrays[k],
                         out=buffer)
             pointers.append(_pointer(buffer))
-        split, workers = native.split_over_team() if self.large else (0, 1)
-        self.fn(*pointers, *[_pointer(o) for o in outs], split, workers)
+        pointers += [_pointer(o) for o in outs]
+        pointers += self._split()
+        self.fn(*pointers)
         return tuple(outs) if self.n_outputs > 1 else outs[0]
+
+    def _fits(self, o) -> bool:
+        """Whether ``o`` can be written as an output."""
+        return o.__class__ is _ndarray and o.shape == self.shape and o.dtype == _F32 and o.flags.c_contiguous \
+            and o.flags.writeable
+
+    def _split(self) -> tuple:
+        """The kernel's last two arguments: gg_parallel's address and the threads, or (0, 1)."""
+        if not self.large:
+            return _ONE_THREAD
+        split, workers = native.split_over_team()
+        return (_c_int64(split), _c_int64(workers)) if split else _ONE_THREAD
 
 
 def attach(kernels: list) -> None:
@@ -372,7 +398,7 @@ def attach(kernels: list) -> None:
     for k in pending:
         fn = compiled.get(k.native_name)
         if fn is not None:
-            k.native = NativeKernel(fn.raw, k.native_shape, k.native_source[1], *k.native_inputs, k.native_source[2])
+            k.native = NativeKernel(native.untyped(fn.raw), k.native_shape, k.native_source[1], *k.native_inputs, k.native_source[2])
 
 
 def describe(key) -> str:
