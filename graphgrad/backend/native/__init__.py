@@ -81,6 +81,9 @@ def untyped(function):
     return call
 
 
+#: ctypes values for :func:`untyped` calls: ``int64_t``, ``int`` and ``float`` parameters.
+c_int64, c_int, c_float = ctypes.c_int64, ctypes.c_int, ctypes.c_float
+
 _LOCK = threading.Lock()
 _STATE: dict = {}  # "library", "kernels", "error", "path", "enabled"
 
@@ -318,6 +321,7 @@ def _wrap(name: str, function, params: list) -> Callable:
         function(*args)
 
     call.raw = function  # unchecked: for callers that check their arguments themselves (pointer(a))
+    call.untyped = untyped(function)  # unchecked and unconverted: ctypes values only (see untyped)
     call.__name__ = short
     call.__doc__ = f"The native kernel {name} (arguments checked; see graphgrad.backend.native)."
     return call
