@@ -68,6 +68,14 @@ def test_heads_with_a_short_inner_dimension_are_summed_in_the_loop():
     sess, _ = _run(lambda x: gg.relu(x @ gg.constant(w)), {"x": _f32(N, k)}, exact=False, atol=1e-6)
     (op,) = _fused(sess)
     assert "MatMul" in op.ops and op.kernel.native.heads == []  # no BLAS call before the loop
+    assert f"float t1[{2 * C}]" in _fused(_run(lambda x, v: (x @ gg.transpose(v, (1, 0))) * (x[:, :1] > 0),
+                                               {"x": _f32(N, 2), "v": _f32(C, 2)}, exact=False,
+                                               atol=1e-6)[0])[0].kernel.native_source[0]
+    # a transposed operand too large to copy to the stack is read in place (every K-th float)
+    wide = fuse_native.INLINE_COPY_FLOATS // 2 + 8
+    sess, _ = _run(lambda x, v: (x @ gg.transpose(v, (1, 0))) * 2.0, {"x": _f32(2, 2), "v": _f32(wide, 2)},
+                   exact=False, atol=1e-6)
+    assert "float t1[" not in _fused(sess)[0].kernel.native_source[0]
 
 
 def test_relu_backward_mask_times_gradient():
