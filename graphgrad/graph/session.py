@@ -234,8 +234,8 @@ class Session:
             results = []
             for slot, copy in fetched:
                 value = None if slot is None else values[slot]
-                if value.__class__ is not _ndarray or copy or not value.ndim:
-                    value = None if slot is None else _fetched(value.copy() if copy else value)
+                if slot is not None and (value.__class__ is not _ndarray or copy or not value.ndim):
+                    value = _fetched(value.copy() if copy else value)  # (a plain array is returned as it is)
                 results.append(value)
             return results
 

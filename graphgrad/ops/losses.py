@@ -202,6 +202,7 @@ def _native_gradient(x, t, g, ignore_index: int, mean: bool, with_losses: bool =
     faster than the NumPy path's dozen calls at 3 to 10 classes), or None where it does not apply
     (native kernels off, not float32 NumPy arrays, not int64 targets, or a target out of range).
     ``with_losses``: ``(gradient, per-row losses, rows kept)`` for SoftmaxCrossEntropyWithGrad."""
+    global _LAST_TARGETS
     fn = native.kernel("softmax_xent_with_grad_f32" if with_losses else "softmax_xent_grad_f32")
     if fn is None or type(x) is not np.ndarray or x.dtype != np.float32 or x.ndim != 2 or not x.flags.c_contiguous \
             or type(t) is not np.ndarray or t.dtype != np.int64 or not t.flags.c_contiguous or x.size == 0:
@@ -210,7 +211,6 @@ def _native_gradient(x, t, g, ignore_index: int, mean: bool, with_losses: bool =
     if t.shape != (n,):
         return None
     out, info = np.empty((n, c), np.float32), np.zeros(2, np.int64)
-    global _LAST_TARGETS
     seen, target = _LAST_TARGETS
     if t is not seen:  # (the targets are often the same fed array at every step: its pointer is kept)
         target = native.pointer(t)

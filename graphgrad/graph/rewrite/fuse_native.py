@@ -398,7 +398,8 @@ def attach(kernels: list) -> None:
     for k in pending:
         fn = compiled.get(k.native_name)
         if fn is not None:
-            k.native = NativeKernel(native.untyped(fn.raw), k.native_shape, k.native_source[1], *k.native_inputs, k.native_source[2])
+            k.native = NativeKernel(native.untyped(fn.raw), k.native_shape, k.native_source[1], *k.native_inputs,
+                                    k.native_source[2])
 
 
 def describe(key) -> str:
