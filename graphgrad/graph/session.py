@@ -164,80 +164,53 @@ class Session:
         """TensorFlow 1's ``Session.make_callable``: a function ``f(*feed_values)`` that runs
         ``fetches`` with the tensors of ``feed_list`` fed, in that order, and returns what
         :meth:`run` would. Fetches and feeds are resolved once, so a call costs less than ``run``
-        (``gg.function`` calls its plans this way)."""
+        (``gg.function`` calls its plans this way). Once the plan exists, a call fed NumPy arrays of
+        exactly the fed tensors' dtypes and shapes, with every variable of the plan on the host and
+        neither ``gg.profile()`` nor ``gg.detect_anomaly()`` on, puts them straight into the plan's
+        slots: there is nothing to convert or check, and no device to look for (a small compiled
+        step spent tens of microseconds there)."""
         flat: list = []
         structure = self._flatten(fetches, flat)
         fetch_nodes = tuple(flat)
         feed_nodes = [self._node_of(key, "feed_list entry") for key in feed_list]
         plan_key = (fetch_nodes, frozenset(feed_nodes))
         flat_list = structure == (list, list(range(len(flat))))  # a plain list of fetches: no rebuilding
+        specs = [(None, None) if n.out is None else (n.out.spec.dtype, n.out.spec.shape) for n in feed_nodes]
+        direct: list = []  # (plan, host template, [(feed index, slot)]), once the plan is made
+
+        def run_direct(values) -> Optional[list]:
+            """The fetched values of a run of exact host arrays, or None for the checked way."""
+            if not direct or PROFILER.active or (MODE_SWITCHES.count and GRAD_MODE.anomaly) \
+                    or len(values) != len(specs):
+                return None
+            for value, (dtype, shape) in zip(values, specs):
+                if value.__class__ is not _ndarray or value.dtype != dtype or value.shape != shape:
+                    return None
+            plan, template, fed = direct[0]
+            for variable in plan.variables:
+                if variable.data.__class__ is not _ndarray:
+                    return None
+            slots = list(template)
+            for i, slot in fed:
+                slots[slot] = values[i]
+            return _fetch_all(plan, _run_steps(plan, slots, np, plan.runner))
 
         def call(*values):
             if self._closed:
                 raise GraphError("this Session is closed")
-            if len(values) != len(feed_nodes):
-                raise TypeError(f"this callable takes {len(feed_nodes)} feed values, got {len(values)}")
-            feeds = {node: _feed_value(node, value) for node, value in zip(feed_nodes, values)}
-            loose = [node for node, value in zip(feed_nodes, values) if value.__class__ is not _ndarray
-                     and _python_data(value)]
-            results = self._results(plan_key, fetch_nodes, feeds, loose)
+            results = run_direct(values)
+            if results is None:
+                if len(values) != len(feed_nodes):
+                    raise TypeError(f"this callable takes {len(feed_nodes)} feed values, got {len(values)}")
+                feeds = {node: _feed_value(node, value) for node, value in zip(feed_nodes, values)}
+                loose = [node for node, value in zip(feed_nodes, values) if value.__class__ is not _ndarray
+                         and _python_data(value)]
+                results = self._results(plan_key, fetch_nodes, feeds, loose)
+                plan = self._plans.get(plan_key)
+                if not direct and plan is not None and "cpu" in plan.templates:
+                    direct.append((plan, plan.templates["cpu"],
+                                   [(i, plan.feed_slots[n]) for i, n in enumerate(feed_nodes) if n in plan.feed_slots]))
             return results if flat_list else _unflatten(structure, iter(results))
-
-        return call
-
-    def make_array_callable(self, fetches: Sequence, feed_list: Sequence = ()) -> Callable:
-        """:meth:`make_callable` for a flat list of fetches, as ``gg.function`` calls its plan:
-        ``f(*arrays) -> list`` of the fetched values in order.
-
-        A call fed NumPy arrays of exactly the fed tensors' dtypes and shapes, with every variable of
-        the plan on the host and neither ``gg.profile()`` nor ``gg.detect_anomaly()`` on, runs the plan
-        directly: no feed conversion, no device search (a small compiled step spends tens of
-        microseconds there). Any other call takes :meth:`make_callable`'s checked way."""
-        general = self.make_callable(list(fetches), feed_list)
-        fetch_nodes = tuple(self._node_of(f, "fetch") for f in fetches)
-        feed_nodes = [self._node_of(key, "feed_list entry") for key in feed_list]
-        plan_key = (fetch_nodes, frozenset(feed_nodes))
-        specs = [(n.out.spec.dtype, n.out.spec.shape) if n.out is not None else (None, None) for n in feed_nodes]
-        bound: list = []  # (plan, host template, fed slots, fetch slots with copy flags), at the first call
-
-        def bind() -> None:
-            plan = self._plans.get(plan_key)
-            template = None if plan is None else plan.templates.get("cpu")
-            if template is None:
-                return
-            fed = [(i, plan.feed_slots[node]) for i, node in enumerate(feed_nodes) if node in plan.feed_slots]
-            fetched = [(slot, slot in plan.copied) for slot in plan.fetch_slots]
-            bound.append((plan, template, fed, fetched))
-
-        def call(*arrays):
-            if not bound or self._closed or PROFILER.active or (MODE_SWITCHES.count and GRAD_MODE.anomaly) \
-                    or len(arrays) != len(specs):
-                results = general(*arrays)
-                if not bound and not self._closed:
-                    bind()
-                return results
-            for array, (dtype, shape) in zip(arrays, specs):
-                if array.__class__ is not _ndarray or array.dtype != dtype or array.shape != shape:
-                    return general(*arrays)
-            plan, template, fed, fetched = bound[0]
-            for variable in plan.variables:
-                if variable.data.__class__ is not _ndarray:
-                    return general(*arrays)
-            values = list(template)
-            for i, slot in fed:
-                values[slot] = arrays[i]
-            state = [0]
-            try:
-                plan.runner(values, np, state)
-            except Exception as exc:
-                raise _node_error(plan.steps[state[0]][3], exc) from exc
-            results = []
-            for slot, copy in fetched:
-                value = None if slot is None else values[slot]
-                if slot is not None and (value.__class__ is not _ndarray or copy or not value.ndim):
-                    value = _fetched(value.copy() if copy else value)  # (a plain array is returned as it is)
-                results.append(value)
-            return results
 
         return call
 
@@ -247,10 +220,7 @@ class Session:
         plan = self._plans.get(plan_key)
         if plan is None:
             plan = self._plans[plan_key] = self._make_plan(fetch_nodes, feeds)
-        values = self._execute(plan, feeds, loose)
-        copied = plan.copied
-        return [None if slot is None else _fetched(values[slot].copy() if slot in copied else values[slot])
-                for slot in plan.fetch_slots]
+        return _fetch_all(plan, self._execute(plan, feeds, loose))
 
     def _node_of(self, key: Any, what: str) -> GraphNode:
         if isinstance(key, str):
@@ -347,13 +317,8 @@ class Session:
                 values[slot] = value
         if MODE_SWITCHES.count and GRAD_MODE.anomaly:
             return self._interpret(plan, values, xp)
-        state = [0]
         runner = plan.runner if not PROFILER.active else PROFILER.profile.plan_runner(plan)  # gg.profile()
-        try:
-            runner(values, xp, state)
-        except Exception as exc:
-            raise _node_error(plan.steps[state[0]][3], exc) from exc
-        return values
+        return _run_steps(plan, values, xp, runner)
 
     def _interpret(self, plan: _Plan, values: list, xp) -> list:
         """Run the steps one by one, checking every output for NaN/inf (``gg.detect_anomaly()``)."""
@@ -422,6 +387,27 @@ def _node_error(node: GraphNode, exc: Exception) -> Exception:
     where = f" (created at {node.site})" if node.site else ""
     message = f"while running node {node.name!r} ({node.op!r}){where}: {exc}"
     return type(exc)(message) if isinstance(exc, GraphgradError) else GraphError(message)
+
+
+def _run_steps(plan: _Plan, values: list, xp, runner: Callable) -> list:
+    """Run ``plan``'s steps over the slot ``values`` with ``runner``; an error names the node."""
+    state = [0]
+    try:
+        runner(values, xp, state)
+    except Exception as exc:
+        raise _node_error(plan.steps[state[0]][3], exc) from exc
+    return values
+
+
+def _fetch_all(plan: _Plan, values: list) -> list:
+    """The fetched values of a run, in order (see :func:`_fetched`; a variable's own array copied)."""
+    results = []
+    for slot in plan.fetch_slots:
+        value = None if slot is None else values[slot]
+        if slot is not None and (value.__class__ is not _ndarray or slot in plan.copied or not value.ndim):
+            value = _fetched(value.copy() if slot in plan.copied else value)  # (a plain array as it is)
+        results.append(value)
+    return results
 
 
 def _feed_value(node: GraphNode, value: Any):

@@ -302,10 +302,6 @@ class ConcreteFunction:
                   f"{sum(isinstance(n.op, Assign) for n in self.graph.get_operations())} assignments")
         return header + "\n" + text
 
-    def feed_dict(self, leaves: list) -> dict:
-        """The values each call feeds, by placeholder (the arguments, then captured gradients)."""
-        return dict(zip(list(self.inputs) + [c for _, c in self.grad_feeds], self._feed_values(leaves)))
-
     def _feed_values(self, leaves: list) -> list:
         values = [value.data if isinstance(value, Tensor) else value for value, _, _ in leaves]
         for variable, _ in self.grad_feeds:
@@ -318,7 +314,7 @@ class ConcreteFunction:
         for callback in self.callbacks:
             callback()
         if self._run is None:
-            self._run = self.session.make_array_callable(self.fetches, self.feed_nodes)
+            self._run = self.session.make_callable(self.fetches, self.feed_nodes)
         values = self._run(*self._feed_values(leaves))
         n = len(self.outputs)
         for (variable, _), value in zip(self.gradients, values[n:n + len(self.gradients)]):

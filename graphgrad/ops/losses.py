@@ -202,7 +202,6 @@ def _native_gradient(x, t, g, ignore_index: int, mean: bool, with_losses: bool =
     faster than the NumPy path's dozen calls at 3 to 10 classes), or None where it does not apply
     (native kernels off, not float32 NumPy arrays, not int64 targets, or a target out of range).
     ``with_losses``: ``(gradient, per-row losses, rows kept)`` for SoftmaxCrossEntropyWithGrad."""
-    global _LAST_TARGETS
     fn = native.kernel("softmax_xent_with_grad_f32" if with_losses else "softmax_xent_grad_f32")
     if fn is None or type(x) is not np.ndarray or x.dtype != np.float32 or x.ndim != 2 or not x.flags.c_contiguous \
             or type(t) is not np.ndarray or t.dtype != np.int64 or not t.flags.c_contiguous or x.size == 0:
@@ -211,24 +210,16 @@ def _native_gradient(x, t, g, ignore_index: int, mean: bool, with_losses: bool =
     if t.shape != (n,):
         return None
     out, info = np.empty((n, c), np.float32), np.zeros(2, np.int64)
-    seen, target = _LAST_TARGETS
-    if t is not seen:  # (the targets are often the same fed array at every step: its pointer is kept)
-        target = native.pointer(t)
-        if t.nbytes <= 1 << 16:
-            _LAST_TARGETS = (t, target)
     # (unconverted ctypes values: a small batch's gradient costs about as much as ctypes' conversions)
     sizes = (native.c_int64(n), native.c_int64(c), native.c_float(float(g)), native.c_int64(ignore_index),
              native.c_int(int(mean)))
     if with_losses:
         losses = np.empty(n, np.float32)
-        fn.untyped(native.pointer(x), target, native.pointer(out), native.pointer(losses), native.pointer(info),
-                   *sizes)
+        fn.untyped(native.pointer(x), native.pointer(t), native.pointer(out), native.pointer(losses),
+                   native.pointer(info), *sizes)
         return None if info[0] else (out, losses, int(info[1]))
-    fn.untyped(native.pointer(x), target, native.pointer(out), native.pointer(info), *sizes)
+    fn.untyped(native.pointer(x), native.pointer(t), native.pointer(out), native.pointer(info), *sizes)
     return None if info[0] else out  # (out-of-range targets: the NumPy path says what it says)
-
-
-_LAST_TARGETS: tuple = (None, None)  # the last small target array of _native_gradient, and its pointer
 
 
 # The loss-and-gradient kernel pays from about this many classes (1120 x 65: 180 us against NumPy's

@@ -330,9 +330,10 @@ def test_make_callable_runs_like_run():
         run()
 
 
-def test_make_array_callable_direct_and_checked_calls_agree():
-    """gg.function's way of running a plan: exact NumPy arrays run the plan directly; anything else
-    (another dtype, a list, a wrong shape, anomaly detection, a closed session) takes the checked way."""
+def test_make_callable_direct_and_checked_calls_agree():
+    """make_callable, gg.function's way of running a plan: exact NumPy arrays run the plan directly;
+    anything else (another dtype, a list, a wrong shape, anomaly detection, a closed session) takes the
+    checked way."""
     graph = gg.Graph()
     with graph.as_default():
         x = gg.placeholder(gg.float32, (2, 3), name="x")
@@ -342,7 +343,7 @@ def test_make_array_callable_direct_and_checked_calls_agree():
         step = v.assign(v.value() * 2.0)
         bad = gg.log(x - 10.0)
     sess = gg.Session(graph)
-    run = sess.make_array_callable([y, read, step], [x])
+    run = sess.make_callable([y, read, step], [x])
     xs = np.arange(6, dtype=np.float32).reshape(2, 3)
     first = run(xs)  # (plans on first use, checked)
     second = run(xs)  # direct
@@ -356,7 +357,7 @@ def test_make_array_callable_direct_and_checked_calls_agree():
     np.testing.assert_allclose(run(xs.tolist())[0], xs.sum(axis=1) * 16)
     with pytest.raises(gg.FeedError, match="'x'"):
         run(np.ones((2, 4), np.float32))
-    nan_run = sess.make_array_callable([bad], [x])
+    nan_run = sess.make_callable([bad], [x])
     assert np.isnan(nan_run(xs)[0]).all() and np.isnan(nan_run(xs)[0]).all()
     with gg.detect_anomaly():
         with pytest.raises(gg.GraphgradError, match="Log|log"):
