@@ -153,7 +153,8 @@ def c_source(name: str, instrs: list, inputs: list, out_slots: dict, shape: tupl
     body = []
     heads = []
     inline_inputs = set()  # inputs read by inline heads (across a row: never an output's own array)
-    prologue = []  # transposed copies of inline heads' second operands, made once per call
+    prologue = []  # transposed copies of inline heads' second operands, made at the start of each part
+    # (once per call, or once per chunk of rows when the kernel splits over the team)
 
     def operand(ref) -> tuple[str, str]:
         kind, v = ref
