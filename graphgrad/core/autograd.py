@@ -64,6 +64,9 @@ class _InplaceWrites:
     def __init__(self) -> None:
         self.stamps: dict = {}  # id(root array or tensor) -> (weak reference or the object, stamp, how)
         self.last = -1
+        #: bumped by every in-place write and by every Session run that assigns variables: a Session
+        #: plan keeps what it computed from variables alone while this has not changed (session.py)
+        self.epoch = 0
 
     def note(self, target, how: Optional[str]) -> None:
         key_object = target if isinstance(target, Tensor) else _memory_root(target)
@@ -79,6 +82,7 @@ class _InplaceWrites:
                 ref = key_object
             self.stamps[key] = (ref, stamp, how)
         self.last = stamp
+        self.epoch += 1
 
     def stamp_of(self, obj) -> tuple:
         entry = self.stamps.get(id(obj))

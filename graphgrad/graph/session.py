@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from graphgrad import backend, config
 from graphgrad.backend import np
-from graphgrad.core.autograd import GRAD_MODE, MODE_SWITCHES, ThreadLocalStack, check_finite
+from graphgrad.core.autograd import GRAD_MODE, INPLACE_WRITES, MODE_SWITCHES, ThreadLocalStack, check_finite
 from graphgrad.core.profiler import PROFILER
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DeviceError, FeedError, GraphError, GraphgradError
@@ -42,7 +42,7 @@ class _Plan:
     """
 
     __slots__ = ("steps", "template", "feed_slots", "fetch_slots", "program", "memory", "runner", "variables",
-                 "copied", "templates")
+                 "copied", "templates", "writes", "invariant")
 
     def __init__(self, steps, template, feed_slots, fetch_slots, program, memory=None):
         self.steps = steps
@@ -58,6 +58,8 @@ class _Plan:
         self.runner = straight_line(steps, len(template), [f for f in fetch_slots if f is not None])
         self.variables = list({id(s[3].op.variable): s[3].op.variable for s in steps
                                if isinstance(s[3].op, (ReadVariable, Assign))}.values())
+        self.writes = any(isinstance(s[3].op, Assign) for s in steps)  # (assigns variables: see _run_steps)
+        self.invariant: Optional[_Invariant] = None  # the part computed from variables alone, kept
         # fetched values that are a variable's own array (or a view of it) are returned as copies:
         # later runs (and eager optimizers) update variables in place
         self.copied = variable_storage_slots(steps) & {f for f in fetch_slots if f is not None}
@@ -193,6 +195,8 @@ class Session:
             slots = list(template)
             for i, slot in fed:
                 slots[slot] = values[i]
+            if plan.invariant is not None:
+                plan.invariant.fill(slots, np, _run_plain)
             return _fetch_all(plan, _run_steps(plan, slots, np, plan.runner))
 
         def call(*values):
@@ -275,34 +279,17 @@ class Session:
         else:
             order, targets, fed = topo_order(fetch_nodes, stop=feeds), list(fetch_nodes), {n: n for n in feeds}
             order = reads_first(order)
-        slot_of = {node: i for i, node in enumerate(order)}
-        template: list = [None] * len(order)
-        fed_nodes = set(fed.values())
-        steps = []
-        for node in order:
-            if node in fed_nodes:
-                continue
-            if type(node.op) is Const:  # a constant's value waits in its slot: no step to run
-                template[slot_of[node]] = node.op.value
-                continue
-            if type(node.op) is NoOp:  # nothing to run (its control inputs are ordered already)
-                continue
-            args = []
-            for x in node.inputs:
-                if isinstance(x, Tensor):
-                    args.append(slot_of[x._node])
-                else:  # a literal (Python scalar, None...): give it a slot of its own
-                    args.append(len(template))
-                    template.append(x)
-            steps.append([slot_of[node], node.op.forward, tuple(args), node, ()])
-        fetch_slots = [slot_of[n] if n.out is not None else None for n in targets]
-        _plan_frees(steps, set(s for s in fetch_slots if s is not None))
-        from graphgrad.graph.plan import plan_buffers, plan_memory
-
-        shared = plan_buffers(steps, fetch_slots) if self.optimize >= 2 else {}
-        memory = plan_memory(steps, fetch_slots, shared)
-        feed_slots = {orig: slot_of[copy] for orig, copy in fed.items() if copy in slot_of}
-        return _Plan([tuple(s) for s in steps], template, feed_slots, fetch_slots, program, memory)
+        split = _invariant_split(order, targets, fed) if self.optimize >= 2 else None
+        if split is None:
+            return _build_plan(order, targets, fed, program, self.optimize)
+        prefix_order, frontier, main_order = split
+        prefix = _build_plan(prefix_order, frontier, {}, None, self.optimize)
+        plan = _build_plan(main_order, targets, {**fed, **{node: node for node in frontier}}, program, self.optimize)
+        plan.invariant = _Invariant(prefix, [plan.feed_slots[node] for node in frontier])
+        plan.variables = list({id(v): v for v in plan.variables + prefix.variables}.values())
+        # a fetched value that comes from the kept ones is returned as a copy (the next run reuses it)
+        plan.copied |= set(plan.invariant.slots) & {f for f in plan.fetch_slots if f is not None}
+        return plan
 
     def _execute(self, plan: _Plan, feeds: dict, loose: Sequence = ()) -> list:
         xp = _run_namespace(plan, feeds, loose)
@@ -315,6 +302,13 @@ class Session:
             slot = plan.feed_slots.get(node)
             if slot is not None:  # feeds the fetches do not need are ignored, as in TensorFlow
                 values[slot] = value
+        if plan.invariant is not None:
+            plan.invariant.fill(values, xp, self._run_plan)
+        return self._run_plan(plan, values, xp)
+
+    def _run_plan(self, plan: _Plan, values: list, xp) -> list:
+        """Run ``plan``'s steps over ``values``: checked under ``gg.detect_anomaly()``, recorded under
+        ``gg.profile()``."""
         if MODE_SWITCHES.count and GRAD_MODE.anomaly:
             return self._interpret(plan, values, xp)
         runner = plan.runner if not PROFILER.active else PROFILER.profile.plan_runner(plan)  # gg.profile()
@@ -322,6 +316,8 @@ class Session:
 
     def _interpret(self, plan: _Plan, values: list, xp) -> list:
         """Run the steps one by one, checking every output for NaN/inf (``gg.detect_anomaly()``)."""
+        if plan.writes:
+            INPLACE_WRITES.epoch += 1
         for slot, forward, args, node, frees in plan.steps:
             arrays = [values[i] for i in args]
             try:
@@ -339,6 +335,125 @@ class Session:
             for dead in frees:
                 values[dead] = None
         return values
+
+
+#: Fewest steps computed from variables alone that a plan keeps between runs (see _invariant_split).
+MIN_INVARIANT_STEPS = 4
+
+
+def _build_plan(order: list, targets: list, fed: dict, program, optimize: int) -> _Plan:
+    """The plan that runs ``order`` (graph nodes in a topological order) for ``targets``; ``fed``
+    maps fed nodes to their node in ``order`` (their values come from the run's feeds)."""
+    slot_of = {node: i for i, node in enumerate(order)}
+    template: list = [None] * len(order)
+    fed_nodes = set(fed.values())
+    steps = []
+    for node in order:
+        if node in fed_nodes:
+            continue
+        if type(node.op) is Const:  # a constant's value waits in its slot: no step to run
+            template[slot_of[node]] = node.op.value
+            continue
+        if type(node.op) is NoOp:  # nothing to run (its control inputs are ordered already)
+            continue
+        args = []
+        for x in node.inputs:
+            if isinstance(x, Tensor):
+                args.append(slot_of[x._node])
+            else:  # a literal (Python scalar, None...): give it a slot of its own
+                args.append(len(template))
+                template.append(x)
+        steps.append([slot_of[node], node.op.forward, tuple(args), node, ()])
+    fetch_slots = [slot_of[n] if n.out is not None else None for n in targets]
+    _plan_frees(steps, set(s for s in fetch_slots if s is not None))
+    from graphgrad.graph.plan import plan_buffers, plan_memory
+
+    shared = plan_buffers(steps, fetch_slots) if optimize >= 2 else {}
+    memory = plan_memory(steps, fetch_slots, shared)
+    feed_slots = {orig: slot_of[copy] for orig, copy in fed.items() if copy in slot_of}
+    return _Plan([tuple(s) for s in steps], template, feed_slots, fetch_slots, program, memory)
+
+
+def _invariant_split(order: list, targets: list, fed: dict) -> Optional[tuple]:
+    """``(prefix order, frontier, main order)`` when part of a plan is computed from variables and
+    constants alone, else ``None``.
+
+    An imported ONNX model run in a Session folds each BatchNormalization into its convolution's
+    weights from the variables at every run (trainable: the variables may change), hundreds of small
+    steps. Those steps (pure ops, no control inputs, every tensor input a read of a graph Variable,
+    a constant or another such step) form the prefix; the frontier is what the rest of the plan
+    reads from it. The plan runs the prefix again only when a variable may have changed
+    (:class:`_Invariant`). Left whole: a plan that assigns a variable (it changes one at every run),
+    plans with control dependencies, those with fewer than :data:`MIN_INVARIANT_STEPS` such steps.
+    Only graph Variables count (TensorFlow's: changed by assign ops and ``load``), not an eager
+    model's parameters and buffers, whose NumPy arrays PyTorch-style code writes in place
+    (``p.data[...] = v``) where no version can see it."""
+    from graphgrad.graph.rewrite.cse import is_pure
+
+    fed_nodes = set(fed.values())
+    invariant, computed = set(), set()
+    for node in order:
+        op = node.op
+        if type(op) is Assign or node.control_inputs:
+            return None
+        if node in fed_nodes:
+            continue
+        if type(op) is Const or (type(op) is ReadVariable and op.variable.graph_collected):
+            invariant.add(node)
+            continue
+        tensors = [x._node for x in node.inputs if isinstance(x, Tensor)]
+        if tensors and node.out is not None and is_pure(op) and all(t in invariant for t in tensors):
+            invariant.add(node)
+            computed.add(node)
+    if len(computed) < MIN_INVARIANT_STEPS:
+        return None
+    used_by_main = {x._node for node in order if node not in invariant
+                    for x in node.inputs if isinstance(x, Tensor)}
+    frontier = [node for node in order if node in computed and (node in used_by_main or node in targets)]
+    used_by_prefix = {x._node for node in computed for x in node.inputs if isinstance(x, Tensor)}
+    prefix_order = [node for node in order if node in computed or node in used_by_prefix]
+    kept = set(frontier)
+    main_order = [node for node in order if node not in invariant or node in kept
+                  or (node not in computed and (node in used_by_main or node in targets))]
+    return prefix_order, frontier, main_order
+
+
+class _Invariant:
+    """The prefix of a plan computed from variables and constants alone (:func:`_invariant_split`)
+    and the values it gave, kept between runs on the host.
+
+    They are reused while no variable can have changed: nothing was written in place since
+    (``INPLACE_WRITES.epoch``, which every in-place write path and every run of a plan that assigns
+    variables bumps) and each variable still holds the same array. A graph Variable's array written
+    through NumPy directly (``v.data[...] = x`` rather than ``v.load(x)`` or an assign op) is not
+    seen, as in TensorFlow, where a variable changes only through its ops."""
+
+    __slots__ = ("prefix", "slots", "kept")
+
+    def __init__(self, prefix: _Plan, slots: list):
+        self.prefix = prefix
+        self.slots = slots  # the main plan's slots of the frontier values, in prefix fetch order
+        self.kept = None    # (epoch, variables' arrays, frontier values) of the last host run
+
+    def fill(self, values: list, xp, run: Callable) -> None:
+        """Put the frontier values into the main plan's slot ``values``: the kept ones when still
+        valid, else the prefix's, computed by ``run(plan, values, xp)``."""
+        kept = self.kept
+        if kept is not None and xp is np and kept[0] == INPLACE_WRITES.epoch:
+            for variable, array in zip(self.prefix.variables, kept[1]):
+                if variable.data is not array:
+                    break
+            else:
+                for slot, value in zip(self.slots, kept[2]):
+                    values[slot] = value
+                return
+        epoch = INPLACE_WRITES.epoch
+        prefix = self.prefix
+        computed = run(prefix, list(prefix.template_on(xp)), xp)
+        results = [computed[slot] for slot in prefix.fetch_slots]
+        self.kept = (epoch, [v.data for v in prefix.variables], results) if xp is np else None
+        for slot, value in zip(self.slots, results):
+            values[slot] = value
 
 
 def _run_namespace(plan: _Plan, feeds: dict, loose: Sequence = ()):
@@ -392,11 +507,21 @@ def _node_error(node: GraphNode, exc: Exception) -> Exception:
 def _run_steps(plan: _Plan, values: list, xp, runner: Callable) -> list:
     """Run ``plan``'s steps over the slot ``values`` with ``runner``; an error names the node."""
     state = [0]
+    if plan.writes:  # variables change (before and after: a plan keeping values may run in between)
+        INPLACE_WRITES.epoch += 1
     try:
         runner(values, xp, state)
     except Exception as exc:
         raise _node_error(plan.steps[state[0]][3], exc) from exc
+    finally:
+        if plan.writes:
+            INPLACE_WRITES.epoch += 1
     return values
+
+
+def _run_plain(plan: _Plan, values: list, xp) -> list:
+    """Run ``plan``'s steps with its own runner (the direct path of ``make_callable``)."""
+    return _run_steps(plan, values, xp, plan.runner)
 
 
 def _fetch_all(plan: _Plan, values: list) -> list:

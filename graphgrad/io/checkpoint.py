@@ -432,9 +432,12 @@ def _snapshot(model, optimizer, scheduler, generators: list) -> dict:
 
 
 def _restore(before: dict, model, optimizer, scheduler, generators: list) -> None:
+    from graphgrad.core.autograd import note_inplace_write
+
     current = model.state_dict()
     for name, value in before["model"].items():
         current[name].data[...] = value
+        note_inplace_write(current[name].data, "the restore after a failed checkpoint load")
     if optimizer is not None:
         optimizer.load_state_dict(before["optimizer"])
     if scheduler is not None:

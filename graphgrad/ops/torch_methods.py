@@ -227,16 +227,28 @@ def _writable(x: Tensor, what: str):
     return x.data
 
 
+def _store(x: Tensor, result: Tensor, what: str) -> Tensor:
+    """Write ``result`` (x's shape) into x's array. While a graph is being built (``result`` is then
+    a graph tensor, with no value yet) a Variable gets an assign node, as ``x op= y`` does, and any
+    other tensor an error (its array would have been filled with NaN)."""
+    if result.data is None:
+        if x.data is None or not getattr(x, "is_variable", False):
+            raise GraphError(f"{what}() while a graph is being built: only Variables (parameters) can be updated "
+                             "inside a graph (as an assign node); write x = ... instead, or call it outside the "
+                             "graph's `with graph.as_default():` block")
+        x.assign(result)
+        return x
+    _writable(x, what)[...] = result.data
+    return x
+
+
 def _inplace_binary(fn):
     def method(x: Tensor, other: Any, *, alpha: Any = None) -> Tensor:
         if alpha is not None:
             other = other * alpha
         if recorded(x, other):  # in the autograd graph: x becomes fn(x, other), recorded (as PyTorch)
             return apply_in_place(x, lambda value: fn(value, other), fn.__name__ + "_()")
-        data = _writable(x, fn.__name__ + "_")
-        result = fn(x.detach(), other.detach() if isinstance(other, Tensor) else other)
-        data[...] = result.data
-        return x
+        return _store(x, fn(x.detach(), other.detach() if isinstance(other, Tensor) else other), fn.__name__ + "_")
 
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In place: ``x = {fn.__name__}(x, other)`` (``alpha`` scales ``other``). Returns ``x``."
@@ -253,6 +265,8 @@ def copy_(x: Tensor, src: Any) -> Tensor:
     """Copy ``src`` (broadcast to ``x``'s shape, converted to its dtype) into ``x``. Returns ``x``."""
     if isinstance(src, Tensor) and recorded(x, src):  # x becomes src (broadcast, cast), recorded
         return apply_in_place(x, lambda value: shape.broadcast_to(ew.astype(src, x.dtype), tuple(x.shape)), "copy_()")
+    if isinstance(src, Tensor) and src.data is None:  # a graph tensor (a graph is being built)
+        return _store(x, shape.broadcast_to(ew.astype(src, x.dtype), tuple(x.shape)), "copy_")
     data = _writable(x, "copy_")
     data[...] = backend.to_device(src.data, backend.device_of(data)) if isinstance(src, Tensor) else src
     return x
@@ -262,21 +276,17 @@ def clamp_(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Clamp in place to ``[min, max]``. Returns ``x``."""
     if recorded(x, min, max):
         return apply_in_place(x, lambda value: ew.clip(value, min, max), "clamp_()")
-    data = _writable(x, "clamp_")
-    data[...] = ew.clip(x.detach(), min, max).data
-    return x
+    return _store(x, ew.clip(x.detach(), min, max), "clamp_")
 
 
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with normal samples. Returns ``x``."""
-    _writable(x, "normal_")[...] = creation.normal(mean, std, tuple(x.shape), generator=generator, dtype=x.dtype).data
-    return x
+    return _store(x, creation.normal(mean, std, tuple(x.shape), generator=generator, dtype=x.dtype), "normal_")
 
 
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with uniform samples in ``[a, b)``. Returns ``x``."""
-    _writable(x, "uniform_")[...] = creation.uniform(a, b, tuple(x.shape), generator=generator, dtype=x.dtype).data
-    return x
+    return _store(x, creation.uniform(a, b, tuple(x.shape), generator=generator, dtype=x.dtype), "uniform_")
 
 
 def _install() -> None:
