@@ -646,11 +646,15 @@ class SumTo(Op):
         return TensorSpec(self.shape, x.dtype)
 
     def forward(self, xp, x):
-        if x.__class__ is np.ndarray and x.ndim == 2 and self.shape == x.shape[1:] and x.dtype.char in "fd" \
-                and x.flags.c_contiguous and x.size:
-            # a bias gradient (N, C) -> (C,), at every step of a compiled MLP: straight to BLAS's
-            # vector-matrix product (2.4 us on W6's (300, 100) where the general path below takes 5)
-            return np.dot(_ones(np, x.shape[0], x.dtype), x)
+        if x.__class__ is np.ndarray and x.ndim == 2 and self.shape == x.shape[1:] and x.dtype.char in "fd" and x.size:
+            # a bias gradient (N, C) -> (C,), at every step of an MLP: straight to BLAS's vector-matrix
+            # product (2.4 us on W6's (300, 100) where the general path below takes 5); a transposed
+            # (Fortran-ordered) gradient, as eager products on OpenBLAS give, as its transpose's
+            # matrix-vector product (W1's (128, 512): 41 us by the axis sum below)
+            if x.flags.c_contiguous:
+                return np.dot(_ones(np, x.shape[0], x.dtype), x)
+            if x.flags.f_contiguous:
+                return np.dot(x.T, _ones(np, x.shape[0], x.dtype))
         lead = x.ndim - len(self.shape)
         inner = tuple(lead + i for i, d in enumerate(self.shape) if d == 1 and x.shape[lead + i] != 1)
         # The result is always a fresh array, never a view of x: execution plans count SumTo among the
