@@ -231,14 +231,16 @@ class Interpreter:
     ``reads`` pairs graph tensors that read a variable with it, so that converters may still use the
     variable's current value as an import-time constant (a clip bound stored as an initializer)."""
 
-    def __init__(self, graph_proto, opsets: dict, reads: Sequence = (), max_unrolled_nodes: Optional[int] = None):
+    def __init__(self, graph_proto, opsets: dict, reads: Sequence = (), max_unrolled_nodes: Optional[int] = None,
+                 fuse: bool = True):
         load_converters()
         # the control-flow budget, shared with subgraph interpreters: [node copies unrolled, limit]
         self.unroll = [0, MAX_UNROLLED_NODES if max_unrolled_nodes is None else int(max_unrolled_nodes)]
         from graphgrad.io.onnx.fusion import fused_nodes
 
         self.graph = graph_proto
-        self.nodes = fused_nodes(graph_proto, opsets.get("", 1))  # patterns converted as one node
+        # patterns converted as one node (fusion.py), unless ``fuse`` is off
+        self.nodes = fused_nodes(graph_proto, opsets.get("", 1)) if fuse else list(graph_proto.node)
         self.opsets = opsets
         self.reads = {id(t): variable for t, variable in reads}
         # id(run-time integer tensor) -> (the tensor, its elements known at import or None): the static
