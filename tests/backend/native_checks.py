@@ -53,3 +53,24 @@ def openmp_team():
         native.kernel("set_team")(blas.openmp_team() if had_team else 0)
         native._STATE["team"] = had_team
         native.set_threads(previous)
+
+
+@contextlib.contextmanager
+def own_threads():
+    """Native kernels that split only on a team split on threads of their own instead, as where NumPy's
+    OpenBLAS threads sleep between products (native._join_team); restored afterwards."""
+    from graphgrad.backend import blas
+
+    had_team, had_own, previous = native.team(), bool(native._STATE.get("own_split")), native.threads()
+    native.kernel("set_team")(0)
+    native._STATE["team"] = False
+    native.kernel("set_own_split")(1)
+    native._STATE["own_split"] = True
+    try:
+        yield
+    finally:
+        native.kernel("set_own_split")(int(had_own))
+        native._STATE["own_split"] = had_own
+        native.kernel("set_team")(blas.openmp_team() if had_team else 0)
+        native._STATE["team"] = had_team
+        native.set_threads(previous)

@@ -120,7 +120,7 @@ def test_environment_switch_keeps_numpy():
     code = "from graphgrad.backend import blas; print(blas.available(), blas.status())"
     env = dict(os.environ, GRAPHGRAD_BLAS="numpy")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.startswith("False NumPy's (off (GRAPHGRAD_BLAS=numpy))")
+    assert out.stdout.startswith("False NumPy's") and "(off (GRAPHGRAD_BLAS=numpy))" in out.stdout
 
 
 @pytest.mark.parametrize("gomp_first", [False, True])
@@ -128,19 +128,21 @@ def test_mkl_threading_runtime_and_the_native_threads(gomp_first):
     """MKL on the GNU OpenMP runtime (libgomp loaded first, as PyTorch does) counts as spinning long;
     native kernels then split as parallel regions of that runtime (native.team: its GOMP_parallel), and
     so do the whole-sequence scans; without a team they would stay on one thread. Without MKL there is
-    no team, and NumPy's OpenBLAS keeps its threads, so native kernels take one thread."""
+    no team: native kernels take one thread unless NumPy's OpenBLAS threads sleep between products."""
     code = ("import ctypes, ctypes.util\n"
             + ("ctypes.CDLL(ctypes.util.find_library('gomp') or 'libgomp.so.1', mode=ctypes.RTLD_GLOBAL)\n" if gomp_first else "")
             + "from graphgrad.backend import blas, native\n"
             "from graphgrad.ops import recurrent\n"
             "print(blas.available(), blas.threads_spin_long(), native.threads(), recurrent._scan_threads(35, 32, 128, 4),"
-            " native.team())")
+            " native.team(), blas.openblas_threads_sleep())")
     env = {k: v for k, v in os.environ.items() if k not in ("GRAPHGRAD_NATIVE_THREADS", "MKL_THREADING_LAYER")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    available, spin, threads, scan, team = out.stdout.split()
+    available, spin, threads, scan, team, sleeping = out.stdout.split()
     if available == "False":
-        assert (spin, threads, scan, team) == ("False", "1", "1", "False")
+        assert (spin, team) == ("False", "False") and scan == threads
+        assert sleeping == "True" or threads == "1"
         return
+    assert sleeping == "False"  # (MKL: NumPy's OpenBLAS is on one thread instead)
     if sys.platform.startswith("linux") and native.available() and int(threads) > 1:
         assert team == "True"  # MKL's runtime (libgomp or libiomp5) found in the process
     if gomp_first and spin == "True":
@@ -180,3 +182,44 @@ def test_bind_declines_what_it_cannot_run():
     assert blas.bind(w, np.empty((32, 1024), np.float32)[:, :512]) is None  # out not contiguous
     assert blas.bind(w, np.empty((32, 512), np.float64)) is None  # dtypes differ
     assert blas.bind(w, w[:32]) is None or not blas.available()  # out overlaps b
+
+
+def _openblas_state(**env) -> list:
+    code = ("import os, ctypes\n"
+            "from graphgrad.backend import blas\n"
+            "sleeping = blas.openblas_threads_sleep()\n"
+            "timeouts = [lib.openblas_thread_timeout() for lib in blas._openblas_libraries()]\n"
+            "print(sleeping, os.environ.get('OPENBLAS_THREAD_TIMEOUT'), timeouts and min(timeouts))")
+    full = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_THREAD_TIMEOUT", "GRAPHGRAD_OPENBLAS_SLEEP")}
+    full.update(GRAPHGRAD_BLAS="numpy", **env)
+    out = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+@pytest.mark.skipif(not blas._openblas_libraries(), reason="NumPy's BLAS is not OpenBLAS here (or not on Linux)")
+def test_openblas_threads_sleep_where_they_do_the_products():
+    """Without MKL, NumPy's OpenBLAS is told (after it started) to let its threads sleep right after
+    each product; an opt-out, and a timeout of the user's own, are respected."""
+    assert _openblas_state() == ["True", str(blas.OPENBLAS_THREAD_TIMEOUT), str(blas.OPENBLAS_THREAD_TIMEOUT)]
+    assert _openblas_state(GRAPHGRAD_OPENBLAS_SLEEP="0")[:2] == ["False", "None"]
+    assert _openblas_state(OPENBLAS_THREAD_TIMEOUT="20") == ["False", "20", "20"]
+    assert _openblas_state(OPENBLAS_THREAD_TIMEOUT="4") == ["True", "4", "4"]
+
+
+@pytest.mark.skipif(not blas._openblas_libraries(), reason="NumPy's BLAS is not OpenBLAS here (or not on Linux)")
+def test_sleeping_openblas_threads_use_no_cpu_between_products():
+    """(Spinning, two OpenBLAS threads took about 50 ms of CPU in 50 ms idle after a product.)"""
+    code = ("import resource, time, numpy as np\n"
+            "from graphgrad.backend import blas\n"
+            "blas.available()\n"
+            "a = np.ones((512, 512), np.float32)\n"
+            "a @ a\n"
+            "before = resource.getrusage(resource.RUSAGE_SELF)\n"
+            "time.sleep(0.1)\n"
+            "after = resource.getrusage(resource.RUSAGE_SELF)\n"
+            "print(blas.openblas_threads_sleep(), (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e3)")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_THREAD_TIMEOUT", "GRAPHGRAD_OPENBLAS_SLEEP")}
+    out = subprocess.run([sys.executable, "-c", code], env=dict(env, GRAPHGRAD_BLAS="numpy"), capture_output=True,
+                         text=True, check=True)
+    sleeping, cpu_ms = out.stdout.split()
+    assert sleeping == "True" and float(cpu_ms) < 25.0

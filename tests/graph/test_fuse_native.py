@@ -8,7 +8,7 @@ import graphgrad as gg
 from graphgrad.backend import native
 from graphgrad.graph.rewrite import fuse_native
 from graphgrad.graph.rewrite.fuse import FusedElementwise
-from tests.backend.native_checks import needs_native, openmp_team
+from tests.backend.native_checks import needs_native, openmp_team, own_threads
 
 pytestmark = needs_native
 
@@ -246,6 +246,32 @@ def test_large_groups_split_over_an_openmp_team():
         np.testing.assert_array_equal(results[1], results[0])
         with native.disabled():
             np.testing.assert_allclose(results[0], sess.run(fetch, feed), rtol=3e-6, atol=1e-6)
+
+
+def test_large_groups_split_over_threads_of_their_own():
+    """Without a team (NumPy's OpenBLAS, its threads sleeping between products), groups of at least
+    OWN_SPLIT_WORK (elements x operations) split on threads of their own, smaller ones not: the same
+    bits on one or three threads."""
+    graph = gg.Graph()
+    x_value = _f32(300, 1000)
+    with graph.as_default():
+        x = gg.placeholder(gg.float32, x_value.shape, name="x")
+        big = gg.tanh(x * 0.5 + 1.0) * 2.0 - x
+        small = gg.relu(x[:60] * 2.0)
+    sess = gg.Session(graph, optimize=2)
+    with own_threads():
+        results = []
+        for threads in (1, 3):
+            native.set_threads(threads)
+            results.append(sess.run([big, small], {x: x_value}))
+            split = {repr(op): native.split_over_team(op.kernel.native.work)[0] != 0 for op in _fused(sess)}
+        assert sorted(split.values()) == [False, True]  # (60 x 1000 x 2 < OWN_SPLIT_WORK <= 300 x 1000 x 5)
+        assert native.split_over_team(native.OWN_SPLIT_WORK - 1) == (0, 1)
+    for first, second in zip(*results):
+        np.testing.assert_array_equal(second, first)
+    with native.disabled():
+        for got, expected in zip(results[0], sess.run([big, small], {x: x_value})):
+            np.testing.assert_allclose(got, expected, rtol=3e-6, atol=1e-6)
 
 
 def test_head_over_an_unknown_batch_dimension():

@@ -360,12 +360,27 @@ def _join_team(kernels: dict) -> None:
     if team:
         kernels["set_team"](team)
         _STATE["team"] = True
+    elif blas.openblas_threads_sleep() and threads() > 1:
+        # no MKL, and NumPy's OpenBLAS threads sleep right after each product: nothing spins on the
+        # other core, so the kernels that split only on MKL's team split on threads of our own
+        # (measured, OpenBLAS only: W5 compiled 1.04x -> 0.99x of PyTorch, eager 1.14x -> 1.09x)
+        kernels["set_own_split"](1)
+        _STATE["own_split"] = True
 
 
-def split_over_team() -> tuple[int, int]:
+#: Least work (output elements x operations) of a generated kernel split on threads of our own (where
+#: there is no MKL team): a thread started for the call costs tens of microseconds. Measured with
+#: NumPy's OpenBLAS, alternating: W5 compiled 1.06x -> 0.95x of PyTorch, W1 1.02x -> 1.00x; with
+#: every kernel of 65k elements or more split, W1 lost (0.97x -> 1.07x: its bias + ReLU passes).
+OWN_SPLIT_WORK = 1 << 19
+
+
+def split_over_team(work: int) -> tuple[int, int]:
     """``(address of gg_parallel, threads)`` for a generated kernel (a library of its own, given the
-    function's address) to split its work on MKL's OpenMP team; ``(0, 1)`` without a team."""
-    if not _STATE.get("team"):
+    function's address) of ``work`` (output elements x operations) to split its work on MKL's OpenMP
+    team, or on threads of our own where NumPy's OpenBLAS threads sleep between products (see
+    :func:`_join_team`) and the work is at least :data:`OWN_SPLIT_WORK`; ``(0, 1)`` otherwise."""
+    if not _STATE.get("team") and not (_STATE.get("own_split") and work >= OWN_SPLIT_WORK):
         return 0, 1
     if "split" not in _STATE:
         _STATE["split"] = ctypes.cast(_STATE["library"].gg_parallel, ctypes.c_void_p).value or 0
@@ -397,15 +412,16 @@ def kernel(name: str) -> Optional[Callable]:
 def threads() -> int:
     """How many threads a native kernel may split its work over (large convolutions, max pooling, the
     batch rows of an LSTM sequence): ``GRAPHGRAD_NATIVE_THREADS`` (which :func:`set_threads` sets),
-    else the CPUs this process may run on (at most 8) when MKL does the large products and NumPy's
-    BLAS is on one thread (the ``mkl`` extra), else 1."""
+    else the CPUs this process may run on (at most 8) when NumPy's BLAS threads hold no core between
+    products (on one thread where MKL does the large products, the ``mkl`` extra; or sleeping at
+    once, see ``blas.openblas_threads_sleep``), else 1."""
     value = os.environ.get("GRAPHGRAD_NATIVE_THREADS", "").strip()
     if value.isdigit() and int(value) > 0:
         return min(int(value), 8)
     from graphgrad.backend import blas  # (here: loading MKL is not free, and only this needs it)
     if not blas.numpy_blas_quiet():
-        # NumPy's OpenBLAS keeps its threads, which spin for ~0.1 s after each product: a thread of
-        # ours beside one made a W2 step 1.5x slower instead of 1.2x faster (measured in one process)
+        # NumPy's OpenBLAS threads spin for ~0.1 s after each product: a thread of ours beside one
+        # made a W2 step 1.5x slower instead of 1.2x faster (measured in one process)
         return 1
     return _cpus()
 

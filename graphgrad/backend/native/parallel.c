@@ -19,8 +19,9 @@
  * threads of our own then found the other core taken, and splitting GELU, layer norm and attention's
  * softmax (which run right after products) made a W5 step 15-20% slower, an LSTM's scan 10%. A region
  * of MKL's runtime starts on the spinning threads at once. Those kernels split only on the team
- * (gg_team_workers); the direct convolutions, max pooling and the scans split on threads of our own
- * when there is no team. */
+ * (gg_team_workers), or on threads of our own where NumPy's OpenBLAS does the products and its threads
+ * sleep right after each (gg_set_own_split); the direct convolutions, max pooling and the scans split
+ * on threads of our own when there is no team. */
 #include "gg_native.h"
 #ifndef _WIN32
 #include <pthread.h>
@@ -42,8 +43,18 @@ int64_t gg_workers(int64_t work, int64_t min_work) {
 /* (defined below: whether gg_parallel runs on MKL's OpenMP team) */
 static int on_team(void);
 
+/* Whether the kernels that split only on MKL's team (GELU, layer norm, attention, generated kernels)
+ * may split on threads of our own: set from Python (native._join_team) where no other library's
+ * threads spin between products, i.e. NumPy's OpenBLAS was told to let its threads sleep at once
+ * (blas.openblas_threads_sleep). */
+static int own_split = 0;
+
+GG_EXPORT void gg_set_own_split(int64_t on) {
+    own_split = on != 0;
+}
+
 int64_t gg_team_workers(int64_t work, int64_t min_work) {
-    return on_team() ? gg_workers(work, min_work) : 1;
+    return on_team() || own_split ? gg_workers(work, min_work) : 1;
 }
 
 typedef struct {

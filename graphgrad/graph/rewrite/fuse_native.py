@@ -309,12 +309,13 @@ class NativeKernel:
     (``native.untyped``): it is given pointers and ``c_int64`` values only."""
 
     def __init__(self, fn: Callable, shape: tuple, heads: list, in_shapes: list, in_dtypes: list, n_outputs: int,
-                 inline_inputs: tuple = ()):
+                 inline_inputs: tuple = (), operations: int = 1):
         self.fn = fn
         self.heads = heads
         self.inline_inputs = tuple(inline_inputs)
         self.shape = tuple(shape)
         self.large = math.prod(self.shape) >= SPLIT_ELEMENTS
+        self.work = math.prod(self.shape) * max(1, operations)  # (elements x operations: see native.split_over_team)
         self.in_shapes = [tuple(s) for s in in_shapes]
         self.in_bool = [np.dtype(d) == _BOOL for d in in_dtypes]
         self.n_outputs = n_outputs
@@ -376,7 +377,7 @@ class NativeKernel:
         """The kernel's last two arguments: gg_parallel's address and the threads, or (0, 1)."""
         if not self.large:
             return _ONE_THREAD
-        split, workers = native.split_over_team()
+        split, workers = native.split_over_team(self.work)
         return (_c_int64(split), _c_int64(workers)) if split else _ONE_THREAD
 
 
@@ -400,7 +401,7 @@ def attach(kernels: list) -> None:
         fn = compiled.get(k.native_name)
         if fn is not None:
             k.native = NativeKernel(native.untyped(fn.raw), k.native_shape, k.native_source[1], *k.native_inputs,
-                                    k.native_source[2])
+                                    k.native_source[2], operations=len(k.ops))
 
 
 def describe(key) -> str:
