@@ -184,9 +184,9 @@ def _openblas_libraries() -> list:
 def _let_openblas_threads_sleep() -> None:
     """Where NumPy's OpenBLAS does the products, let its threads sleep right after each product rather
     than spin for about 0.1 s waiting for the next: spinning, they take the cores that graphgrad's
-    native kernels split their work over (OpenBLAS only: W2 eager 1.35x -> 0.97x of PyTorch, compiled
-    0.89x -> 0.60x; W5 compiled 1.04x -> 0.99x; W1 unchanged). The next product wakes them (a few
-    microseconds). A process-wide setting, like the allocator's: ``GRAPHGRAD_OPENBLAS_SLEEP=0`` keeps
+    native kernels split their work over (OpenBLAS only, alternating with the code before: W2 eager
+    1.22x -> 0.92x of PyTorch, compiled 0.85x -> 0.53x; W5 compiled 1.06x -> 0.95x; W1 unchanged). The
+    next product wakes them. A process-wide setting, like the allocator's: ``GRAPHGRAD_OPENBLAS_SLEEP=0`` keeps
     OpenBLAS as it is, and an ``OPENBLAS_THREAD_TIMEOUT`` of your own is left alone (its threads then
     count as sleeping when it is at most :data:`OPENBLAS_THREAD_TIMEOUT`).
 

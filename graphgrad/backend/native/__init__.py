@@ -363,7 +363,7 @@ def _join_team(kernels: dict) -> None:
     elif blas.openblas_threads_sleep() and threads() > 1:
         # no MKL, and NumPy's OpenBLAS threads sleep right after each product: nothing spins on the
         # other core, so the kernels that split only on MKL's team split on threads of our own
-        # (measured, OpenBLAS only: W5 compiled 1.04x -> 0.99x of PyTorch, eager 1.14x -> 1.09x)
+        # (measured, OpenBLAS only: W5 compiled 1.06x -> 0.95x of PyTorch; see OWN_SPLIT_WORK)
         kernels["set_own_split"](1)
         _STATE["own_split"] = True
 
