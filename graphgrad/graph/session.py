@@ -407,14 +407,15 @@ def _invariant_split(order: list, targets: list, fed: dict) -> Optional[tuple]:
             computed.add(node)
     if len(computed) < MIN_INVARIANT_STEPS:
         return None
+    fetched = set(targets)
     used_by_main = {x._node for node in order if node not in invariant
                     for x in node.inputs if isinstance(x, Tensor)}
-    frontier = [node for node in order if node in computed and (node in used_by_main or node in targets)]
+    frontier = [node for node in order if node in computed and (node in used_by_main or node in fetched)]
     used_by_prefix = {x._node for node in computed for x in node.inputs if isinstance(x, Tensor)}
     prefix_order = [node for node in order if node in computed or node in used_by_prefix]
     kept = set(frontier)
     main_order = [node for node in order if node not in invariant or node in kept
-                  or (node not in computed and (node in used_by_main or node in targets))]
+                  or (node not in computed and (node in used_by_main or node in fetched))]
     return prefix_order, frontier, main_order
 
 
