@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from graphgrad.core.autograd import in_place_source, is_grad_enabled, rebind_in_place
 from graphgrad.core.tensor import Tensor
+from graphgrad.errors import GraphError
 from graphgrad.ops import elementwise as ew
 
 
@@ -29,3 +30,18 @@ def apply_in_place(x: Tensor, compute: Callable[[Tensor], Tensor], how: str) -> 
     if result.dtype != x.dtype:
         result = ew.astype(result, x.dtype)
     return rebind_in_place(x, result, how, source)
+
+
+def assign_in_graph(x: Tensor, result: Tensor, how: str) -> bool:
+    """For an in-place op whose ``result`` was computed while a graph is being built (a graph tensor:
+    no value yet): a Variable ``x`` gets an assign node of it, anything else a ``GraphError`` (writing
+    the missing value would fill ``x`` with NaN). Returns ``False`` when ``result`` has a value, for
+    the caller to write into ``x``'s array."""
+    if result.data is not None:
+        return False
+    if x.data is None or not getattr(x, "is_variable", False):
+        raise GraphError(f"{how} while a graph is being built: only Variables (parameters) can be updated inside "
+                         "a graph (as an assign node); write x = ... instead, or run it outside the graph's "
+                         "`with graph.as_default():` block")
+    x.assign(result)
+    return True

@@ -9,9 +9,8 @@ from __future__ import annotations
 from graphgrad import ops
 from graphgrad.core.autograd import note_inplace_write
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import GradError
 from graphgrad.ops import elementwise as ew
-from graphgrad.ops.inplace import apply_in_place, recorded
+from graphgrad.ops.inplace import apply_in_place, assign_in_graph, recorded
 from graphgrad.ops import unary
 
 _ADD, _SUB, _MUL, _DIV = ew.Add(), ew.Sub(), ew.Mul(), ew.Div()
@@ -53,11 +52,7 @@ def _inplace(op):
         if recorded(a, b):  # a tensor in the autograd graph: a becomes op(a, b), recorded (as PyTorch)
             return apply_in_place(a, lambda value: op.apply(value, b), f"an in-place {op.name} (x op= y)")
         result = op.apply(a, b)
-        if result.data is None:  # graph building (e.g. inside gg.function): an assign node
-            if not getattr(a, "is_variable", False):
-                raise GradError(f"in-place {op.name} on a graph tensor: only Variables (parameters) can be "
-                                "updated inside a graph; write `x = x - y` instead")
-            a.assign(result)
+        if assign_in_graph(a, result, f"an in-place {op.name} (x op= y)"):  # (graph building, e.g. gg.function)
             return a
         a._value()[...] = result.data
         note_inplace_write(a.data, f"an in-place {op.name} (x op= y)")

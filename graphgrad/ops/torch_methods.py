@@ -17,7 +17,7 @@ from graphgrad.core.tensor import Tensor, ValuesIndices, dtype_and_device
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import GradError, GraphError
 from graphgrad.ops import array, elementwise as ew, reduce, shape
-from graphgrad.ops.inplace import apply_in_place, recorded
+from graphgrad.ops.inplace import apply_in_place, assign_in_graph, recorded
 
 
 def _sizes(args: tuple) -> tuple:
@@ -228,17 +228,10 @@ def _writable(x: Tensor, what: str):
 
 
 def _store(x: Tensor, result: Tensor, what: str) -> Tensor:
-    """Write ``result`` (x's shape) into x's array. While a graph is being built (``result`` is then
-    a graph tensor, with no value yet) a Variable gets an assign node, as ``x op= y`` does, and any
-    other tensor an error (its array would have been filled with NaN)."""
-    if result.data is None:
-        if x.data is None or not getattr(x, "is_variable", False):
-            raise GraphError(f"{what}() while a graph is being built: only Variables (parameters) can be updated "
-                             "inside a graph (as an assign node); write x = ... instead, or call it outside the "
-                             "graph's `with graph.as_default():` block")
-        x.assign(result)
-        return x
-    _writable(x, what)[...] = result.data
+    """Write ``result`` (x's shape) into x's array; while a graph is being built, an assign node for a
+    Variable (see ``inplace.assign_in_graph``)."""
+    if not assign_in_graph(x, result, what + "()"):
+        _writable(x, what)[...] = result.data
     return x
 
 
