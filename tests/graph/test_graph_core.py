@@ -9,13 +9,6 @@ import pytest
 import graphgrad as gg
 
 
-@pytest.fixture
-def g():
-    graph = gg.Graph()
-    with graph.as_default():
-        yield graph
-
-
 def test_classic_constant_example(g):
     a = gg.constant(15)
     b = gg.constant(5)

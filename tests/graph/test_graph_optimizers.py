@@ -15,13 +15,6 @@ SCALE = np.array([1.0, 0.5, 2.0], dtype=np.float32)
 START = np.array([3.0, 1.0, -1.0], dtype=np.float32)
 
 
-@pytest.fixture
-def g():
-    graph = gg.Graph()
-    with graph.as_default():
-        yield graph
-
-
 def quadratic():
     """w (3,) and loss = sum(SCALE * (w - TARGET)^2), minimum at TARGET."""
     w = gg.Variable(START, name="w")

@@ -8,13 +8,6 @@ import pytest
 import graphgrad as gg
 
 
-@pytest.fixture
-def g():
-    graph = gg.Graph()
-    with graph.as_default():
-        yield graph
-
-
 def _folded_model():
     """y = x @ f(w, s): f is a chain of steps on variables alone (like a BatchNormalization folded
     into a convolution's weights), then a product with the fed x."""
