@@ -316,8 +316,16 @@ class Session:
 
     def _interpret(self, plan: _Plan, values: list, xp) -> list:
         """Run the steps one by one, checking every output for NaN/inf (``gg.detect_anomaly()``)."""
-        if plan.writes:
+        if plan.writes:  # (as _run_steps does)
             INPLACE_WRITES.epoch += 1
+            try:
+                return self._check_steps(plan, values, xp)
+            finally:
+                INPLACE_WRITES.epoch += 1
+        return self._check_steps(plan, values, xp)
+
+    @staticmethod
+    def _check_steps(plan: _Plan, values: list, xp) -> list:
         for slot, forward, args, node, frees in plan.steps:
             arrays = [values[i] for i in args]
             try:
