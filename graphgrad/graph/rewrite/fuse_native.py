@@ -314,8 +314,9 @@ class NativeKernel:
         self.heads = heads
         self.inline_inputs = tuple(inline_inputs)
         self.shape = tuple(shape)
-        self.large = math.prod(self.shape) >= SPLIT_ELEMENTS
-        self.work = math.prod(self.shape) * max(1, operations)  # (elements x operations: see native.split_over_team)
+        elements = math.prod(self.shape)
+        self.large = elements >= SPLIT_ELEMENTS
+        self.work = elements * max(1, operations)  # (see native.split_over_team)
         self.in_shapes = [tuple(s) for s in in_shapes]
         self.in_bool = [np.dtype(d) == _BOOL for d in in_dtypes]
         self.n_outputs = n_outputs
