@@ -161,7 +161,7 @@ def _row_reduce(x, name: str):
 
 def _softmax_parts(xp, x, t, ignore_index: int):
     """What every fused softmax cross-entropy kernel starts with, for (N, C) logits ``x`` and (N,)
-    class indices ``t``: ``z = x - max`` (a fresh array), the flat positions ``i * C + t[i]`` of the
+    class indices ``t``: ``z = x - max`` (a fresh C-ordered array, whatever the layout of ``x``), the flat positions ``i * C + t[i]`` of the
     targets in ``z`` (class 0 for ignored rows), the mask of kept rows (``None`` when none is
     ignored, the common case, which then skips every masking step) and how many rows are kept."""
     n, c = x.shape
@@ -172,7 +172,10 @@ def _softmax_parts(xp, x, t, ignore_index: int):
     else:
         targets = xp.where(valid, t, 0)
     index = xp.arange(0, n * c, c) + targets
-    return x - _row_reduce(x, "max"), index, valid, kept
+    z = x - _row_reduce(x, "max")
+    if not z.flags.c_contiguous:  # (x a transposed view: the flat positions above are of C order)
+        z = xp.ascontiguousarray(z)
+    return z, index, valid, kept
 
 
 def _loss_from_parts(lse, picked, valid, kept: int, reduction: str):

@@ -123,7 +123,7 @@ def fill_diagonal_(x: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
         limit = rows if wrap else min(rows, cols)
         positions = _np.arange(0, limit * cols, cols + 1)
         positions = positions[positions < data.size]
-        data.reshape(-1)[positions] = fill_value
+        data[positions // cols, positions % cols] = fill_value  # (not data.reshape(-1): a copy for a transposed view)
         return x
     if len(set(data.shape)) != 1:
         raise ValueError(f"fill_diagonal_: all dimensions must be equal for an n-d tensor, got {data.shape}")

@@ -89,3 +89,29 @@ def test_meshgrid_defaults_numpy_in_graphgrad_and_pytorch_in_compat_torch():
     assert [g.shape for g in gg.meshgrid(a, b)] == [(3, 2), (3, 2)]         # np.meshgrid: 'xy'
     x, y = torch.meshgrid(a, b)                                             # torch.meshgrid: 'ij'
     assert x.shape == y.shape == (2, 3) and x.tolist() == [[1.0] * 3, [2.0] * 3] and y.tolist()[0] == [3.0, 4.0, 5.0]
+
+
+def test_cross_entropy_gradient_of_a_linear_layer_with_fewer_rows_than_classes():
+    # without MKL, linear computes such a product as (w x^T)^T, a transposed view; the softmax
+    # cross-entropy gradient subtracted the target's 1 from a flattened copy of it (dropped)
+    rng = np.random.default_rng(0)
+    layer = gg.nn.Linear(8, 10)
+    x, y = gg.tensor(rng.standard_normal((2, 8)).astype(np.float32)), gg.tensor([3, 7])
+    out = layer(x)
+    gg.cross_entropy(out, y).backward()
+    logits = out.numpy().astype(np.float64)
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    p[[0, 1], [3, 7]] -= 1
+    np.testing.assert_allclose(layer.bias.grad.numpy(), p.sum(0) / 2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(layer.weight.grad.numpy(), p.T @ x.numpy() / 2, rtol=1e-5, atol=1e-6)
+
+
+def test_fill_diagonal_of_a_transposed_view():
+    import graphgrad.compat.torch as torch
+
+    expected = np.zeros((5, 3))
+    np.fill_diagonal(expected, 1.0, wrap=True)
+    x = torch.zeros(3, 5).t()                          # a transposed view, as torch's .t()
+    x.fill_diagonal_(1.0, wrap=True)
+    np.testing.assert_array_equal(x.numpy(), expected)
