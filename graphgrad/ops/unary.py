@@ -17,7 +17,7 @@ from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.dtypes import float_result
 from graphgrad.errors import DTypeError
-from graphgrad.ops.elementwise import greater, _ufunc_spec
+from graphgrad.ops.elementwise import _ufunc_spec
 
 
 class Unary(Op):
@@ -350,7 +350,36 @@ class Relu(Unary):
         return xp.maximum(x, 0)
 
     def backward(self, inputs, out, g):
-        return (g * greater(out, 0),)  # a multiply by the mask: a third of the time of a where
+        return (_RELU_GRAD.apply(out, g),)
+
+
+class ReluGrad(Op):
+    """``g * (y > 0)``, ReLU's backward given its output ``y``, as one op: one dispatch and one pass
+    (native for float32 arrays) where the composition dispatches twice and makes a mask (eager: 40 ->
+    12 us for 128 x 512). Differentiable again: linear in ``g``, and ``y`` gets no gradient (the mask
+    is constant almost everywhere), as with the composition."""
+
+    def infer(self, y, g):
+        return TensorSpec(_ufunc_spec(self, "multiply", y, g).shape, g.dtype)
+
+    def forward(self, xp, y, g):
+        fn = native.kernel("relu_grad_f32")
+        if fn is not None and y.shape == g.shape:
+            if native.usable(y, g):
+                out = np.empty(g.shape, g.dtype)
+                fn(y, g, out, g.size)  # one pass (backend/native/elementwise.c)
+                return out
+            if native.usable(y.T, g.T):  # both transposed views (a linear layer's output without MKL)
+                out = np.empty(g.shape[::-1], g.dtype)
+                fn(y.T, g.T, out, g.size)
+                return out.T
+        return g * (y > 0)  # a multiply by the mask: a third of the time of a where
+
+    def backward(self, inputs, out, gout):
+        return None, _RELU_GRAD.apply(inputs[0], gout)
+
+
+_RELU_GRAD = ReluGrad()
 
 
 class Erf(FloatUnary):

@@ -144,3 +144,39 @@ def test_create_graph_gradients_are_differentiable_again():
             (d_fused,) = gg.grad(d_fused.sum(), [x], create_graph=True)
             (d_comp,) = gg.grad(d_comp.sum(), [xc], create_graph=True)
             np.testing.assert_allclose(d_fused.numpy(), d_comp.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_relu_backward_is_one_op_with_the_masks_values():
+    """ReLU's backward (ReluGrad: one op, a native pass for float32) gives ``g * (y > 0)`` exactly, the
+    sign of zeros and non-finite ``g`` included; graphs write it out as that multiply for the fuser."""
+    from graphgrad.ops.unary import ReluGrad
+
+    y = RNG.standard_normal((64, 33)).astype(np.float32)
+    y[0, :4] = [0.0, -0.0, np.nan, np.inf]
+    g = RNG.standard_normal((64, 33)).astype(np.float32)
+    g[1, :3] = [np.nan, np.inf, -np.inf]
+    y[1, :3] = [-1.0, -1.0, 2.0]
+    expected = g * (y > 0)
+    got = ReluGrad().apply(gg.tensor(y), gg.tensor(g)).numpy()
+    np.testing.assert_array_equal(got, expected)
+    assert np.array_equal(np.signbit(got), np.signbit(expected))
+    # non-contiguous and float64 inputs take NumPy's path, with the same values
+    np.testing.assert_array_equal(ReluGrad().apply(gg.tensor(y).T, gg.tensor(g).T).numpy(), expected.T)
+    np.testing.assert_array_equal(ReluGrad().apply(gg.tensor(y.astype(np.float64)), gg.tensor(g)).numpy(),
+                                  expected)
+    # eager relu's gradient is that op; graph and compiled steps agree with it
+    x = gg.tensor(RNG.standard_normal((5, 7)), requires_grad=True)
+    w = RNG.standard_normal((5, 7))
+
+    def loss(t):
+        return (gg.relu(t) * gg.tensor(w)).sum()
+
+    loss(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), w * (x.numpy() > 0))
+    gg.check_grad(lambda t: gg.relu(t) * t * t, x, order=2)
+    graph = gg.Graph()
+    with graph.as_default():
+        p = gg.placeholder(gg.float64, (5, 7))
+        (grad,) = gg.gradients(loss(p), [p])
+    for level in (0, 2):
+        np.testing.assert_array_equal(gg.Session(graph, optimize=level).run(grad, {p: x.numpy()}), x.grad.numpy())

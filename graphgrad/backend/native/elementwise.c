@@ -16,3 +16,9 @@ GG_EXPORT void gg_tanh_f32(const float *x, float *y, int64_t n) {
 GG_EXPORT void gg_transpose_f32(const float *src, float *dst, int64_t rows, int64_t cols) {
     gg_transpose(src, rows, cols, cols, dst, rows);
 }
+
+/* ReLU's backward g * (y > 0) in one pass (ops/unary.py ReluGrad): g times 1 or 0 as NumPy's multiply
+ * by the bool mask (NaN and infinite g give NaN where the mask is 0, as there). */
+GG_EXPORT void gg_relu_grad_f32(const float *y, const float *g, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = g[i] * (float)(y[i] > 0.0f);
+}

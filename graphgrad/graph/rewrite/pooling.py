@@ -15,6 +15,7 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.graph.rewrite.engine import producer_op as _op, rewrite
 from graphgrad.ops.elementwise import Greater, Mul
 from graphgrad.ops.pool import MaxPoolBackward
+from graphgrad.ops.unary import ReluGrad
 
 
 def _positive_mask_of(mask, ctx):
@@ -25,18 +26,27 @@ def _positive_mask_of(mask, ctx):
     return x if isinstance(x, Tensor) and ctx.is_const(zero, 0) else None
 
 
-@rewrite("simplify", tracks=[Mul])
+@rewrite("simplify", tracks=[Mul, ReluGrad])
 def mask_before_max_pool_gradient(node, ctx):
-    """``pool_grad(x, y, g) * (x > 0)`` -> ``pool_grad(x, y, g * (y > 0))``."""
-    for grad, mask in (node.inputs, node.inputs[::-1]):
+    """``pool_grad(x, y, g) * (x > 0)`` -> ``pool_grad(x, y, g * (y > 0))``; ``relu_grad(x,
+    pool_grad(x, y, g))`` -> ``pool_grad(x, y, relu_grad(y, g))`` likewise (tried before simplify.py's
+    rule that writes a ReluGrad out as that multiply)."""
+    if type(node.op) is ReluGrad:
+        pairs = [(node.inputs[1], node.inputs[0])]  # (the gradient, the ReLU's output)
+    else:
+        pairs = [(grad, _positive_mask_of(mask, ctx)) for grad, mask in (node.inputs, node.inputs[::-1])]
+    for grad, relu_out in pairs:
         if type(_op(grad)) is not MaxPoolBackward or grad._node.control_inputs:
             continue
         x, y, g = grad._node.inputs
-        if _positive_mask_of(mask, ctx) is not x or not isinstance(g, Tensor):
+        if relu_out is not x or not isinstance(g, Tensor):
             continue
         if ctx.readers(grad) != 1:
             continue  # the unmasked gradient is read elsewhere too: nothing to save
-        masked = ctx.make(Mul(), g, ctx.make(Greater(), y, 0))
+        if type(node.op) is ReluGrad:
+            masked = ctx.make(ReluGrad(), y, g)
+        else:
+            masked = ctx.make(Mul(), g, ctx.make(Greater(), y, 0))
         out = ctx.make(grad._node.op, x, y, masked)
         if out.shape == node.out.shape and out.dtype == node.out.dtype:
             return out

@@ -35,6 +35,8 @@ not to fire where the identity it uses is false. In particular:
   against the same size); a reshape to ``x``'s own shape is dropped when that shape has at most one
   unknown dim (then the run-time shapes agree too). Transposes compose their permutations; an
   identity permutation is dropped.
+* **ReLU's backward** ``relu_grad(y, g) -> g * (y > 0)``: the same values (one eager op; in a graph
+  the two fuse with their neighbours).
 * **sum(broadcast_to(x, shape)) over all axes -> sum(x) * (size of shape / size of x)** when ``x``'s
   shape is fully known (every element of ``x`` is repeated the same number of times).
 """
@@ -48,12 +50,12 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.graph.rewrite.engine import producer_op, rewrite
 from graphgrad.graph.variables import Const
 from graphgrad.ops.array import FullLike
-from graphgrad.ops.elementwise import Add, Cast, Div, Mul, Pow, Sub
+from graphgrad.ops.elementwise import Add, Cast, Div, Greater, Mul, Pow, Sub
 from graphgrad.ops.linalg import Linear, MatMul
 from graphgrad.ops.nn import LogSoftmax, Softmax
 from graphgrad.ops.reduce import Sum
 from graphgrad.ops.shape import BroadcastTo, Reshape, Transpose
-from graphgrad.ops.unary import Abs, Arctan, Cos, Erf, Exp, Log, Neg, Relu, Sigmoid, Sin, Sqrt, Tanh
+from graphgrad.ops.unary import Abs, Arctan, Cos, Erf, Exp, Log, Neg, Relu, ReluGrad, Sigmoid, Sin, Sqrt, Tanh
 
 #: Largest constant (in elements) a rule creates (``x * 0`` of a known shape becomes zeros).
 MAX_CONST_ELEMENTS = 1_000_000
@@ -204,6 +206,18 @@ def linear_as_matmul(node, ctx):
         return None
     y = ctx.make(MatMul(), x, ctx.make(Transpose((1, 0)), w))
     return ctx.make(Add(), y, node.inputs[2]) if len(node.inputs) == 3 else y
+
+
+@rewrite("simplify", tracks=[ReluGrad])
+def relu_grad_as_mask_multiply(node, ctx):
+    """``relu_grad(y, g)`` -> ``g * (y > 0)`` (the same values): one eager dispatch, but in a graph the
+    mask and the multiply fuse into their neighbours' kernels (a training step's ``g @ w`` and ReLU
+    mask in one loop, with the activation's buffer free for the result), and max pooling's backward
+    takes the mask on its pooled side (pooling.py)."""
+    y, g = node.inputs
+    if not (isinstance(y, Tensor) and isinstance(g, Tensor)):
+        return None
+    return ctx.make(Mul(), g, ctx.make(Greater(), y, 0))
 
 
 @rewrite("simplify", tracks=[Mul])

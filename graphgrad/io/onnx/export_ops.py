@@ -72,6 +72,13 @@ def _tanh_grad(ctx, node):
     return ctx.add("Mul", [g, ctx.add("Sub", [ctx.const(1, dtype), ctx.add("Mul", [y, y])])])
 
 
+@exports(G.ReluGrad)
+def _relu_grad(ctx, node):
+    dtype = node.out.dtype
+    y, g = (ctx.value(v, dtype) for v in node.inputs)
+    return ctx.add("Mul", [g, ctx.add("Cast", [ctx.add("Greater", [y, ctx.const(0, dtype)])], to=dtype)])
+
+
 @exports(G.Linear)
 def _linear(ctx, node):
     dtype = node.out.dtype
