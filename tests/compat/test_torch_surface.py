@@ -166,3 +166,27 @@ def test_save_and_load_a_whole_module(tmp_path):
     assert np.array_equal(again.weight.numpy(), model.weight.numpy())
     torch.save(model.state_dict(), path)
     assert list(torch.load(path, weights_only=True)) == ["weight", "bias"]
+
+
+def test_save_and_load_through_an_open_file_or_a_buffer(tmp_path):
+    import io
+
+    model = torch.nn.Linear(2, 3)
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    buffer.seek(0)
+    state = torch.load(buffer)
+    assert list(state) == ["weight", "bias"] and np.array_equal(state["weight"].numpy(), model.weight.numpy())
+    path = tmp_path / "data.pt"
+    with open(path, "wb") as f:                        # (the sine-wave example's torch.save(data, open(...)))
+        torch.save({"x": np.arange(6.0).reshape(2, 3), "step": 4}, f)
+    with open(path, "rb") as f:
+        loaded = torch.load(f)
+    assert loaded["step"] == 4 and loaded["x"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    buffer = io.BytesIO()
+    torch.save(model, buffer)                          # a whole module: pickled, loads with weights_only=False
+    buffer.seek(0)
+    with pytest.raises(RuntimeError, match="weights_only=False"):
+        torch.load(buffer)
+    buffer.seek(0)
+    assert np.array_equal(torch.load(buffer, weights_only=False).bias.numpy(), model.bias.numpy())

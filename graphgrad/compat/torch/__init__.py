@@ -138,15 +138,29 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
 _PICKLE_MAGIC = b"GGPICKLE"
 
 
+def _is_file_object(f) -> bool:
+    """Whether ``f`` is an open file or a buffer (``io.BytesIO``) rather than a path."""
+    return hasattr(f, "write") or hasattr(f, "read")
+
+
 def save(obj: Any, f, **kwargs) -> None:
     """``torch.save``: graphgrad's atomic checkpoint format (safetensors or npz) for tensors and nested
-    dicts/lists of them; any other object (a whole module) is pickled, also atomically."""
+    dicts/lists of them; any other object (a whole module) is pickled, also atomically. ``f`` is a
+    path, or an open binary file or buffer (``io.BytesIO``) that the bytes are written to."""
+    import os
+    import tempfile
+
+    if _is_file_object(f):  # the same bytes as a file at a path, made there and copied
+        with tempfile.TemporaryDirectory(prefix="graphgrad-save-") as folder:
+            path = os.path.join(folder, "saved.pt")
+            save(obj, path)
+            with open(path, "rb") as made:
+                f.write(made.read())
+        return
     try:
         _gg.save(obj, f)
     except TypeError:
-        import os
         import pickle
-        import tempfile
 
         path = os.fspath(f)
         folder = os.path.dirname(os.path.abspath(path))
@@ -165,10 +179,20 @@ def save(obj: Any, f, **kwargs) -> None:
 
 
 def load(f, map_location=None, weights_only: Any = None, **kwargs) -> Any:
-    """``torch.load``: a file written by :func:`save`. A pickled object loads only with
+    """``torch.load``: what :func:`save` wrote, from a path or an open binary file or buffer (read
+    from its current position, as PyTorch does). A pickled object loads only with
     ``weights_only=False`` (PyTorch's default is True since 2.6: unpickling runs code)."""
     import os
 
+    if _is_file_object(f):
+        import tempfile
+
+        data = f.read()
+        with tempfile.TemporaryDirectory(prefix="graphgrad-load-") as folder:
+            path = os.path.join(folder, "loaded.pt")
+            with open(path, "wb") as copy:
+                copy.write(data)
+            return load(path, map_location=map_location, weights_only=weights_only)
     with open(os.fspath(f), "rb") as handle:
         if handle.read(len(_PICKLE_MAGIC)) == _PICKLE_MAGIC:
             if weights_only is None or weights_only:
