@@ -190,3 +190,18 @@ def test_save_and_load_through_an_open_file_or_a_buffer(tmp_path):
         torch.load(buffer)
     buffer.seek(0)
     assert np.array_equal(torch.load(buffer, weights_only=False).bias.numpy(), model.bias.numpy())
+
+
+def test_the_accelerator_api_of_recent_examples():
+    # pytorch/examples pick their device this way since 2025
+    use_accel = torch.accelerator.is_available()
+    device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
+    assert use_accel == torch.cuda.is_available()
+    if not use_accel:
+        assert device == torch.device("cpu") and torch.accelerator.current_accelerator() is None
+        assert torch.accelerator.device_count() == 0 and torch.accelerator.current_device_index() == -1
+        torch.accelerator.synchronize()
+        with torch.accelerator.device_index(None):
+            pass
+    model = torch.nn.Linear(2, 1).to(device)
+    assert model(torch.ones(3, 2, device=device)).shape == (3, 1)

@@ -436,8 +436,8 @@ def broadcast_shapes(*shapes) -> tuple:
 
 
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
-from graphgrad.compat.torch import (amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim,  # noqa: E402,F401
-                                    profiler, random, special, testing, utils)
+from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, nn,  # noqa: E402,F401
+                                    onnx, optim, profiler, random, special, testing, utils)
 from graphgrad.compat.torch.random import fork_rng, get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402,F401
 from graphgrad import distributions  # noqa: E402,F401  (torch.distributions)
 
@@ -469,8 +469,8 @@ def __getattr__(name: str) -> Any:
 
 def install() -> None:
     """Make ``import torch`` (and its submodules) resolve to this namespace in this process."""
-    from graphgrad.compat.torch import (amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim, profiler,
-                                        random, special, testing, utils)
+    from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim,
+                                        profiler, random, special, testing, utils)
     from graphgrad.compat.torch.utils import checkpoint, tensorboard
     from graphgrad.compat.torch.nn import functional, init, parallel
     from graphgrad.compat.torch.nn import utils as nn_utils
@@ -481,7 +481,8 @@ def install() -> None:
     for name, module in {"torch": me, "torch.nn": nn, "torch.nn.functional": functional, "torch.nn.init": init,
                          "torch.nn.utils": nn_utils, "torch.nn.utils.rnn": nn_utils.rnn, "torch.optim": optim, "torch.optim.lr_scheduler": lr_scheduler,
                          "torch.utils": utils, "torch.utils.data": data, "torch.autograd": autograd,
-                         "torch.cuda": cuda, "torch.special": special, "torch.amp": amp, "torch.backends": backends,
+                         "torch.cuda": cuda, "torch.accelerator": accelerator, "torch.special": special,
+                         "torch.amp": amp, "torch.backends": backends,
                          "torch.cuda.amp": amp, "torch.linalg": _gg.linalg, "torch.nn.parallel": parallel,
                          "torch.backends.cudnn": backends.cudnn, "torch.backends.cuda": backends.cuda,
                          "torch.backends.mps": backends.mps, "torch.distributed": distributed,
