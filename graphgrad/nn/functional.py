@@ -159,6 +159,7 @@ def _accepts_inplace(fn):
         return in_place(input, *args, **kwargs) if inplace else fn(input, *args, **kwargs)
 
     function.__name__, function.__doc__ = fn.__name__, fn.__doc__
+    function.__qualname__, function.__module__ = fn.__name__, __name__  # (pickled by name, as this module's)
     function.__wrapped__ = fn
     return function
 

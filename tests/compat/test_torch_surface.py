@@ -205,3 +205,46 @@ def test_the_accelerator_api_of_recent_examples():
             pass
     model = torch.nn.Linear(2, 1).to(device)
     assert model(torch.ones(3, 2, device=device)).shape == (3, 1)
+
+
+class _Net(torch.nn.Module):  # (module level: pickled by name)
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(10, 4)
+        self.rnn = torch.nn.LSTM(4, 4)
+        self.act = torch.nn.functional.relu
+        self.head = torch.nn.Linear(4, 3)
+
+    def forward(self, t):
+        return self.head(self.act(self.rnn(self.embed(t))[0]))
+
+
+def test_a_whole_model_loads_weights_only_with_its_classes_allowed(tmp_path):
+    # the word-language-model example: torch.save(model, f), then torch.load(f) inside
+    # torch.serialization.safe_globals([...its classes, by torch.nn.modules.<file>.<Class> paths...])
+    path = tmp_path / "model.pt"
+    model = _Net()
+    with open(path, "wb") as f:
+        torch.save(model, f)
+    with pytest.raises(RuntimeError, match="_Net.*weights_only=False"):
+        torch.load(path)
+    allowed = [_Net, torch.nn.modules.sparse.Embedding, torch.nn.modules.rnn.LSTM, torch.nn.functional.relu,
+               torch.nn.modules.linear.Linear]
+    with torch.serialization.safe_globals(allowed):
+        assert torch.serialization.get_safe_globals() == allowed
+        with open(path, "rb") as f:
+            again = torch.load(f)
+    assert torch.serialization.get_safe_globals() == []
+    again.rnn.flatten_parameters()  # (PyTorch's cuDNN packing: nothing to do)
+    t = torch.tensor([[1, 2, 3]])
+    np.testing.assert_array_equal(again(t).numpy(), model(t).numpy())
+    with pytest.raises(RuntimeError, match="Linear"):  # one class short: refused, named
+        with torch.serialization.safe_globals(allowed[:-1]):
+            torch.load(path)
+    torch.serialization.add_safe_globals(allowed)
+    try:
+        assert isinstance(torch.load(path), _Net)
+    finally:
+        torch.serialization.clear_safe_globals()
+    assert torch.nn.modules.dropout.Dropout is torch.nn.Dropout and torch.nn.modules.loss._Loss is torch.nn._Loss
+    assert torch.nn.modules.linear.NonDynamicallyQuantizableLinear is torch.nn.Linear

@@ -180,8 +180,9 @@ def save(obj: Any, f, **kwargs) -> None:
 
 def load(f, map_location=None, weights_only: Any = None, **kwargs) -> Any:
     """``torch.load``: what :func:`save` wrote, from a path or an open binary file or buffer (read
-    from its current position, as PyTorch does). A pickled object loads only with
-    ``weights_only=False`` (PyTorch's default is True since 2.6: unpickling runs code)."""
+    from its current position, as PyTorch does). A pickled object (a whole module) loads with
+    ``weights_only=False``, or by default only where each class and function it names is allowed
+    (``torch.serialization.add_safe_globals`` / ``safe_globals``: unpickling runs code)."""
     import os
 
     if _is_file_object(f):
@@ -195,9 +196,8 @@ def load(f, map_location=None, weights_only: Any = None, **kwargs) -> Any:
             return load(path, map_location=map_location, weights_only=weights_only)
     with open(os.fspath(f), "rb") as handle:
         if handle.read(len(_PICKLE_MAGIC)) == _PICKLE_MAGIC:
-            if weights_only is None or weights_only:
-                raise RuntimeError(f"torch.load: {os.fspath(f)} holds a pickled object, which runs code when "
-                                   "loaded; pass weights_only=False if you trust the file")
+            if weights_only is None or weights_only:  # (only allowed globals: torch.serialization)
+                return serialization.weights_only_load(handle, os.fspath(f))
             import pickle
 
             return pickle.load(handle)
@@ -437,7 +437,7 @@ def broadcast_shapes(*shapes) -> tuple:
 
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
 from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, nn,  # noqa: E402,F401
-                                    onnx, optim, profiler, random, special, testing, utils)
+                                    onnx, optim, profiler, random, serialization, special, testing, utils)
 from graphgrad.compat.torch.random import fork_rng, get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402,F401
 from graphgrad import distributions  # noqa: E402,F401  (torch.distributions)
 
@@ -470,7 +470,7 @@ def __getattr__(name: str) -> Any:
 def install() -> None:
     """Make ``import torch`` (and its submodules) resolve to this namespace in this process."""
     from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim,
-                                        profiler, random, special, testing, utils)
+                                        profiler, random, serialization, special, testing, utils)
     from graphgrad.compat.torch.utils import checkpoint, tensorboard
     from graphgrad.compat.torch.nn import functional, init, parallel
     from graphgrad.compat.torch.nn import utils as nn_utils
@@ -482,7 +482,7 @@ def install() -> None:
                          "torch.nn.utils": nn_utils, "torch.nn.utils.rnn": nn_utils.rnn, "torch.optim": optim, "torch.optim.lr_scheduler": lr_scheduler,
                          "torch.utils": utils, "torch.utils.data": data, "torch.autograd": autograd,
                          "torch.cuda": cuda, "torch.accelerator": accelerator, "torch.special": special,
-                         "torch.amp": amp, "torch.backends": backends,
+                         "torch.amp": amp, "torch.backends": backends, "torch.serialization": serialization,
                          "torch.cuda.amp": amp, "torch.linalg": _gg.linalg, "torch.nn.parallel": parallel,
                          "torch.backends.cudnn": backends.cudnn, "torch.backends.cuda": backends.cuda,
                          "torch.backends.mps": backends.mps, "torch.distributed": distributed,

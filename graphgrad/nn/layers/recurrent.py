@@ -208,6 +208,10 @@ class _RNNBase(Module):
     def num_directions(self) -> int:
         return 2 if self.bidirectional else 1
 
+    def flatten_parameters(self) -> None:
+        """PyTorch's call to pack the weights into one block for cuDNN: here they are used as they are
+        (nothing to do), so programs that call it after loading a model run unchanged."""
+
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
