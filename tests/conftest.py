@@ -32,3 +32,20 @@ def fresh_world(monkeypatch):
     yield world.WORLD
     world.WORLD.__dict__.clear()
     world.WORLD.__dict__.update(saved)
+
+
+@pytest.fixture(autouse=True)
+def _tensor_data_semantics(request):
+    """``Tensor.data`` as each test expects it: PyTorch's (a detached tensor) in tests/compat/test_torch_*
+    and test_programs.py, which test programs written for PyTorch, and graphgrad's raw array
+    everywhere else. Importing
+    ``graphgrad.compat.torch`` (which collection does for every module that uses it) switches it for
+    the whole process, as it does for a PyTorch program."""
+    import graphgrad as gg
+
+    path = request.node.path
+    compat = "compat" in path.parts and (path.name.startswith("test_torch") or path.name == "test_programs.py")
+    saved = gg.Tensor._data_as_torch
+    gg.Tensor._data_as_torch = compat and saved
+    yield
+    gg.Tensor._data_as_torch = saved

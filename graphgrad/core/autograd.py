@@ -138,7 +138,7 @@ def in_place_source(x: Tensor, how: str) -> Tensor:
         raise GradError(f"{how}: a leaf tensor that requires grad can't be used in an in-place operation while "
                         "gradients are recorded; use `with gg.no_grad():` (an optimizer-style update) or write "
                         "out-of-place code")
-    return Tensor._wrap(x.data, x._node, x.requires_grad)
+    return Tensor._wrap(x._data, x._node, x.requires_grad)
 
 
 def rebind_in_place(x: Tensor, result: Tensor, how: str, source: Optional[Tensor] = None) -> Tensor:
@@ -157,9 +157,9 @@ def rebind_in_place(x: Tensor, result: Tensor, how: str, source: Optional[Tensor
             history = []
             _VERSIONS[key] = (weakref.ref(x, lambda _, key=key: _VERSIONS.pop(key, None)), history)
         history.append((next(_SEQUENCE), source if source is not None else
-                        Tensor._wrap(x.data, x._node, x.requires_grad)))
+                        Tensor._wrap(x._data, x._node, x.requires_grad)))
         x._used = False
-    x.data = result.data
+    x._data = result._data
     x._node = result._node
     x.requires_grad = result.requires_grad
     return x
@@ -190,9 +190,9 @@ def _check_saved(node, inputs: Optional[tuple] = None) -> None:
     inputs = inputs if saved is True else (inputs[saved] if saved else ())
     offset = 0 if saved is True or not saved else (saved.start or 0)
     for position, x in enumerate(inputs, offset):
-        if not isinstance(x, Tensor) or x.data is None:
+        if not isinstance(x, Tensor) or x._data is None:
             continue
-        for obj in (x, _memory_root(x.data)):
+        for obj in (x, _memory_root(x._data)):
             stamp, how = INPLACE_WRITES.stamp_of(obj)
             if stamp > node.seq:
                 raise _modified_error(node, f"input {position}", x, how)
@@ -204,7 +204,7 @@ def _check_saved(node, inputs: Optional[tuple] = None) -> None:
 
 
 def _modified_error(node, which: str, tensor, how, array=None) -> GradError:
-    array = tensor.data if tensor is not None else array
+    array = tensor._data if tensor is not None else array
     described = f"{tensor.name!r}, " if tensor is not None and tensor.name else ""
     described += f"a {array.dtype} tensor of shape {tuple(array.shape)}"
     by = f" by {how}" if how else ""
@@ -401,11 +401,11 @@ def _root_gradient(root: Tensor, gradient: Any) -> Tensor:
         if shape != () and (shape is None or None in shape or root.size != 1):
             raise GradError(f"backward() on a non-scalar output of shape {root.shape} needs an explicit "
                             "gradient of that shape: call out.backward(gradient)")
-        if root.data is None:  # a graph tensor (e.g. a loss inside gg.function): a node of ones
+        if root._data is None:  # a graph tensor (e.g. a loss inside gg.function): a node of ones
             from graphgrad.backend import np
 
             return Tensor._wrap(np.ones((), dtype=root.dtype)).broadcast_like(root)
-        return Tensor._wrap(_ones_like(root.data))
+        return Tensor._wrap(_ones_like(root._data))
     g = gradient if isinstance(gradient, Tensor) else Tensor(gradient, dtype=root.dtype)
     if g.shape != root.shape:
         raise GradError(f"gradient has shape {g.shape} but the output has shape {root.shape}")
@@ -458,7 +458,7 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
     # leaves with post-accumulate hooks -> gradient contributions still to come in this walk
     pending = _pending_uses(roots) if _POST_ACCUMULATE and targets is None else None
     arrived: set = set()
-    handed_out = {id(g.data) for g in root_grads}  # arrays a leaf's .grad must not share
+    handed_out = {id(g._data) for g in root_grads}  # arrays a leaf's .grad must not share
     heap: list = []
 
     def to_leaf(x: Tensor, gx: Tensor) -> None:
@@ -468,7 +468,7 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
             index = targets.get(id(x))
             if index is not None:
                 _add_into(captured, index, gx)
-        elif x.grad is None and gx.data is None:  # a graph tensor (a Variable's gradient in a graph)
+        elif x.grad is None and gx._data is None:  # a graph tensor (a Variable's gradient in a graph)
             x.grad = gx
         elif x.grad is None:
             # A leaf gets an array of its own, writable and not shared: copied only when it is a view
@@ -477,16 +477,16 @@ def _walk(roots, root_grads, retain_graph: bool, create_graph: bool, targets=Non
             if create_graph:
                 x.grad = gx
             else:
-                owned = id(gx.data) not in handed_out and getattr(gx.data, "base", None) is None
-                handed_out.add(id(gx.data))
-                x.grad = Tensor._wrap(gx.data if owned else gx.data.copy())
+                owned = id(gx._data) not in handed_out and getattr(gx._data, "base", None) is None
+                handed_out.add(id(gx._data))
+                x.grad = Tensor._wrap(gx._data if owned else gx._data.copy())
         else:
             x.grad = x.grad + gx
         if pending is not None and id(x) in pending:
             _count_down(pending, x, arrived)
 
     def send(x: Tensor, gx: Tensor) -> None:
-        xd, gd = x.data, gx.data
+        xd, gd = x._data, gx._data
         if xd is None or gd is None or gd.shape != xd.shape or gd.dtype != xd.dtype:
             gx = _conform(gx, x)
         parent = x._node
@@ -557,10 +557,10 @@ def _reverse(roots, root_grads, retain_graph, targets, captured, grads, heap, se
             gxs = op.backward(inputs, out, g)
         for x, gx in zip(inputs, gxs):
             if gx is not None and isinstance(x, Tensor) and x.requires_grad:
-                if anomaly and gx.data is not None:
-                    check_finite(f"the gradient of {op.name} (backward){creation_note(node)}", gx.data)
+                if anomaly and gx._data is not None:
+                    check_finite(f"the gradient of {op.name} (backward){creation_note(node)}", gx._data)
                 send(x, gx)
-        if not retain_graph and (out is None or out.data is not None):
+        if not retain_graph and (out is None or out._data is not None):
             # (the nodes of a static graph are never freed: the graph is reused)
             node.inputs = None
             node.out = None

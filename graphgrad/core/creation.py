@@ -15,7 +15,7 @@ def _int(fn: str, what: str, value, minimum: Optional[int] = 0) -> int:
     """``value`` as an int, or an ArgumentError naming ``fn`` and the argument (a float, a string, a bool
     or a value below ``minimum`` is refused)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind in "iu" and value.data is not None:
+        if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind in "iu" and value._data is not None:
             value = int(value.item())
         else:
             raise ArgumentError(f"{fn}: {what} must be an integer, got {value!r} ({type(value).__name__})")
@@ -51,7 +51,7 @@ def tensor(data: Any, dtype=None, requires_grad: bool = False, device: Optional[
 
     Python floats give float32 (``gg.config.default_float``), ints int64; arrays keep their dtype.
     """
-    array = Tensor(data, dtype=dtype, device=device).data
+    array = Tensor(data, dtype=dtype, device=device)._data
     if isinstance(data, Tensor) or backend.is_array(data):
         array = array.copy()
     return _make(array, requires_grad, None)
@@ -184,7 +184,7 @@ def multinomial(probs: Tensor, num_samples: int = 1, generator: Optional[Generat
     Examples:
         >>> gg.multinomial(gg.softmax(logits / 0.8, axis=-1), generator=gg.Generator(0))
     """
-    p = backend.to_numpy(probs.data if isinstance(probs, Tensor) else np.asarray(probs)).astype(np.float64)
+    p = backend.to_numpy(probs._data if isinstance(probs, Tensor) else np.asarray(probs)).astype(np.float64)
     if p.ndim not in (1, 2) or p.shape[-1] == 0 or (p < 0).any() or not np.isfinite(p).all():
         raise ValueError(f"multinomial: expected finite non-negative weights of shape (C,) or (N, C), "
                          f"got shape {p.shape}")

@@ -40,7 +40,7 @@ def _as_float64_inputs(inputs):
     xs = []
     for x in inputs:
         if isinstance(x, Tensor) and x.dtype.kind == "f":
-            xs.append(Tensor._wrap(to_numpy(x.data).astype(np.float64), None, True))
+            xs.append(Tensor._wrap(to_numpy(x._data).astype(np.float64), None, True))
         elif isinstance(x, Tensor):
             xs.append(x)
         elif isinstance(x, np.ndarray) and x.dtype.kind == "f":
@@ -67,7 +67,7 @@ def _scalar_fn(fn: Callable, v_seed: int):
 
 def _value(project, xs) -> float:
     outs, vs = project(*xs)
-    return float(sum(np.sum(to_numpy(o.data).astype(np.float64) * v) for o, v in zip(outs, vs)))
+    return float(sum(np.sum(to_numpy(o._data).astype(np.float64) * v) for o, v in zip(outs, vs)))
 
 
 def _analytic(project, xs, wrt, create_graph):
@@ -85,8 +85,8 @@ def _check_order(project, xs, wrt, eps, atol, rtol, order, max_elements, rng):
     grads = _analytic(project, xs, wrt, create_graph=False)
     worst = None
     for slot, i in enumerate(wrt):
-        base = xs[i].data
-        analytic = np.zeros(base.shape) if grads[slot] is None else to_numpy(grads[slot].data).astype(np.float64)
+        base = xs[i]._data
+        analytic = np.zeros(base.shape) if grads[slot] is None else to_numpy(grads[slot]._data).astype(np.float64)
         n = base.size
         elements = list(range(n)) if n <= max_elements else list(rng.choice(n, max_elements, replace=False))
         directions = [(tuple(int(j) for j in np.unravel_index(e, base.shape)), np.eye(1, n, e).reshape(base.shape))

@@ -105,7 +105,7 @@ class Op:
         first = None
         for x in inputs:
             if x.__class__ is Tensor or isinstance(x, Tensor):
-                data = x.data
+                data = x._data
                 if data is None:
                     return self._apply_symbolic(inputs)
                 if first is None:
@@ -133,7 +133,7 @@ class Op:
         if switched and GRAD_MODE.anomaly:
             self._check_anomaly(out)
         t = _new_tensor(Tensor)
-        t.data = out
+        t._data = out
         t.grad = t._spec = t._hooks = t.name = None
         if requires and (not switched or GRAD_MODE.enabled) and out.dtype.kind in "fc":
             t._node = Node(self, inputs, out if self.saves_output else None)
@@ -162,8 +162,8 @@ class Op:
     def _explain(self, inputs, exc: Exception) -> Exception:
         """Turn a backend failure into an error naming the op: the inputs' devices when they differ,
         else via the shape rule when it can."""
-        devices = [backend.device_of(x.data if isinstance(x, Tensor) else x) for x in inputs
-                   if (isinstance(x, Tensor) and x.data is not None) or backend.is_array(x)]
+        devices = [backend.device_of(x._data if isinstance(x, Tensor) else x) for x in inputs
+                   if (isinstance(x, Tensor) and x._data is not None) or backend.is_array(x)]
         if len(set(devices)) > 1:
             where = ", ".join(f"input {i} on {d}" for i, d in enumerate(devices))
             return DeviceError(f"{self.name}: expected all inputs on one device, got {where}; move them with "

@@ -195,7 +195,7 @@ class Profile:
             return backward(inputs, out, g)
         finally:
             end = _clock()
-            shapes = _shapes([x.data if hasattr(x, "data") else x for x in inputs]) if self.record_shapes else ()
+            shapes = _shapes([x._data if hasattr(x, "_data") else x for x in inputs]) if self.record_shapes else ()
             self._end(entered - lost, end, node.op.name + ".backward", "backward", 0, self._sites.get(id(inputs)),
                       shapes)
 
@@ -240,7 +240,7 @@ class Profile:
         finally:
             end = _clock()
             variable = getattr(node.op, "variable", None)  # a read returns the variable's own array
-            nbytes = 0 if variable is not None and out is variable.data else _new_bytes(out, arrays)
+            nbytes = 0 if variable is not None and out is variable._data else _new_bytes(out, arrays)
             self._end(entered - lost, end, node.op.name, "session", nbytes, node.site,
                       _shapes(arrays) if self.record_shapes else ())
         return out

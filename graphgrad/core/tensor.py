@@ -23,7 +23,7 @@ def to_array(data: Any, dtype=None, device: Optional[str] = None):
     NumPy/CuPy arrays keep their dtype unless ``dtype`` is given.
     """
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._data
         if data is None:
             raise GraphError("a symbolic tensor has no value; run it in a Session first")
     if backend.is_array(data):
@@ -92,7 +92,7 @@ def _unwrap_nested(data):
     if isinstance(data, (list, tuple)):
         return [_unwrap_nested(d) for d in data]
     if isinstance(data, Tensor):
-        return backend.to_numpy(data.data)
+        return backend.to_numpy(data._data)
     return data
 
 
@@ -113,7 +113,8 @@ class Tensor:
     """An n-dimensional array with autograd.
 
     Attributes:
-        data: the backend array (``None`` for a symbolic tensor of a graph).
+        data: the backend array (``None`` for a symbolic tensor of a graph); in a program run
+            through ``graphgrad.compat.torch``, PyTorch's ``.data`` (see :attr:`data`).
         requires_grad: whether gradients flow to this tensor.
         grad: the accumulated gradient (a Tensor of the same shape), or ``None``.
 
@@ -126,12 +127,33 @@ class Tensor:
 
     # _used (set only once an op recorded for autograd took the tensor as an input; unset reads as
     # False): an in-place op then keeps the earlier version for those ops (core.autograd._VERSIONS)
-    __slots__ = ("data", "requires_grad", "grad", "_node", "_spec", "_hooks", "name", "_used", "__weakref__")
+    __slots__ = ("_data", "requires_grad", "grad", "_node", "_spec", "_hooks", "name", "_used", "__weakref__")
     __array_ufunc__ = None  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
     __hash__ = object.__hash__  # tensors are dict keys by identity, even though == is elementwise
+    #: True once ``graphgrad.compat.torch`` is imported: :attr:`data` is then PyTorch's (a detached
+    #: tensor sharing the array) for the programs written for PyTorch that it runs
+    _data_as_torch = False
+
+    @property
+    def data(self):
+        """The backend array (NumPy or CuPy; ``None`` for a symbolic tensor of a graph). Assigning
+        replaces it (a tensor given is taken for its array).
+
+        In a program run through ``graphgrad.compat.torch`` (once it is imported), PyTorch's ``.data``
+        instead: a tensor sharing this one's array, cut out of autograd, so that ``p.data.add_(...)``,
+        ``m.weight.data.normal_(0, 0.02)`` and ``x.data.numpy()`` work as written for PyTorch.
+        graphgrad's own code reads the array as ``_data`` and is the same in both."""
+        data = self._data
+        if self._data_as_torch and data is not None:
+            return Tensor._wrap(data)
+        return data
+
+    @data.setter
+    def data(self, value) -> None:
+        self._data = value._data if isinstance(value, Tensor) else value
 
     def __init__(self, data: Any, dtype=None, requires_grad: bool = False, device: Optional[str] = None):
-        self.data = to_array(data, dtype, device)
+        self._data = to_array(data, dtype, device)
         self.grad = None
         self._node = None
         self._spec = None
@@ -145,7 +167,7 @@ class Tensor:
     def _wrap(cls, data, node=None, requires_grad: bool = False) -> "Tensor":
         """Fast constructor for op outputs: no conversion or checks."""
         t = object.__new__(cls)
-        t.data = data
+        t._data = data
         t.requires_grad = requires_grad
         t.grad = None
         t._node = node
@@ -165,20 +187,20 @@ class Tensor:
     # ---- attributes -------------------------------------------------------------------------
     @property
     def is_symbolic(self) -> bool:
-        return self.data is None
+        return self._data is None
 
     @property
     def spec(self) -> TensorSpec:
-        return self._spec if self.data is None else TensorSpec(self.data.shape, self.data.dtype)
+        return self._spec if self._data is None else TensorSpec(self._data.shape, self._data.dtype)
 
     @property
     def shape(self) -> tuple:
-        d = self.data
+        d = self._data
         return d.shape if d is not None else self._spec.shape
 
     @property
     def dtype(self):
-        d = self.data
+        d = self._data
         return d.dtype if d is not None else self._spec.dtype
 
     @property
@@ -202,7 +224,7 @@ class Tensor:
         """The :class:`graphgrad.device` the array lives on (a ``str``: ``"cpu"`` or ``"cuda:N"``)."""
         from graphgrad.core.device import CPU, of_array
 
-        return CPU if self.data is None or isinstance(self.data, np.ndarray) else of_array(self.data)
+        return CPU if self._data is None or isinstance(self._data, np.ndarray) else of_array(self._data)
 
     @property
     def is_leaf(self) -> bool:
@@ -215,10 +237,10 @@ class Tensor:
 
     # ---- conversion -------------------------------------------------------------------------
     def _value(self):
-        if self.data is None:
+        if self._data is None:
             raise GraphError(f"symbolic tensor {self.name or ''} {self.spec} has no value: "
                              "evaluate it with Session.run")
-        return self.data
+        return self._data
 
     def numpy(self):
         """The value as a NumPy array (shares memory on the CPU; copies from a GPU)."""
@@ -251,7 +273,7 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self) -> bool:
-        if self.data is None:
+        if self._data is None:
             raise GraphError("the truth value of a symbolic tensor is unknown when the graph is built; "
                              "Python control flow cannot depend on tensor values here")
         return bool(self.item())
@@ -267,8 +289,15 @@ class Tensor:
             raise TypeError(f"only integer tensors can be used as an index, got {self.dtype}")
         return int(self.item())
 
+    def __format__(self, spec: str) -> str:
+        """``f"{x:.2f}"`` of a 0-d tensor formats its value, as PyTorch does; other tensors take only
+        the empty spec (their ``str``)."""
+        if self._data is not None and not self.shape:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
     def __repr__(self) -> str:
-        if self.data is None:
+        if self._data is None:
             return f"Tensor(symbolic, name={self.name!r}, shape={self.shape}, dtype={self.dtype})"
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         extras = []
@@ -294,7 +323,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's data, cut out of the autograd graph."""
-        return Tensor._wrap(self.data)
+        return Tensor._wrap(self._data)
 
     def detach_(self) -> "Tensor":
         """Cut this tensor out of the autograd graph in place. Returns self."""
@@ -345,8 +374,8 @@ class Tensor:
         from graphgrad.core.autograd import note_inplace_write
 
         self._check_inplace()
-        self.data[...] = 0
-        note_inplace_write(self.data, "zero_()")
+        self._data[...] = 0
+        note_inplace_write(self._data, "zero_()")
         return self
 
     def _check_inplace(self) -> None:
@@ -357,28 +386,28 @@ class Tensor:
 
     def assign(self, value) -> None:
         """Only Variables can be assigned; this explains that for every other tensor."""
-        kind = "a graph tensor (constants included) is immutable" if self.data is None else \
+        kind = "a graph tensor (constants included) is immutable" if self._data is None else \
             "a plain tensor has no assign(); write x[...] = value, or use a gg.Variable"
         raise GraphError(f"cannot assign to {self.name or 'this tensor'}: {kind}; only a gg.Variable can be assigned")
 
     def __setitem__(self, key, value) -> None:
         from graphgrad.core import autograd
 
-        if self.data is None:
+        if self._data is None:
             raise GraphError(f"cannot write into {self.name or 'a graph tensor'}: graph tensors (constants "
                              "included) are immutable; use a gg.Variable and assign()")
         if self.requires_grad and autograd.is_grad_enabled():
             self._check_inplace()
-        self._value()[_index_arrays(key)] = value.data if isinstance(value, Tensor) else value
-        autograd.note_inplace_write(self.data, "an item assignment (x[...] = value)")
+        self._value()[_index_arrays(key)] = value._data if isinstance(value, Tensor) else value
+        autograd.note_inplace_write(self._data, "an item assignment (x[...] = value)")
 
 
 def _index_arrays(key):
     """Replace tensors inside an index expression by their arrays."""
     if isinstance(key, Tensor):
-        return key.data
+        return key._data
     if isinstance(key, tuple):
-        return tuple(k.data if isinstance(k, Tensor) else k for k in key)
+        return tuple(k._data if isinstance(k, Tensor) else k for k in key)
     return key
 
 

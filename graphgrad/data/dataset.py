@@ -71,7 +71,7 @@ class TensorDataset(Dataset):
             raise ValueError("TensorDataset needs at least one tensor")
         self.tensors = tuple(t if isinstance(t, Tensor) else Tensor(t) for t in tensors)
         for t in self.tensors:
-            if t.data is None:
+            if t._data is None:
                 raise ValueError("TensorDataset needs concrete tensors, got a symbolic one")
             if not t.shape:
                 raise ValueError("TensorDataset tensors need a first (sample) dimension, got a 0-d tensor")
@@ -81,7 +81,7 @@ class TensorDataset(Dataset):
             raise ValueError(f"TensorDataset tensors must have the same size along axis 0, got shapes {shapes}")
 
     def __getitem__(self, index: int) -> tuple:
-        return tuple(_wrap(t.data[index]) for t in self.tensors)
+        return tuple(_wrap(t._data[index]) for t in self.tensors)
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
@@ -90,7 +90,7 @@ class TensorDataset(Dataset):
         """The batch ``(tensors[0][indices], tensors[1][indices], ...)`` gathered in one index per tensor."""
         out = []
         for t in self.tensors:
-            out.append(Tensor._wrap(t.data[_as_index_array(indices, backend.namespace_of(t.data))]))
+            out.append(Tensor._wrap(t._data[_as_index_array(indices, backend.namespace_of(t._data))]))
         return tuple(out)
 
 

@@ -200,9 +200,9 @@ def default_collate(batch: Sequence[Any]) -> Any:
         raise ValueError("default_collate got an empty batch")
     elem = batch[0]
     if isinstance(elem, Tensor):
-        if any(b.data is None for b in batch):
+        if any(b._data is None for b in batch):
             raise ValueError("default_collate cannot stack symbolic tensors")
-        return Tensor._wrap(_stack([b.data for b in batch], "tensors"))
+        return Tensor._wrap(_stack([b._data for b in batch], "tensors"))
     if backend.is_array(elem):
         return Tensor._wrap(_stack(batch, "arrays"))
     if isinstance(elem, bool):

@@ -222,7 +222,7 @@ def _label(t, name: Optional[str]) -> Optional[str]:
 
 
 def _array(t, what: str):
-    if isinstance(t, Tensor) and t.data is None:
+    if isinstance(t, Tensor) and t._data is None:
         raise GraphError(f"{what}(async_op=True) runs eagerly; in a graph use the blocking form")
     return to_array(t)
 

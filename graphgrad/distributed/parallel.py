@@ -136,15 +136,15 @@ class DistributedDataParallel(Module):
         if self._world.size == 1:
             return
         for name, p in self.module.named_parameters():
-            p.data[...] = comm.broadcast(p.data, 0, name=f"parameter {name}")
-            autograd.note_inplace_write(p.data, "the broadcast of rank 0's parameters")
+            p._data[...] = comm.broadcast(p._data, 0, name=f"parameter {name}")
+            autograd.note_inplace_write(p._data, "the broadcast of rank 0's parameters")
         self._broadcast_buffers()
 
     def _broadcast_buffers(self) -> None:
         for name, b in self.module.named_buffers():
-            if b is not None and b.data is not None:
-                b.data[...] = comm.broadcast(b.data, 0, name=f"buffer {name}")
-                autograd.note_inplace_write(b.data, "the broadcast of rank 0's buffers")
+            if b is not None and b._data is not None:
+                b._data[...] = comm.broadcast(b._data, 0, name=f"buffer {name}")
+                autograd.note_inplace_write(b._data, "the broadcast of rank 0's buffers")
 
     def _check_layout(self) -> None:
         """Every rank must have planned the same buckets (then the hot path can skip the handshake)."""
@@ -170,7 +170,7 @@ class DistributedDataParallel(Module):
 
     @staticmethod
     def _tracing(args) -> bool:
-        return any(isinstance(a, Tensor) and a.data is None for a in args)
+        return any(isinstance(a, Tensor) and a._data is None for a in args)
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
@@ -190,7 +190,7 @@ class DistributedDataParallel(Module):
             self._queued = True
             self._started_at = time.perf_counter()
             autograd.queue_callback(self._finish)
-        if param.grad.data is None:  # tracing a gg.function: the reduction becomes graph ops
+        if param.grad._data is None:  # tracing a gg.function: the reduction becomes graph ops
             self._traced = True
             return
         bucket = self._bucket_of[id(param)]
@@ -210,7 +210,7 @@ class DistributedDataParallel(Module):
                 flat[offset:offset + size] = 0
                 flat[numel + i] = 0
             else:
-                flat[offset:offset + size] = backend.to_numpy(grad.data).reshape(-1)  # (MPI reads host memory)
+                flat[offset:offset + size] = backend.to_numpy(grad._data).reshape(-1)  # (MPI reads host memory)
                 flat[numel + i] = 1
         bucket.handle = comm.start_all_reduce(flat, "sum", name=f"gradient bucket {bucket.index}")
 
@@ -237,7 +237,7 @@ class DistributedDataParallel(Module):
                     continue
                 mean = total[offset:offset + n]
                 mean /= size
-                p.grad = Tensor._wrap(backend.to_device(mean.reshape(p.shape), backend.device_of(p.data)))
+                p.grad = Tensor._wrap(backend.to_device(mean.reshape(p.shape), backend.device_of(p._data)))
         self._next = 0
         end = time.perf_counter()
         self.last_stats = {"buckets": len(self._buckets), "bytes": sum(b.nbytes for b in self._buckets),
@@ -247,7 +247,7 @@ class DistributedDataParallel(Module):
     def _finish_traced(self) -> None:
         for bucket in self._buckets:
             bucket.ready = 0
-            params = [p for p in bucket.params if p.grad is not None and p.grad.data is None]
+            params = [p for p in bucket.params if p.grad is not None and p.grad._data is None]
             if not params:
                 continue
             names = [f"gradient of {self._names.get(id(p), 'parameter')}" for p in params]

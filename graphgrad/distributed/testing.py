@@ -21,7 +21,7 @@ from graphgrad.distributed.world import require_init
 
 
 def _float64(inputs) -> list:
-    return [Tensor._wrap(to_numpy(x.data if isinstance(x, Tensor) else x).astype(np.float64), None, True)
+    return [Tensor._wrap(to_numpy(x._data if isinstance(x, Tensor) else x).astype(np.float64), None, True)
             if (isinstance(x, Tensor) or hasattr(x, "dtype")) and x.dtype.kind == "f" else x for x in inputs]
 
 
@@ -56,7 +56,7 @@ def check_grad_distributed(fn: Callable, *inputs, eps: float = 1e-6, atol: float
     rng = np.random.default_rng(seed + 1000 * world.rank)
     v = [rng.standard_normal(o.shape) for o in outs]
     _projection(out, v).backward()
-    analytic = {i: (to_numpy(xs[i].grad.data) if xs[i].grad is not None else np.zeros(xs[i].shape)) for i in wrt}
+    analytic = {i: (to_numpy(xs[i].grad._data) if xs[i].grad is not None else np.zeros(xs[i].shape)) for i in wrt}
 
     def objective() -> float:
         with no_grad():
@@ -74,7 +74,7 @@ def check_grad_distributed(fn: Callable, *inputs, eps: float = 1e-6, atol: float
                 values = []
                 for sign in (1.0, -1.0):
                     if world.rank == p:
-                        flat = xs[i].data.reshape(-1)
+                        flat = xs[i]._data.reshape(-1)
                         saved = flat[k]
                         flat[k] = saved + sign * eps
                     values.append(objective())

@@ -247,6 +247,6 @@ def sync_buffers(model) -> None:
     """Give every rank rank 0's buffers (BatchNorm running statistics, which each rank updates from
     its own share in training), so evaluation and checkpoints agree on every rank."""
     for name, buffer in model.named_buffers():
-        if buffer is not None and buffer.data is not None:
-            buffer.data[...] = comm.broadcast(buffer.data, 0, name=f"buffer {name}")
-            note_inplace_write(buffer.data, "the broadcast of rank 0's buffers")
+        if buffer is not None and buffer._data is not None:
+            buffer._data[...] = comm.broadcast(buffer._data, 0, name=f"buffer {name}")
+            note_inplace_write(buffer._data, "the broadcast of rank 0's buffers")

@@ -192,7 +192,7 @@ class Graph:
         """An op input as this graph sees it: graph tensors pass (if they are this graph's), a
         Variable becomes its read, other tensors and arrays become constants, Python scalars stay."""
         if isinstance(value, Tensor):
-            if value.data is None:
+            if value._data is None:
                 node = value._node
                 if isinstance(node, GraphNode) and node.graph is not self:
                     raise GraphError(f"tensor {value.name!r} belongs to another graph than the one being built; "
@@ -231,7 +231,7 @@ class Graph:
             from graphgrad.graph.variables import Const
 
             # the tensor is kept in the entry so that its id cannot be reused by another object
-            entry = self._constants[id(tensor)] = (self.add_node(Const(tensor.data), (), tensor.spec,
+            entry = self._constants[id(tensor)] = (self.add_node(Const(tensor._data), (), tensor.spec,
                                                                  name="Const").out, tensor)
         return entry[0]
 

@@ -258,7 +258,7 @@ def _into(forward_into, pos: int):
 
 def _steal(variable):
     def forward(xp, value):
-        variable.data = value
+        variable._data = value
         return value
 
     forward.steals_into = variable  # ``straight_line`` writes this step as one assignment
@@ -471,11 +471,11 @@ def _function_source(name: str, steps: list, first: int, namespace: dict, read: 
         # reading a variable and an assign that takes its value's array are plain attribute accesses
         if type(node.op) is ReadVariable and forward == node.op.forward:
             namespace[f"v{index}"] = node.op.variable
-            lines.append(f"    s{slot} = v{index}.data")
+            lines.append(f"    s{slot} = v{index}._data")
             continue
         if getattr(forward, "steals_into", None) is not None:
             namespace[f"v{index}"] = forward.steals_into
-            lines.append(f"    s{slot} = v{index}.data = s{args[0]}")
+            lines.append(f"    s{slot} = v{index}._data = s{args[0]}")
             continue
         namespace[f"f{index}"] = forward
         call = f"f{index}(xp{''.join(f', s{a}' for a in args)})"

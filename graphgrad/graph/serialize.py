@@ -157,8 +157,8 @@ class _Encoder:
                 index = self._generator_ids[id(value)] = len(self.generators)
                 self.generators.append({"initial_seed": value.initial_seed, "state": _jsonable(value.get_state())})
             return {"$generator": index}
-        if isinstance(value, Tensor) and value.data is not None:
-            return {"$array": self.array(value.data), "tensor": True}
+        if isinstance(value, Tensor) and value._data is not None:
+            return {"$array": self.array(value._data), "tensor": True}
         raise GraphError(f"save_graph: cannot serialize {where} = {value!r} ({type(value).__name__}); supported: "
                          "None, bool, int, float, complex, str, tuples, lists, slices, Ellipsis, dtypes, NumPy "
                          "scalars and arrays, Variables and Generators")
@@ -279,7 +279,7 @@ def graph_to_dict(graph: Graph) -> tuple:
             "name": names[id(v)], "base_name": v.base_name, "trainable": bool(v.trainable),
             "requires_grad": bool(v.requires_grad), "dtype": v.dtype.name, "shape": _shape_json(v.shape),
             "read_node": None if read is None else read._node.name,
-            "value": enc.array(v.data), "initial_value": enc.array(v.data if v.initial_value is None else v.initial_value),
+            "value": enc.array(v._data), "initial_value": enc.array(v._data if v.initial_value is None else v.initial_value),
         })
     nodes = []
     for node in graph.get_operations():

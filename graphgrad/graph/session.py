@@ -190,7 +190,7 @@ class Session:
                     return None
             plan, template, fed = direct[0]
             for variable in plan.variables:
-                if variable.data.__class__ is not _ndarray:
+                if variable._data.__class__ is not _ndarray:
                     return None
             slots = list(template)
             for i, slot in fed:
@@ -450,7 +450,7 @@ class _Invariant:
         kept = self.kept
         if kept is not None and xp is np and kept[0] == INPLACE_WRITES.epoch:
             for variable, array in zip(self.prefix.variables, kept[1]):
-                if variable.data is not array:
+                if variable._data is not array:
                     break
             else:
                 for slot, value in zip(self.slots, kept[2]):
@@ -460,7 +460,7 @@ class _Invariant:
         prefix = self.prefix
         computed = run(prefix, list(prefix.template_on(xp)), xp)
         results = [computed[slot] for slot in prefix.fetch_slots]
-        self.kept = (epoch, [v.data for v in prefix.variables], results) if xp is np else None
+        self.kept = (epoch, [v._data for v in prefix.variables], results) if xp is np else None
         for slot, value in zip(self.slots, results):
             values[slot] = value
 
@@ -470,7 +470,7 @@ def _run_namespace(plan: _Plan, feeds: dict, loose: Sequence = ()):
     which must share one device (a ``DeviceError`` names them otherwise); with neither, the default
     device (``gg.device``). Feeds given as Python data (the nodes in ``loose``) have no device of
     their own."""
-    arrays = [v.data for v in plan.variables] + [v for n, v in feeds.items() if n not in loose]
+    arrays = [v._data for v in plan.variables] + [v for n, v in feeds.items() if n not in loose]
     for first in arrays:
         if first.__class__ is not _ndarray and backend.namespace_of(first) is not np:
             break
@@ -478,7 +478,7 @@ def _run_namespace(plan: _Plan, feeds: dict, loose: Sequence = ()):
         return np if arrays else backend.namespace_for_device(config.default_device)
     devices = {}
     for variable in plan.variables:
-        devices.setdefault(backend.device_of(variable.data), f"variable {variable.base_name!r}")
+        devices.setdefault(backend.device_of(variable._data), f"variable {variable.base_name!r}")
     for node, array in feeds.items():
         if node in loose:
             continue
@@ -552,7 +552,7 @@ def _feed_value(node: GraphNode, value: Any):
     if value.__class__ is _ndarray and value.dtype == spec.dtype and value.shape == spec.shape:
         return value  # the common case of a compiled function's call: nothing to check or convert
     kind = "placeholder" if isinstance(node.op, Placeholder) else "tensor"
-    array = value.data if isinstance(value, Tensor) else value
+    array = value._data if isinstance(value, Tensor) else value
     if not backend.is_array(array):
         try:
             array = np.asarray(array)
@@ -609,7 +609,7 @@ def _eval(self: Tensor, feed_dict: Optional[dict] = None, session: Optional[Sess
     """TensorFlow 1's ``tensor.eval(feed_dict)``: ``session.run(tensor, feed_dict)`` with the default
     session. An eager tensor gives its value as NumPy."""
     if not isinstance(self._node, GraphNode) and not getattr(self, "is_variable", False):
-        return _fetched(self.data)
+        return _fetched(self._data)
     return _session_for("evaluate a graph tensor", session).run(self, feed_dict)
 
 

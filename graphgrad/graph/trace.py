@@ -153,7 +153,7 @@ def _signature(value: Any, spec: Any, leaves: list) -> Any:
         if not _is_tensor_value(value):
             raise TypeError(f"gg.function: input_signature gives {spec} for an argument that is not a tensor "
                             f"({type(value).__name__})")
-        array = value.data if isinstance(value, Tensor) else value
+        array = value._data if isinstance(value, Tensor) else value
         if array is None:
             raise GraphError("gg.function got a symbolic graph tensor as argument; call it with concrete tensors")
         requires = bool(isinstance(value, Tensor) and value.requires_grad)
@@ -193,7 +193,7 @@ def _flatten_outputs(value: Any, graph: TraceGraph, fetches: list) -> Any:
     if isinstance(value, Tensor):
         if getattr(value, "is_variable", False):  # its value after the call's assignments
             value = graph.read_variable(value)
-        if value.data is None:
+        if value._data is None:
             fetches.append(value)
             return ("fetch", len(fetches) - 1)
         return ("const", value)
@@ -303,11 +303,11 @@ class ConcreteFunction:
         return header + "\n" + text
 
     def _feed_values(self, leaves: list) -> list:
-        values = [value.data if isinstance(value, Tensor) else value for value, _, _ in leaves]
+        values = [value._data if isinstance(value, Tensor) else value for value, _, _ in leaves]
         for variable, _ in self.grad_feeds:
             g = variable.grad
-            values.append(g.data if isinstance(g, Tensor) and g.data is not None
-                          else backend.namespace_of(variable.data).zeros(variable.shape, variable.dtype))
+            values.append(g._data if isinstance(g, Tensor) and g._data is not None
+                          else backend.namespace_of(variable._data).zeros(variable.shape, variable.dtype))
         return values
 
     def __call__(self, leaves: list) -> Any:
@@ -397,16 +397,16 @@ class Function:
             # the common call, concrete tensors only: the key _signature would make, without walking it
             parts = []
             for a in args:
-                if type(a) is not Tensor or a.data is None:
+                if type(a) is not Tensor or a._data is None:
                     break
-                parts.append(("tensor", a.data.shape, a.data.dtype.str, a.requires_grad))
+                parts.append(("tensor", a._data.shape, a._data.dtype.str, a.requires_grad))
             else:
                 key = (tuple(parts), ())
                 concrete = self._cache.get(key)
                 if concrete is not None:
                     leaves = [(a, None, p[3]) for a, p in zip(args, parts)]
-        if concrete is None and (building_graph() or any(isinstance(a, Tensor) and a.data is None for a in args) or (
-                kwargs and any(isinstance(a, Tensor) and a.data is None for a in kwargs.values()))):
+        if concrete is None and (building_graph() or any(isinstance(a, Tensor) and a._data is None for a in args) or (
+                kwargs and any(isinstance(a, Tensor) and a._data is None for a in kwargs.values()))):
             return self.python_function(*args, **kwargs)  # inside another trace or graph: inline it
         if concrete is None:
             key, leaves, specs = self._key(args, kwargs)
@@ -474,11 +474,11 @@ class Function:
             if after is before:
                 continue
             variable.grad = before
-            if isinstance(after, Tensor) and after.data is None:
+            if isinstance(after, Tensor) and after._data is None:
                 node = after._node
                 if isinstance(node, GraphNode) and node.graph is graph:
                     gradients.append((variable, after))
-                    if isinstance(before, Tensor) and before.data is not None:
+                    if isinstance(before, Tensor) and before._data is not None:
                         entry = graph._constants.get(id(before))
                         if entry is not None and entry[1] is before:
                             grad_feeds.append((variable, entry[0]))

@@ -121,7 +121,7 @@ class ReadVariable(_VariableOp):
         return self.variable
 
     def forward(self, xp):
-        return self.variable.data
+        return self.variable._data
 
     def backward(self, inputs, out, g):
         return ()
@@ -146,7 +146,7 @@ class Assign(_VariableOp):
         value = xp.asarray(value, dtype=var.dtype)
         # (broadcast_to costs a few microseconds: a step counter's assignment is mostly that)
         new = value.copy() if value.shape == var.shape else xp.broadcast_to(value, var.shape).copy()
-        var.data = new
+        var._data = new
         note_inplace_write(var, f"assign to {var.base_name!r}")
         return new
 
@@ -196,7 +196,7 @@ class Variable(Tensor):
             self.requires_grad = True
         self.initial_value = None
         if self.graph_collected:
-            self.initial_value = self.data.copy()
+            self.initial_value = self._data.copy()
             get_default_graph().register_variable(self, keep=building_graph())
 
     # ---- graph API -----------------------------------------------------------------------------
@@ -236,7 +236,7 @@ class Variable(Tensor):
         if tuple(array.shape) != tuple(self.shape):
             raise ShapeError(f"load: value of shape {tuple(array.shape)} does not match variable "
                              f"{self.base_name!r} of shape {tuple(self.shape)}")
-        self.data = array.astype(self.dtype, copy=True)
+        self._data = array.astype(self.dtype, copy=True)
         note_inplace_write(self, f"load() of {self.base_name!r}")
 
     def __repr__(self) -> str:

@@ -436,8 +436,8 @@ def _restore(before: dict, model, optimizer, scheduler, generators: list) -> Non
 
     current = model.state_dict()
     for name, value in before["model"].items():
-        current[name].data[...] = value
-        note_inplace_write(current[name].data, "the restore after a failed checkpoint load")
+        current[name]._data[...] = value
+        note_inplace_write(current[name]._data, "the restore after a failed checkpoint load")
     if optimizer is not None:
         optimizer.load_state_dict(before["optimizer"])
     if scheduler is not None:

@@ -141,9 +141,9 @@ def _writes_back(fn):
         if isinstance(input, Tensor) and recorded(input):
             return apply_in_place(input, lambda value: fn(value, *args, **kwargs), f"{fn.__name__}_()")
         out = fn(input, *args, **kwargs)
-        if isinstance(input, Tensor) and input.data is not None and not (input.requires_grad and is_grad_enabled()):
-            input.data[...] = out.data
-            note_inplace_write(input.data, f"{fn.__name__}_()")
+        if isinstance(input, Tensor) and input._data is not None and not (input.requires_grad and is_grad_enabled()):
+            input._data[...] = out._data
+            note_inplace_write(input._data, f"{fn.__name__}_()")
             return input
         return out
 

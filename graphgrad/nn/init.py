@@ -86,11 +86,11 @@ def _fill(tensor: Tensor, values) -> Tensor:
     if backend.is_array(tensor):
         _fill(Tensor._wrap(tensor), values)
         return tensor
-    if not isinstance(tensor, Tensor) or tensor.data is None:
+    if not isinstance(tensor, Tensor) or tensor._data is None:
         raise TypeError(f"initializers fill a tensor with a value (a Parameter or Tensor), got "
                         f"{type(tensor).__name__}{' (symbolic)' if isinstance(tensor, Tensor) else ''}")
     with no_grad():
-        data = tensor.data
+        data = tensor._data
         values = np.asarray(values, dtype=data.dtype) if data.dtype.kind != "b" else np.asarray(values)
         data[...] = backend.to_device(values, tensor.device) if tensor.device != "cpu" else values
         note_inplace_write(data, "an initializer (gg.nn.init)")

@@ -285,7 +285,7 @@ class Module:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad = Tensor._wrap(p.grad.data * 0)
+                p.grad = Tensor._wrap(p.grad._data * 0)
 
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         """Call ``fn`` on every submodule (children first) and then on this module."""
@@ -306,14 +306,14 @@ class Module:
         dtype, device = dtype_and_device(args, dtype, device)
         dtype = None if dtype is None else as_dtype(dtype)
         for t in list(self.parameters()) + list(self.buffers()):
-            data = t.data
+            data = t._data
             if dtype is not None and data.dtype.kind == "f":
                 data = data.astype(dtype)
             if device is not None and backend.device_of(data) != device:
                 data = backend.to_device(data, device)
-            if data is t.data:
+            if data is t._data:
                 continue
-            t.data = data
+            t._data = data
             note_inplace_write(t, "Module.to()")
             if t.grad is not None:
                 t.grad = None
@@ -396,10 +396,10 @@ class Module:
             dot = f"{module_prefix}." if module_prefix else ""
             for name, p in module._parameters.items():
                 if p is not None:
-                    state[dot + name] = Tensor._wrap(p.data)
+                    state[dot + name] = Tensor._wrap(p._data)
             for name, b in module._buffers.items():
                 if b is not None and name in module._persistent:
-                    state[dot + name] = Tensor._wrap(b.data)
+                    state[dot + name] = Tensor._wrap(b._data)
         return state
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> tuple:
@@ -435,7 +435,7 @@ class Module:
             raise ShapeError(f"load_state_dict for {type(self).__name__} failed:\n  " + "\n  ".join(problems))
         for key, value in values.items():
             target = targets[key]
-            target.data = value.astype(target.dtype, copy=True)
+            target._data = value.astype(target.dtype, copy=True)
             note_inplace_write(target, "load_state_dict()")
         return missing, unexpected
 

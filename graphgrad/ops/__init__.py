@@ -29,7 +29,7 @@ _WRAPPED = {}
 
 def _finish(out, name: str, args: tuple):
     """Name the graph node that made ``out`` (see :func:`_named`)."""
-    if isinstance(out, _Tensor) and out.data is None:
+    if isinstance(out, _Tensor) and out._data is None:
         if _builtins.any(out is a for a in args):  # the function returned an input: name a copy of it
             out = _identity(out)
         node = out._node

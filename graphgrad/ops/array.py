@@ -271,10 +271,10 @@ def stop_gradient(x) -> Tensor:
 
 def _placed(out: Tensor, device, requires_grad: bool) -> Tensor:
     """``out`` moved to ``device`` (on the same device as its input by default) and marked."""
-    if device is not None and out.data is not None and device != out.device:
+    if device is not None and out._data is not None and device != out.device:
         from graphgrad.core.device import check_available
 
-        out = Tensor._wrap(backend.to_device(out.data, check_available(device)))
+        out = Tensor._wrap(backend.to_device(out._data, check_available(device)))
     return out.requires_grad_() if requires_grad else out
 
 

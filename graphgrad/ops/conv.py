@@ -119,7 +119,7 @@ def _shown(shape) -> str:
 def _checked(op: Op, *inputs) -> Tensor:
     """``op.apply(*inputs)`` after running its shape/dtype rule, so eager calls get the same errors as
     graph mode (forward alone would accept, say, integer inputs or produce an empty output)."""
-    if not any(isinstance(x, Tensor) and x.data is None for x in inputs):  # graph mode checks it itself
+    if not any(isinstance(x, Tensor) and x._data is None for x in inputs):  # graph mode checks it itself
         op.infer(*[spec_of(x) for x in inputs])
     return op.apply(*inputs)
 

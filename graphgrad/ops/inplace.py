@@ -16,7 +16,7 @@ from graphgrad.ops import elementwise as ew
 def recorded(x: Tensor, *operands: Any) -> bool:
     """Whether an in-place op on ``x`` with ``operands`` must be recorded by autograd: gradients are on,
     ``x`` holds a value, and it or an operand requires grad."""
-    if x.data is None or not is_grad_enabled():
+    if x._data is None or not is_grad_enabled():
         return False
     return x.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in operands)
 
@@ -37,9 +37,9 @@ def assign_in_graph(x: Tensor, result: Tensor, how: str) -> bool:
     no value yet): a Variable ``x`` gets an assign node of it, anything else a ``GraphError`` (writing
     the missing value would fill ``x`` with NaN). Returns ``False`` when ``result`` has a value, for
     the caller to write into ``x``'s array."""
-    if result.data is not None:
+    if result._data is not None:
         return False
-    if x.data is None or not getattr(x, "is_variable", False):
+    if x._data is None or not getattr(x, "is_variable", False):
         raise GraphError(f"{how} while a graph is being built: only Variables (parameters) can be updated inside "
                          "a graph (as an assign node); write x = ... instead, or run it outside the graph's "
                          "`with graph.as_default():` block")

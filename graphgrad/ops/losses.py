@@ -95,7 +95,7 @@ def _check_range(op: str, target: Tensor, n_classes, ignore_index: int) -> None:
     """Eagerly reject class indices outside ``[0, C)`` (other than ``ignore_index``)."""
     if target.is_symbolic or n_classes is None or target.size == 0:
         return
-    t = target.data
+    t = target._data
     bad = ((t < 0) | (t >= n_classes)) & (t != ignore_index)
     if bad.any():
         raise IndexError(f"{op}: target {int(t[bad].reshape(-1)[0])} is out of bounds for {n_classes} classes")

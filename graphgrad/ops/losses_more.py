@@ -137,7 +137,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     elif tuple(var.shape) != tuple(input.shape) and not (var.ndim == input.ndim and var.shape[-1] == 1
                                                           and tuple(var.shape[:-1]) == tuple(input.shape[:-1])):
         raise ShapeError(f"gaussian_nll_loss: var of shape {var.shape} does not fit input {input.shape}")
-    if bool(reduce.any(ew.less(var, 0)).item()) if var.data is not None else False:
+    if bool(reduce.any(ew.less(var, 0)).item()) if var._data is not None else False:
         raise ValueError("gaussian_nll_loss: var has negative entries")
     clamped = var + array.stop_gradient(ew.clip(var, eps, None) - var)
     loss = 0.5 * (unary.log(clamped) + (input - target) ** 2 / clamped)

@@ -54,8 +54,8 @@ def _inplace(op):
         result = op.apply(a, b)
         if assign_in_graph(a, result, f"an in-place {op.name} (x op= y)"):  # (graph building, e.g. gg.function)
             return a
-        a._value()[...] = result.data
-        note_inplace_write(a.data, f"an in-place {op.name} (x op= y)")
+        a._value()[...] = result._data
+        note_inplace_write(a._data, f"an in-place {op.name} (x op= y)")
         return a
 
     return method

@@ -205,10 +205,10 @@ def _update_running(stat: Optional[Tensor], batch_value: Tensor, momentum: float
     if stat is None:
         return
     with no_grad():
-        value = batch_value.data.reshape(stat.shape).astype(stat.dtype, copy=False)
-        stat.data *= (1.0 - momentum)
-        stat.data += momentum * value
-        note_inplace_write(stat.data, "the running-statistics update of a normalization layer")
+        value = batch_value._data.reshape(stat.shape).astype(stat.dtype, copy=False)
+        stat._data *= (1.0 - momentum)
+        stat._data += momentum * value
+        note_inplace_write(stat._data, "the running-statistics update of a normalization layer")
 
 
 def _assign_running(stat: Optional[Tensor], batch_value: Tensor, momentum: float) -> None:

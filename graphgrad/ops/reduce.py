@@ -315,7 +315,7 @@ class Cumprod(_Scan):
 
     def backward(self, inputs, out, g):
         x, ax = inputs[0], self.axis
-        if x.data is not None and x.dtype.kind in "fc" and not bool((x.data == 0).any()):
+        if x._data is not None and x.dtype.kind in "fc" and not bool((x._data == 0).any()):
             return (_reverse_cumsum(g * out, ax) / x,)
         return (_cumprod_grad_exact(x, g, ax),)
 

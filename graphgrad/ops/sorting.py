@@ -195,7 +195,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile_levels(name: str, q) -> tuple:
     """(levels as floats, whether ``q`` was a scalar)."""
     if isinstance(q, Tensor):
-        if q.data is None:
+        if q._data is None:
             raise ShapeError(f"{name}: q must have a value when the graph is built (a constant, not a placeholder)")
         if q.ndim > 1:
             raise ShapeError(f"{name}: q must be a scalar or a 1-D tensor, got shape {q.shape}")

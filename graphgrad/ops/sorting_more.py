@@ -189,7 +189,7 @@ def _histogram_edges(x: Tensor, bins, range_) -> Tensor:
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         return stop_gradient(Tensor(np.linspace(lo, hi, bins + 1), dtype=x.dtype))  # a graph node in a graph
-    if x.data is None:
+    if x._data is None:
         raise ShapeError("histogram: without range=, the bins depend on the data: give range= (or the edges) "
                          "in a graph")
     data = x.numpy()

@@ -194,9 +194,9 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     if dtype is not None and as_dtype(dtype) != x.dtype:
         out = ew.astype(out, dtype)
     if device is not None and device != out.device:
-        if out.data is None:
+        if out._data is None:
             raise GraphError("to(device) on a graph tensor: move the inputs before building the graph")
-        out = Tensor._wrap(backend.to_device(out.data, device))
+        out = Tensor._wrap(backend.to_device(out._data, device))
     return out
 
 
@@ -217,21 +217,21 @@ def type_(x: Tensor, dtype: Any = None):
 
 # ---- in place ---------------------------------------------------------------------------------------------
 def _writable(x: Tensor, what: str):
-    if x.data is None:
+    if x._data is None:
         raise GraphError(f"{what} on a graph tensor: graph tensors are immutable; write x = ... instead")
     if x.requires_grad and is_grad_enabled():
         raise GradError(f"{what}: a tensor that requires grad cannot be modified in place while gradients are "
                         "recorded (a leaf Variable that requires grad is being used in an in-place operation); "
                         "wrap it in `with gg.no_grad():`")
-    note_inplace_write(x.data, f"{what}()")
-    return x.data
+    note_inplace_write(x._data, f"{what}()")
+    return x._data
 
 
 def _store(x: Tensor, result: Tensor, what: str) -> Tensor:
     """Write ``result`` (x's shape) into x's array; while a graph is being built, an assign node for a
     Variable (see ``inplace.assign_in_graph``)."""
     if not assign_in_graph(x, result, what + "()"):
-        _writable(x, what)[...] = result.data
+        _writable(x, what)[...] = result._data
     return x
 
 
@@ -250,7 +250,7 @@ def _inplace_binary(fn):
 
 def fill_(x: Tensor, value: Any) -> Tensor:
     """Set every element to ``value``. Returns ``x``."""
-    _writable(x, "fill_")[...] = value.data if isinstance(value, Tensor) else value
+    _writable(x, "fill_")[...] = value._data if isinstance(value, Tensor) else value
     return x
 
 
@@ -258,10 +258,10 @@ def copy_(x: Tensor, src: Any) -> Tensor:
     """Copy ``src`` (broadcast to ``x``'s shape, converted to its dtype) into ``x``. Returns ``x``."""
     if isinstance(src, Tensor) and recorded(x, src):  # x becomes src (broadcast, cast), recorded
         return apply_in_place(x, lambda value: shape.broadcast_to(ew.astype(src, x.dtype), tuple(x.shape)), "copy_()")
-    if isinstance(src, Tensor) and src.data is None:  # a graph tensor (a graph is being built)
+    if isinstance(src, Tensor) and src._data is None:  # a graph tensor (a graph is being built)
         return _store(x, shape.broadcast_to(ew.astype(src, x.dtype), tuple(x.shape)), "copy_")
     data = _writable(x, "copy_")
-    data[...] = backend.to_device(src.data, backend.device_of(data)) if isinstance(src, Tensor) else src
+    data[...] = backend.to_device(src._data, backend.device_of(data)) if isinstance(src, Tensor) else src
     return x
 
 

@@ -215,7 +215,7 @@ def _inplace(name: str, fn: Callable) -> Callable:
             return apply_in_place(x, lambda value: fn(value, *args, **kwargs), name + "_()")
         data = _writable(x, name + "_")
         args = tuple(a.detach() if isinstance(a, Tensor) else a for a in args)
-        result = fn(x.detach(), *args, **kwargs).data
+        result = fn(x.detach(), *args, **kwargs)._data
         if result.dtype.kind in "fc" and data.dtype.kind in "biu":
             raise DTypeError(f"{name}_: the result type {result.dtype} can't be written into a {data.dtype} "
                              f"tensor in place; use x = x.{name}(...) or convert x first")
@@ -234,7 +234,7 @@ def _inplace(name: str, fn: Callable) -> Callable:
 def _reshaping_inplace(name: str) -> Callable:
     def method(x: Tensor, *args, **kwargs) -> Tensor:
         _writable(x, name + "_")
-        x.data = getattr(Tensor, name)(x.detach(), *args, **kwargs).data
+        x._data = getattr(Tensor, name)(x.detach(), *args, **kwargs)._data
         note_inplace_write(x, name + "_()")
         return x
 
@@ -252,8 +252,8 @@ def zero_(x: Tensor) -> Tensor:
 def bernoulli_(x: Tensor, p: Any = 0.5, *, generator=None) -> Tensor:
     """Fill with 0/1 samples that are 1 with probability ``p``. Returns ``x``."""
     data = _writable(x, "bernoulli_")
-    u = creation.uniform(0.0, 1.0, tuple(x.shape), generator=generator, dtype="float64").data
-    prob = p.data if isinstance(p, Tensor) else p
+    u = creation.uniform(0.0, 1.0, tuple(x.shape), generator=generator, dtype="float64")._data
+    prob = p._data if isinstance(p, Tensor) else p
     data[...] = (u < prob).astype(data.dtype)
     return x
 
@@ -261,7 +261,7 @@ def bernoulli_(x: Tensor, p: Any = 0.5, *, generator=None) -> Tensor:
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     """Fill with exponential samples of rate ``lambd``. Returns ``x``."""
     data = _writable(x, "exponential_")
-    u = creation.uniform(0.0, 1.0, tuple(x.shape), generator=generator, dtype="float64").data
+    u = creation.uniform(0.0, 1.0, tuple(x.shape), generator=generator, dtype="float64")._data
     data[...] = -backend.np.log1p(-u) / lambd
     return x
 
@@ -270,7 +270,7 @@ def random_(x: Tensor, from_: int = 0, to: Any = None, *, generator=None) -> Ten
     """Fill with integers uniform in ``[from_, to)`` (``random_(to)``: ``[0, to)``). Returns ``x``."""
     data = _writable(x, "random_")
     low, high = (0, from_) if to is None and from_ else (from_, to if to is not None else 2 ** 24)
-    data[...] = creation.randint(low, high, tuple(x.shape), generator=generator).data
+    data[...] = creation.randint(low, high, tuple(x.shape), generator=generator)._data
     return x
 
 
@@ -289,7 +289,7 @@ def _install() -> None:
     Tensor.mH = property(lambda x: shape.swapaxes(x, -1, -2))
     Tensor.stride = lambda x, dim=None: _strides(x) if dim is None else _strides(x)[dim]
     Tensor.storage_offset = lambda x: 0
-    Tensor.data_ptr = lambda x: int(x.data.__array_interface__["data"][0]) if x.data is not None else 0
+    Tensor.data_ptr = lambda x: int(x._data.__array_interface__["data"][0]) if x._data is not None else 0
     for name in SAME_NAME:
         setattr(Tensor, name, ops.RAW_FUNCTIONS.get(name) or getattr(ops, name))
     for name in INPLACE:

@@ -63,8 +63,8 @@ def clip_grad_norm_(parameters: Params, max_norm: float, norm_type: float = 2.0,
     norm_type = float(norm_type)
     if not grads:
         return Tensor(0.0)
-    xp = namespace_of(grads[0].data)
-    norms = [_vector_norm(xp, g.data, norm_type) for g in grads]
+    xp = namespace_of(grads[0]._data)
+    norms = [_vector_norm(xp, g._data, norm_type) for g in grads]
     total = _vector_norm(xp, xp.stack([xp.asarray(n, dtype=xp.result_type(*norms)) for n in norms]), norm_type)
     if error_if_nonfinite and not bool(xp.isfinite(total)):
         raise NonFiniteError(f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is "
@@ -72,7 +72,7 @@ def clip_grad_norm_(parameters: Params, max_norm: float, norm_type: float = 2.0,
                              "them anyway (by nan)")
     coef = min(float(max_norm) / (float(total) + 1e-6), 1.0)
     for g in grads:
-        g.data = g.data * xp.asarray(coef, dtype=g.dtype)
+        g._data = g._data * xp.asarray(coef, dtype=g.dtype)
     return Tensor._wrap(xp.asarray(total))
 
 
@@ -84,8 +84,8 @@ def clip_grad_value_(parameters: Params, clip_value: float) -> None:
     """
     clip_value = float(clip_value)
     for g in _grads(parameters):
-        xp = namespace_of(g.data)
-        g.data = xp.clip(g.data, -clip_value, clip_value).astype(g.dtype, copy=False)
+        xp = namespace_of(g._data)
+        g._data = xp.clip(g._data, -clip_value, clip_value).astype(g.dtype, copy=False)
 
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]

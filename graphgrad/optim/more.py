@@ -21,7 +21,7 @@ def _scalar(value: float) -> float:
 
 
 def _zeros(param: Tensor, value: float = 0.0) -> Tensor:
-    xp = namespace_of(param.data)
+    xp = namespace_of(param._data)
     return Tensor._wrap(xp.full(param.shape, value, dtype=param.dtype))
 
 
@@ -254,16 +254,16 @@ class LBFGS(Optimizer):
         return self.param_groups[0]["params"]
 
     def _flat_grad(self):
-        xp = namespace_of(self._params()[0].data)
-        parts = [xp.zeros(p.data.size, p.data.dtype) if p.grad is None else p.grad.data.reshape(-1)
+        xp = namespace_of(self._params()[0]._data)
+        parts = [xp.zeros(p._data.size, p._data.dtype) if p.grad is None else p.grad._data.reshape(-1)
                  for p in self._params()]
-        return xp.concatenate(parts).astype(self._params()[0].data.dtype, copy=False)
+        return xp.concatenate(parts).astype(self._params()[0]._data.dtype, copy=False)
 
     def _move(self, step: float, direction) -> None:
         offset = 0
         for p in self._params():
-            n = p.data.size
-            p.data[...] += (step * direction[offset:offset + n]).reshape(p.data.shape).astype(p.data.dtype, copy=False)
+            n = p._data.size
+            p._data[...] += (step * direction[offset:offset + n]).reshape(p._data.shape).astype(p._data.dtype, copy=False)
             offset += n
 
     def step(self, closure=None):

@@ -57,7 +57,7 @@ class StateVariable(Variable):
 
 
 def _is_symbolic(value: Any) -> bool:
-    return isinstance(value, Tensor) and value.data is None
+    return isinstance(value, Tensor) and value._data is None
 
 
 class _Required:
@@ -164,16 +164,16 @@ class Optimizer:
                     p.grad = None
                     continue
                 g = p.grad
-                if g.data is None or building_graph():  # tracing (gg.function): zeros in the graph
+                if g._data is None or building_graph():  # tracing (gg.function): zeros in the graph
                     p.grad = zeros_like(p)
                     continue
                 if g.grad_fn is not None or g.requires_grad:  # (made with create_graph=True)
                     g = p.grad = g.detach()
                 try:
-                    g.data[...] = 0
-                    note_inplace_write(g.data, "zero_grad()")
+                    g._data[...] = 0
+                    note_inplace_write(g._data, "zero_grad()")
                 except ValueError:  # a read-only array (a broadcast view)
-                    g.data = namespace_of(g.data).zeros_like(g.data)
+                    g._data = namespace_of(g._data).zeros_like(g._data)
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """Update every parameter that has a gradient, once.
@@ -208,20 +208,20 @@ class Optimizer:
                     if "step" in state:
                         count = state["step"]
                         if isinstance(count, Variable):  # (the optimizer was traced: keep the Variable)
-                            count.data = count.data + 1
-                            view["step"] = int(count.data)
+                            count._data = count._data + 1
+                            view["step"] = int(count._data)
                         else:
                             view["step"] = state["step"] = count + 1
                     new = self._update(p.detach(), grad, view, group)
-                    p.data[...] = new.data
-                    note_inplace_write(p.data, f"{type(self).__name__}.step()")
+                    p._data[...] = new._data
+                    note_inplace_write(p._data, f"{type(self).__name__}.step()")
                     for name, value in view.items():
                         old = state.get(name)
                         if name == "step":
                             continue
                         if isinstance(old, Variable):
                             if value is not old:
-                                old.data = value.data if isinstance(value, Tensor) else value
+                                old._data = value._data if isinstance(value, Tensor) else value
                         else:
                             state[name] = value
         return loss
@@ -299,7 +299,7 @@ class Optimizer:
                 if isinstance(value, Variable):
                     continue
                 if name == "step":
-                    state[name] = StateVariable(namespace_of(p.data).asarray(value, dtype="int64"), name="step")
+                    state[name] = StateVariable(namespace_of(p._data).asarray(value, dtype="int64"), name="step")
                 elif isinstance(value, Tensor):
                     state[name] = StateVariable(value, name=name)
             view = dict(state)
@@ -313,7 +313,7 @@ class Optimizer:
                 # zero Variables and the rule's usual update. When that update from zeros is exactly
                 # the first one, it is all; otherwise a flag chooses between the two formulas
                 for name in made:
-                    state[name] = StateVariable(namespace_of(p.data).zeros(p.shape, dtype=view[name].dtype),
+                    state[name] = StateVariable(namespace_of(p._data).zeros(p.shape, dtype=view[name].dtype),
                                                 name=name)
                 later = dict(state)
                 if "step" in state:
@@ -322,7 +322,7 @@ class Optimizer:
                 if self._zero_state_is_exact(group):
                     new, view = new_later, later
                 else:
-                    started = StateVariable(namespace_of(p.data).asarray(False), name="started")
+                    started = StateVariable(namespace_of(p._data).asarray(False), name="started")
                     new = where(started, new_later, new)
                     for name in made:
                         view[name] = where(started, later[name], view[name])
@@ -348,7 +348,7 @@ class Optimizer:
         tracer = current_trace()
         if tracer is None:
             return value
-        xp = namespace_of(group["params"][0].data)
+        xp = namespace_of(group["params"][0]._data)
         var = StateVariable(xp.asarray(value, dtype="float64"), name=name)
 
         last = [value]
@@ -357,7 +357,7 @@ class Optimizer:
             value = group[name]
             if value is not last[0]:  # (a new array only when a scheduler changed it: once per call otherwise)
                 last[0] = value
-                var.data = xp.asarray(value, dtype="float64")
+                var._data = xp.asarray(value, dtype="float64")
 
         tracer.before_each_call(refresh)
         return var
@@ -380,8 +380,8 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p in self.state:
-                    state[index[id(p)]] = {k: (int(v.data) if k == "step" and isinstance(v, Tensor) else
-                                               v.data.copy() if isinstance(v, Tensor) else copy.deepcopy(v))
+                    state[index[id(p)]] = {k: (int(v._data) if k == "step" and isinstance(v, Tensor) else
+                                               v._data.copy() if isinstance(v, Tensor) else copy.deepcopy(v))
                                            for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
@@ -406,19 +406,19 @@ class Optimizer:
                 if k == "step" or not hasattr(v, "shape"):
                     restored[k] = copy.deepcopy(v)
                     continue
-                array = v.data if isinstance(v, Tensor) else v
+                array = v._data if isinstance(v, Tensor) else v
                 if tuple(array.shape) != tuple(p.shape):
                     raise ShapeError(f"{type(self).__name__}.load_state_dict: state {k!r} of parameter {idx} has "
                                      f"shape {tuple(array.shape)}, the parameter {tuple(p.shape)}")
                 restored[k] = Tensor(array, dtype=p.dtype, device=p.device)
-                if restored[k].data is array:
-                    restored[k].data = array.copy()
+                if restored[k]._data is array:
+                    restored[k]._data = array.copy()
             for k, old in previous.get(p, {}).items():
                 # state that a compiled step (gg.function) reads keeps its Variable: load the value into it
                 if isinstance(old, Variable) and k in restored:
                     value = restored[k]
-                    old.data = (value.data if isinstance(value, Tensor) else
-                                namespace_of(old.data).asarray(value, dtype=old.dtype))
+                    old._data = (value._data if isinstance(value, Tensor) else
+                                namespace_of(old._data).asarray(value, dtype=old.dtype))
                     restored[k] = old
             self.state[p] = restored
         for saved, group in zip(groups, self.param_groups):
@@ -453,7 +453,7 @@ class Optimizer:
 
     def _init_state(self, param: Tensor, group: dict) -> dict:
         """A new parameter's state: the rule's initial tensors (and ``step = 0`` if it counts steps)."""
-        xp = namespace_of(param.data)
+        xp = namespace_of(param._data)
         state = {}
         if self.rule in rules.NEEDS_STEP:
             state["step"] = 0

@@ -204,7 +204,7 @@ def _print(*args, **kwargs) -> None:
 
 
 def _copy_state(model) -> dict:
-    return {k: v.data.copy() for k, v in model.state_dict().items()}
+    return {k: v._data.copy() for k, v in model.state_dict().items()}
 
 
 # ---- EarlyStopping -----------------------------------------------------------------------------------------

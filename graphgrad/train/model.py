@@ -582,7 +582,7 @@ class Model(Module):
         self.eval()
         try:
             params = list(root.parameters())
-            xp = backend.namespace_of(params[0].data) if params else np
+            xp = backend.namespace_of(params[0]._data) if params else np
             with no_grad():
                 out = root(Tensor(xp.zeros((2,) + tuple(input_shape), dtype=dtype)))
             shapes[id(root)] = _shape_of(out)

@@ -248,3 +248,40 @@ def test_a_whole_model_loads_weights_only_with_its_classes_allowed(tmp_path):
         torch.serialization.clear_safe_globals()
     assert torch.nn.modules.dropout.Dropout is torch.nn.Dropout and torch.nn.modules.loss._Loss is torch.nn._Loss
     assert torch.nn.modules.linear.NonDynamicallyQuantizableLinear is torch.nn.Linear
+
+
+def test_data_is_a_detached_tensor_sharing_the_storage():
+    # PyTorch programs' .data idioms (the regression and word-language-model examples, DCGAN's
+    # weights_init, old MNIST code): a tensor cut out of autograd, writing through to the parameter
+    layer = torch.nn.Linear(4, 3)
+    weight = layer.weight
+    assert isinstance(weight.data, torch.Tensor) and not weight.data.requires_grad
+    assert np.shares_memory(weight.data.numpy(), weight.numpy())
+    weight.data.normal_(0.0, 0.02)
+    layer.bias.data.fill_(0)
+    assert layer.bias.tolist() == [0.0, 0.0, 0.0] and abs(float(weight.std())) < 0.1
+    x = torch.randn(5, 4)
+    loss = layer(x).pow(2).sum()
+    loss.backward()
+    before = weight.detach().clone()
+    weight.data.add_(-0.1 * weight.grad)                       # the manual SGD step
+    np.testing.assert_allclose(weight.numpy(), (before - 0.1 * weight.grad).numpy(), rtol=1e-6)
+    layer.bias.data = layer.bias.data + 1                      # rebinding the storage
+    assert layer.bias.tolist() == [1.0, 1.0, 1.0] and layer.bias.requires_grad
+    out = layer(x)
+    pred = out.data.max(1, keepdim=True)[1]                    # (indices, as torch's max(dim) gives)
+    assert pred.shape == (5, 1) and pred.tolist() == out.argmax(1, keepdim=True).tolist()
+    assert isinstance(loss.data.item(), float) and out.data.numpy().shape == (5, 3)
+    assert f"{loss.data:.3f}" == f"{loss.item():.3f}" and f"{torch.tensor(2.5):+.1f}" == "+2.5"
+
+
+def test_graphgrad_code_keeps_data_as_the_array():
+    import graphgrad as gg
+
+    saved = gg.Tensor._data_as_torch
+    gg.Tensor._data_as_torch = False   # (as in a program that never imports graphgrad.compat.torch)
+    try:
+        t = gg.tensor([1.0, 2.0])
+        assert isinstance(t.data, np.ndarray) and t.data is t.numpy()
+    finally:
+        gg.Tensor._data_as_torch = saved

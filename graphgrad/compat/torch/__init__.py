@@ -49,6 +49,11 @@ return_types = _gg.ValuesIndices
 
 device = _gg.device
 
+# A program written for PyTorch reads ``p.data`` as a tensor (``p.data.add_(...)``, ``.data.numpy()``):
+# from here on Tensor.data is PyTorch's, a detached tensor sharing the array (graphgrad's own code
+# reads the array as ``_data``; docs/pytorch.md)
+_gg.Tensor._data_as_torch = True
+
 
 class _TensorType(type):
     """The metaclass of :class:`Tensor`: graphgrad's tensors are instances, and the class's attributes

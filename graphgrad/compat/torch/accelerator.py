@@ -6,8 +6,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Optional
 
-from graphgrad import cuda as _cuda
-from graphgrad.core.device import device as _device
+import graphgrad as _gg
+
+_cuda, _device = _gg.cuda, _gg.device
 
 
 def is_available() -> bool:

@@ -59,7 +59,7 @@ class _FunctionOp(Op):
         args = [Tensor(a) if hasattr(a, "shape") and hasattr(a, "dtype") else a for a in arrays]
         with no_grad():
             out = self.function.forward(self.ctx, *args)
-        return out.data if isinstance(out, Tensor) else xp.asarray(out)
+        return out._data if isinstance(out, Tensor) else xp.asarray(out)
 
     def backward(self, inputs, out, g):
         grads = self.function.backward(self.ctx, g)

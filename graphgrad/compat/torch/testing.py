@@ -16,7 +16,7 @@ _DEFAULTS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.
 
 def _array(x: Any) -> _np.ndarray:
     if isinstance(x, Tensor):
-        return to_numpy(x.data)
+        return to_numpy(x._data)
     return _np.asarray(x)
 
 

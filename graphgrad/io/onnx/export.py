@@ -123,7 +123,7 @@ class ExportContext:
         key = id(variable)
         if key not in self._variables:
             name = self._variable_names.get(key) or fallback
-            self._variables[key] = self.initializer(variable.data, name)
+            self._variables[key] = self.initializer(variable._data, name)
         return self._variables[key]
 
     def value(self, x, dtype=None) -> str:
@@ -133,8 +133,8 @@ class ExportContext:
             return ""
         if not isinstance(x, Tensor):
             return self.const(x, dtype if dtype is not None else np.result_type(x))
-        if x.data is not None and not isinstance(x._node, GraphNode):
-            return self.const(x.data, dtype)
+        if x._data is not None and not isinstance(x._node, GraphNode):
+            return self.const(x._data, dtype)
         name = self.names[x._node]
         return self.cast(name, x.dtype, dtype)
 
@@ -293,7 +293,7 @@ def _flatten(value) -> list:
 def _as_arrays(example_inputs) -> list:
     if isinstance(example_inputs, (Tensor, np.ndarray)):
         example_inputs = [example_inputs]
-    return [x.data if isinstance(x, Tensor) else np.asarray(x) for x in example_inputs]
+    return [x._data if isinstance(x, Tensor) else np.asarray(x) for x in example_inputs]
 
 
 def _names(given: Optional[Sequence[str]], n: int, base: str) -> list:

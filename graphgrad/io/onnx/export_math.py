@@ -61,8 +61,8 @@ def _right_shift(ctx, node):
 
 def _constant(x):
     """The value of a graph input that is a constant (an eager tensor or a ``Const`` node), else None."""
-    if x.data is not None:
-        return to_numpy(x.data)
+    if x._data is not None:
+        return to_numpy(x._data)
     op = getattr(getattr(x, "_node", None), "op", None)
     value = getattr(op, "value", None) if type(op).__name__ == "Const" else None
     return None if value is None else np.asarray(value)

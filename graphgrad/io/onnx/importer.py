@@ -213,7 +213,7 @@ def _foldable(t) -> bool:
     sequence of them, or an empty optional)."""
     if isinstance(t, list):
         return all(_foldable(item) for item in t)
-    return t is None or (t.data is not None and not t.requires_grad and not getattr(t, "is_variable", False))
+    return t is None or (t._data is not None and not t.requires_grad and not getattr(t, "is_variable", False))
 
 
 def _as_value(out):
@@ -274,10 +274,10 @@ class Interpreter:
 
     def known_value(self, t: Tensor):
         """The value of ``t`` if it is known now (a concrete tensor, or a read of a variable)."""
-        if t.data is not None:
-            return t.data
+        if t._data is not None:
+            return t._data
         variable = self.reads.get(id(t))
-        return None if variable is None else variable.data
+        return None if variable is None else variable._data
 
     def run(self, inputs: dict, initializers: dict) -> dict:
         """Interpret the graph with ``inputs`` and ``initializers`` (name -> Tensor or array);
@@ -350,7 +350,7 @@ def _carry_partial(node: OnnxNode, outputs: list) -> list:
     """Keep track of known elements through ops that only move them or do arithmetic on them (a
     shape's static dims through Squeeze, Cast, Add...), so that later converters still see them."""
     out = outputs[0] if len(outputs) == 1 else None
-    if not isinstance(out, Tensor) or out.data is not None or out.dtype.kind not in "iu" or len(out.shape) > 1 \
+    if not isinstance(out, Tensor) or out._data is not None or out.dtype.kind not in "iu" or len(out.shape) > 1 \
             or None in out.shape or node._interpreter.partial_of(out) is not None:
         return outputs
     size = out.shape[0] if out.shape else 1
@@ -685,9 +685,9 @@ def _load(model, trainable: Any, input_shapes: Optional[dict], max_unrolled_node
     def graph_tensor(out, name):  # an import-time constant output becomes a constant node
         if isinstance(out, list):
             return [graph_tensor(item, f"{name}_{i}") for i, item in enumerate(out)]
-        if out is not None and out.data is not None and not getattr(out, "is_variable", False):
+        if out is not None and out._data is not None and not getattr(out, "is_variable", False):
             with graph.as_default():
-                return constant(out.data, name=_safe_name(name))
+                return constant(out._data, name=_safe_name(name))
         return out
 
     outputs = {info.name: graph_tensor(values[info.name], info.name) for info in model.graph.output}

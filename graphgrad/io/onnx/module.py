@@ -92,9 +92,9 @@ class OnnxModule(Module):
             leaves.extend(flatten(value))
             structures.append(structure)
         # constants the conversion makes (initializers, folded values) go to the inputs' device
-        on = next((t.device for t in leaves if t.data is not None), None)
+        on = next((t.device for t in leaves if t._data is not None), None)
         with device(on) if on is not None and on != "cpu" else contextlib.nullcontext():
-            if building_graph() or any(t.data is None for t in leaves):
+            if building_graph() or any(t._data is None for t in leaves):
                 outputs = self._interpret(leaves, structures)  # inside a graph or a trace: it converts once anyway
             else:
                 outputs = self._run(leaves, structures)
@@ -230,7 +230,7 @@ class _Program:
         if graph is None:
             return
         self.outputs = outputs
-        self.fetches = [t for t in _leaves_of(outputs) if t.data is None]
+        self.fetches = [t for t in _leaves_of(outputs) if t._data is None]
         slot_of = {p._node: i for i, p in enumerate(placeholders)}
         self.n_inputs = len(placeholders)
         roots = [t._node for t in self.fetches]
@@ -256,7 +256,7 @@ class _Program:
 
     def current(self) -> bool:
         """Whether the parameters taken as constants when converting still have those values."""
-        return all(np.array_equal(variable.data, value) for variable, value in self.constant_reads)
+        return all(np.array_equal(variable._data, value) for variable, value in self.constant_reads)
 
     def any_trained(self) -> bool:
         return any(v.requires_grad for v in self.variables)
@@ -269,7 +269,7 @@ class _Program:
         return self._outputs(lambda t: values[self.slot_of[t._node]])
 
     def run(self, leaves: list) -> list:
-        results = self._call(*[t.data for t in leaves]) if self._call is not None else []
+        results = self._call(*[t._data for t in leaves]) if self._call is not None else []
         # a Session returns device arrays from a run on a device (NumPy scalars for 0-d CPU results)
         by_node = {t._node: Tensor._wrap(r if backend.is_array(r) and not isinstance(r, np.generic) else np.asarray(r))
                    for t, r in zip(self.fetches, results)}
@@ -281,8 +281,8 @@ class _Program:
                 return [rebuild(item) for item in value]
             if value is None:
                 return None
-            if value.data is not None:  # an import-time constant output
-                return Tensor._wrap(value.data.copy())
+            if value._data is not None:  # an import-time constant output
+                return Tensor._wrap(value._data.copy())
             return computed(value)
 
         return [rebuild(out) for out in self.outputs]

@@ -22,9 +22,9 @@ def _attr_float(node, name: str, default: float) -> float:
 def _known_scalar(t):
     """The value of a one-element tensor known now and not trained (a constant), as a Python
     scalar; None otherwise (a graph tensor, an input, a parameter being fine-tuned)."""
-    if t is None or t.data is None or t.requires_grad or getattr(t, "is_variable", False):
+    if t is None or t._data is None or t.requires_grad or getattr(t, "is_variable", False):
         return None
-    return t.data.reshape(-1)[0].item() if t.data.size == 1 else None  # (.item(): a device value read back)
+    return t._data.reshape(-1)[0].item() if t._data.size == 1 else None  # (.item(): a device value read back)
 
 
 def _legacy_broadcast(node, a, b):

@@ -260,7 +260,7 @@ def space_to_depth(node, x):
 @converter("Concat")
 def concat(node, *xs):
     out = G.concatenate([x for x in xs if x is not None], node.attr("axis", 0))
-    if out.data is None and out.dtype.kind in "iu" and out.ndim == 1:  # a shape assembled from parts
+    if out._data is None and out.dtype.kind in "iu" and out.ndim == 1:  # a shape assembled from parts
         parts = [node.entries(i) for i, x in enumerate(xs) if x is not None]
         if all(p is not None for p in parts):
             return node.shape_value(out, [e for p in parts for e in p])
@@ -301,7 +301,7 @@ def slice_(node, x, *rest):
         # Python's slices clamp out-of-range starts/ends (INT_MAX, INT_MIN) the way ONNX does
         key[_axis(node, axis, x.ndim)] = slice(start, end, step)
     out = x[tuple(key)]
-    if out.data is None and x.ndim == 1 and out.dtype.kind in "iu" and None not in out.shape:  # part of a shape
+    if out._data is None and x.ndim == 1 and out.dtype.kind in "iu" and None not in out.shape:  # part of a shape
         entries = node.entries(0)
         if entries is not None:
             return node.shape_value(out, entries[key[0]])
@@ -330,7 +330,7 @@ def _slice_at_run_time(node, x, starts, ends, *rest):
 @converter("Gather")
 def gather(node, x, indices):
     out = G.take(x, indices, axis=node.attr("axis", 0))
-    if out.data is None and out.dtype.kind in "iu" and x.ndim == 1 and out.ndim <= 1:  # picking dims of a shape
+    if out._data is None and out.dtype.kind in "iu" and x.ndim == 1 and out.ndim <= 1:  # picking dims of a shape
         entries, picks = node.entries(0), _maybe_const(node, 1)
         if entries is not None and picks is not None:
             return node.shape_value(out, [entries[int(i)] for i in np.asarray(picks).reshape(-1)])

@@ -73,7 +73,7 @@ class EmbeddingBag(Module):
         weight = _weight if _weight is not None else randn(num_embeddings, embedding_dim, dtype=dtype)
         self.weight = Parameter(weight)
         if padding_idx is not None and _weight is None:
-            self.weight.data[padding_idx] = 0
+            self.weight._data[padding_idx] = 0
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         from graphgrad.ops.embedding_bag import embedding_bag

@@ -73,7 +73,7 @@ class Embedding(Module):
     def _fill_padding_idx_with_zero(self) -> None:
         if self.padding_idx is not None:
             with no_grad():
-                self.weight.data[self.padding_idx] = 0
+                self.weight._data[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
         return embedding(input, self.weight, self.padding_idx)

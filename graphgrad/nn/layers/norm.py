@@ -76,7 +76,7 @@ class _BatchNorm(Module):
             self.num_batches_tracked.assign_add(1)
         elif self.training and self.track_running_stats:
             with no_grad():
-                self.num_batches_tracked.data += 1
+                self.num_batches_tracked._data += 1
             if self.momentum is None:  # cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
         # batch statistics in training, and in eval when there are no running statistics

@@ -2,8 +2,6 @@
 # batchify, get_batch, repackage_hidden, clip_grad_norm_, manual SGD update), as its authors write it,
 # on a small synthetic corpus (a repeating sentence pattern) so it runs offline in seconds. Runs under
 # real PyTorch and, unchanged, on graphgrad.compat.torch. Prints the final validation perplexity.
-# One line differs from the example: the manual SGD update is written `with torch.no_grad(): p.add_(...)`
-# instead of `p.data.add_(...)` (graphgrad's `.data` is the raw array, not a tensor; docs/pytorch.md).
 import math
 
 import torch
@@ -104,9 +102,8 @@ for epoch in range(1, 11):
         loss = criterion(output, targets)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
-        with torch.no_grad():
-            for p in model.parameters():
-                p.add_(p.grad, alpha=-lr)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-lr)
     val_loss = evaluate(val_data)
     print('| end of epoch {:3d} | valid loss {:5.2f} | valid ppl {:8.2f}'.format(epoch, val_loss, math.exp(val_loss)))
 
