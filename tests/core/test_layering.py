@@ -59,3 +59,25 @@ def test_imports_go_one_way(path):
             continue
         assert target in LAYERS and own in LAYERS, f"{rel}:{line}: unknown layer in {module}"
         assert LAYERS[target] <= LAYERS[own], f"{rel}:{line}: layer {own} imports from higher layer {module}"
+
+
+#: ``x.data`` attribute reads that are not a Tensor's (a PackedSequence's field, modules named data)
+_NOT_TENSOR_DATA = {("nn/rnn_utils.py", "self"), ("nn/rnn_utils.py", "sequence")}
+_DATA_MODULES = {"ctypes", "graphgrad", "gg", "utils", "torch", "_gg"}
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
+def test_graphgrad_reads_a_tensors_array_as_its_slot(path):
+    """Inside graphgrad a tensor's array is read as ``_data``: ``.data`` is the public accessor, which
+    becomes PyTorch's detached tensor once ``graphgrad.compat.torch`` is imported (docs/pytorch.md),
+    so a library path that read it would break there."""
+    rel = str(path.relative_to(ROOT))
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr == "data":
+            base = node.value
+            name = base.id if isinstance(base, ast.Name) else None
+            if name in _DATA_MODULES or (rel, name) in _NOT_TENSOR_DATA:
+                continue
+            if isinstance(base, ast.Attribute) and base.attr in ("ctypes", "utils"):
+                continue
+            raise AssertionError(f"{rel}:{node.lineno} reads .data; inside graphgrad read a tensor's array as ._data")
