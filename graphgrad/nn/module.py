@@ -319,6 +319,13 @@ class Module:
                 t.grad = None
         return self
 
+    def _factory(self, device=None, dtype=None) -> "Module":
+        """PyTorch's factory arguments of a layer (``nn.LSTM(..., device=d, dtype=t)``): its parameters
+        and buffers made on ``device`` in ``dtype`` (either ``None``: as made). Returns self."""
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
+        return self
+
     def double(self) -> "Module":
         return self.to(dtype="float64")
 

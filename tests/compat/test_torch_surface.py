@@ -285,3 +285,14 @@ def test_graphgrad_code_keeps_data_as_the_array():
         assert isinstance(t.data, np.ndarray) and t.data is t.numpy()
     finally:
         gg.Tensor._data_as_torch = saved
+
+
+@pytest.mark.parametrize("layer, args", [("LSTM", (4, 4)), ("GRU", (4, 4)), ("RNN", (4, 4)), ("LSTMCell", (4, 4)),
+                                         ("GRUCell", (4, 4)), ("RNNCell", (4, 4)), ("MultiheadAttention", (4, 2)),
+                                         ("TransformerEncoderLayer", (4, 2)), ("TransformerDecoderLayer", (4, 2))])
+def test_layers_take_pytorchs_factory_arguments(layer, args):
+    # minGPT's torch.nn.MultiheadAttention(..., device=device, dtype=dtype)
+    made = getattr(torch.nn, layer)(*args, device="cpu", dtype=torch.float64)
+    assert {p.dtype for p in made.parameters()} == {np.dtype(np.float64)}
+    assert {p.dtype for p in getattr(torch.nn, layer)(*args, device=torch.device("cpu")).parameters()} == \
+        {np.dtype(np.float32)}

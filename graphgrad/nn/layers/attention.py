@@ -97,7 +97,7 @@ class MultiheadAttention(Module):
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: Optional[int] = None,
-                 vdim: Optional[int] = None, batch_first: bool = False) -> None:
+                 vdim: Optional[int] = None, batch_first: bool = False, device=None, dtype=None) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim ({embed_dim}) must be divisible by num_heads "
@@ -133,6 +133,7 @@ class MultiheadAttention(Module):
         self.out_proj = Linear(E, E, bias=bias)
         if bias:
             zeros_(self.out_proj.bias)
+        self._factory(device, dtype)
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}" + \
@@ -283,7 +284,7 @@ class TransformerEncoderLayer(Module):
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: Union[str, Callable] = "relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True) -> None:
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
@@ -295,6 +296,7 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
+        self._factory(device, dtype)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,

@@ -117,11 +117,13 @@ class RNNCell(_CellBase):
         (3, 20)
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh") -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device=None, dtype=None) -> None:
         super().__init__(input_size, hidden_size, bias, 1)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.nonlinearity = nonlinearity
+        self._factory(device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         self._check_input(input)
@@ -140,8 +142,9 @@ class LSTMCell(_CellBase):
         >>> h, c = cell(gg.randn(3, 10))
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__(input_size, hidden_size, bias, 4)
+        self._factory(device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[tuple] = None) -> tuple:
         unbatched = self._check_input(input)
@@ -162,8 +165,9 @@ class GRUCell(_CellBase):
         (3, 20)
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__(input_size, hidden_size, bias, 3)
+        self._factory(device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         unbatched = self._check_input(input)
@@ -374,12 +378,13 @@ class RNN(_RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False) -> None:
+                 bidirectional: bool = False, device=None, dtype=None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size,
                          num_layers, bias, batch_first, dropout, bidirectional)
         self.nonlinearity = nonlinearity
+        self._factory(device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
         """Returns ``(output, h_n)``."""
@@ -406,10 +411,11 @@ class LSTM(_RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 proj_size: int = 0) -> None:
+                 proj_size: int = 0, device=None, dtype=None) -> None:
         if proj_size:
             raise NotImplementedError("LSTM: proj_size is not supported")
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+        self._factory(device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[tuple] = None) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
         """Returns ``(output, (h_n, c_n))``."""
@@ -432,8 +438,10 @@ class GRU(_RNNBase):
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False) -> None:
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+        self._factory(device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
         """Returns ``(output, h_n)``."""

@@ -43,7 +43,7 @@ class TransformerDecoderLayer(Module):
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: Union[str, Callable] = "relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True) -> None:
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
@@ -58,6 +58,7 @@ class TransformerDecoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
         self.activation = _activation(activation)
+        self._factory(device, dtype)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
