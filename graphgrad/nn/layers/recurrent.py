@@ -75,7 +75,7 @@ def _as_batch(state: Tensor, unbatched: bool) -> Tensor:
 
 # ---- cells ------------------------------------------------------------------------------------------
 class _CellBase(Module):
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, gates: int) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, gates: int, device=None, dtype=None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bool(bias)
         k = 1.0 / math.sqrt(hidden_size)
@@ -88,6 +88,7 @@ class _CellBase(Module):
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
+        self._factory(device, dtype)
 
     def _check_input(self, input: Tensor) -> bool:
         if input.ndim not in (1, 2) or input.shape[-1] not in (None, self.input_size):
@@ -119,11 +120,10 @@ class RNNCell(_CellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device=None, dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, 1)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.nonlinearity = nonlinearity
-        self._factory(device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         self._check_input(input)
@@ -143,8 +143,7 @@ class LSTMCell(_CellBase):
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, 4)
-        self._factory(device, dtype)
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[tuple] = None) -> tuple:
         unbatched = self._check_input(input)
@@ -166,8 +165,7 @@ class GRUCell(_CellBase):
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, 3)
-        self._factory(device, dtype)
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         unbatched = self._check_input(input)
@@ -183,7 +181,8 @@ class _RNNBase(Module):
     layers, batch_first and unbatched inputs."""
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False) -> None:
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None) -> None:
         super().__init__()
         if not isinstance(hidden_size, int) or hidden_size <= 0:
             raise ValueError(f"{type(self).__name__}: hidden_size must be a positive int, got {hidden_size!r}")
@@ -207,6 +206,7 @@ class _RNNBase(Module):
                 if bias:
                     self.register_parameter("bias_ih" + suffix, _uniform_parameter((G,), k))
                     self.register_parameter("bias_hh" + suffix, _uniform_parameter((G,), k))
+        self._factory(device, dtype)
 
     @property
     def num_directions(self) -> int:
@@ -382,9 +382,8 @@ class RNN(_RNNBase):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size,
-                         num_layers, bias, batch_first, dropout, bidirectional)
+                         num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
         self.nonlinearity = nonlinearity
-        self._factory(device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
         """Returns ``(output, h_n)``."""
@@ -414,8 +413,8 @@ class LSTM(_RNNBase):
                  proj_size: int = 0, device=None, dtype=None) -> None:
         if proj_size:
             raise NotImplementedError("LSTM: proj_size is not supported")
-        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
-        self._factory(device, dtype)
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[tuple] = None) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
         """Returns ``(output, (h_n, c_n))``."""
@@ -440,8 +439,8 @@ class GRU(_RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
                  device=None, dtype=None) -> None:
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
-        self._factory(device, dtype)
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
         """Returns ``(output, h_n)``."""

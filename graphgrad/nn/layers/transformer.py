@@ -145,8 +145,7 @@ class Transformer(Module):
                                                                                      bias=bias))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         self._reset_parameters()
-        if dtype is not None:
-            self.to(dtype=dtype)
+        self._factory(device, dtype)
 
     def _reset_parameters(self) -> None:
         from graphgrad.nn import init
