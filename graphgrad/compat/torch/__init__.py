@@ -473,7 +473,8 @@ def __getattr__(name: str) -> Any:
 
 
 def install() -> None:
-    """Make ``import torch`` (and its submodules) resolve to this namespace in this process."""
+    """Make ``import torch`` (and its submodules) resolve to this namespace in this process, and
+    ``import torchvision`` to :mod:`graphgrad.compat.torchvision`."""
     from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim,
                                         profiler, random, serialization, special, testing, utils)
     from graphgrad.compat.torch.utils import checkpoint, tensorboard
@@ -504,4 +505,9 @@ def install() -> None:
                          "torch.nn.utils.parametrize": nn_utils.parametrize,
                          "torch.nn.utils.parametrizations": nn_utils.parametrizations}.items():
         sys.modules[name] = module
+    # torchvision's datasets, transforms and models come with it: a program's `import torchvision`
+    # must not load a real torchvision built against a real torch
+    from graphgrad.compat import torchvision
+
+    torchvision.install()
 
