@@ -307,6 +307,11 @@ def _install() -> None:
     Tensor.random_ = random_
     Tensor.is_cuda = property(lambda x: x.device.type == "cuda")
     Tensor.is_cpu = property(lambda x: x.device.type == "cpu")
+    for kind in ("xpu", "mps", "meta"):  # devices graphgrad does not run on (programs test for them)
+        setattr(Tensor, f"is_{kind}", property(lambda x, kind=kind: x.device.type == kind))
+    for layout in ("is_sparse", "is_quantized", "is_mkldnn", "is_nested"):  # layouts graphgrad does not have
+        setattr(Tensor, layout, property(lambda x: False))
+    Tensor.is_shared = lambda x: False  # (shared memory between processes: never, as PyTorch's CPU tensors)
     # last, every op family's TORCH_METHODS: methods whose PyTorch meaning differs from the op function's
     for family in ops.FAMILIES:
         for name, fn in getattr(ops._families[family], "TORCH_METHODS", {}).items():

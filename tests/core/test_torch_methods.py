@@ -90,3 +90,9 @@ def test_max_and_min_with_a_dim_give_values_and_indices():
     assert x.max(gg.full((2, 3), 4.0)).tolist() == [[4.0, 5.0, 4.0], [7.0, 4.0, 4.0]]
     x.max(1).values.sum().backward()
     assert x.grad.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+
+
+def test_device_and_layout_flags_that_programs_test_for():
+    t = gg.zeros(2)
+    assert t.is_cpu and not t.is_cuda and not t.is_xpu and not t.is_mps and not t.is_meta
+    assert not (t.is_sparse or t.is_quantized or t.is_mkldnn or t.is_nested or t.is_shared())
