@@ -53,10 +53,10 @@ class Module:
                 raise TypeError(f"cannot assign {type(value).__name__} as {name!r}: it is a registered "
                                 f"{'parameter' if registry is self._parameters else 'submodule'}")
         if isinstance(value, Parameter):
-            self._remove(name)
+            self._remove(name, keep=self._parameters)
             self._parameters[name] = value
         elif isinstance(value, Module):
-            self._remove(name)
+            self._remove(name, keep=self._modules)
             self._modules[name] = value
         elif isinstance(value, Buffer) and name not in self._buffers:
             self.register_buffer(name, value, persistent=getattr(value, "persistent", True))
@@ -79,10 +79,12 @@ class Module:
         if not self._remove(name):
             object.__delattr__(self, name)
 
-    def _remove(self, name: str) -> bool:
+    def _remove(self, name: str, keep: Optional[dict] = None) -> bool:
+        """Drop ``name`` from the registries (all but ``keep``: a submodule or parameter assigned again
+        keeps its place, so ``children()`` and ``state_dict()`` keep their order, as in PyTorch)."""
         found = False
         for table in (self._parameters, self._buffers, self._modules):
-            if name in table:
+            if name in table and table is not keep:
                 del table[name]
                 found = True
         self._persistent.discard(name)

@@ -286,3 +286,20 @@ def test_embedding_and_dropout_in_graph():
         y = drop(emb(idx))
         out = gg.Session().run(y, {idx: np.array([1, 4, 1])})
     np.testing.assert_array_equal(out, emb.weight.numpy()[[1, 4, 1]])
+
+
+def test_a_submodule_or_parameter_assigned_again_keeps_its_place():
+    class Net(gg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = gg.nn.Conv2d(3, 4, 3)
+            self.relu = gg.nn.ReLU()
+            self.fc = gg.nn.Linear(4, 2)
+
+    net = Net()
+    net.conv1 = gg.nn.Conv2d(1, 4, 3)  # (a model adapted to one-channel images, then cut before its head)
+    assert [name for name, _ in net.named_children()] == ["conv1", "relu", "fc"]
+    assert list(net.state_dict())[:2] == ["conv1.weight", "conv1.bias"]
+    assert isinstance(list(net.children())[:-1][0], gg.nn.Conv2d)
+    net.fc.weight = gg.nn.Parameter(gg.zeros(2, 4))
+    assert list(net.fc.state_dict()) == ["weight", "bias"]
