@@ -475,8 +475,8 @@ def __getattr__(name: str) -> Any:
 def install() -> None:
     """Make ``import torch`` (and its submodules) resolve to this namespace in this process, and
     ``import torchvision`` to :mod:`graphgrad.compat.torchvision`."""
-    from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, nn, onnx, optim,
-                                        profiler, random, serialization, special, testing, utils)
+    from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, multiprocessing,
+                                        nn, onnx, optim, profiler, random, serialization, special, testing, utils)
     from graphgrad.compat.torch.utils import checkpoint, tensorboard
     from graphgrad.compat.torch.nn import functional, init, parallel
     from graphgrad.compat.torch.nn import utils as nn_utils
@@ -503,7 +503,8 @@ def install() -> None:
                          "torch.distributions.categorical": _gg.distributions,
                          "torch.autograd.functional": autograd.functional,
                          "torch.nn.utils.parametrize": nn_utils.parametrize,
-                         "torch.nn.utils.parametrizations": nn_utils.parametrizations}.items():
+                         "torch.nn.utils.parametrizations": nn_utils.parametrizations,
+                         "torch.multiprocessing": multiprocessing}.items():
         sys.modules[name] = module
     # torchvision's datasets, transforms and models come with it: a program's `import torchvision`
     # must not load a real torchvision built against a real torch
