@@ -349,7 +349,10 @@ class Module:
         return self.to(device=device)
 
     def share_memory(self) -> "Module":
-        """For multiprocessing: NumPy arrays are shared by fork already; nothing to do."""
+        """Move every parameter and buffer into memory shared with processes forked later
+        (``Tensor.share_memory_``): their in-place updates are then seen by all (Hogwild! training)."""
+        for t in list(self.parameters()) + [b for b in self.buffers() if b is not None]:
+            t.share_memory_()
         return self
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":

@@ -9,9 +9,11 @@ a tensor that requires grad while gradients are recorded, and on graph tensors.
 from __future__ import annotations
 
 import math
+import mmap
 from typing import Any, Callable
 
 from graphgrad import backend
+from graphgrad.backend import np
 from graphgrad.core import creation
 from graphgrad.core.autograd import note_inplace_write
 from graphgrad.core.tensor import Tensor
@@ -138,6 +140,27 @@ def angle(x: Tensor) -> Tensor:
     return ew.where(ew.less(x, 0), math.pi, 0.0).astype(x.dtype) + x * 0
 
 
+def share_memory_(x: Tensor) -> Tensor:
+    """Move a CPU tensor's array into memory shared with the processes forked after the call (an
+    anonymous shared mapping), so that in-place updates made by either side are seen by the other:
+    PyTorch's Hogwild! training, ``model.share_memory()`` then ``torch.multiprocessing`` workers.
+    Returns ``x``; a tensor shared already, empty, or on a device is left as it is."""
+    data = x._data
+    if type(data) is not np.ndarray or not data.size or is_shared(x):
+        return x
+    shared = np.frombuffer(mmap.mmap(-1, data.nbytes), dtype=data.dtype).reshape(data.shape)
+    shared[...] = data
+    x._data = shared
+    return x
+
+
+def is_shared(x: Tensor) -> bool:
+    """Whether the tensor's array lives in memory shared between processes (see :func:`share_memory_`)."""
+    base = x._data
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(base.obj if isinstance(base, memoryview) else base, mmap.mmap)
+
 def _element_size(x: Tensor) -> int:
     return x.dtype.itemsize
 
@@ -164,7 +187,7 @@ METHODS: dict = {
     "is_same_size": lambda x, other: tuple(x.shape) == tuple(other.shape),
     "get_device": lambda x: -1 if x.device.type == "cpu" else x.device.index,
     "is_pinned": lambda x, device=None: False, "pin_memory": lambda x, device=None: x,
-    "share_memory_": lambda x: x, "is_inference": lambda x: False, "is_conj": lambda x: False,
+    "share_memory_": share_memory_, "is_shared": is_shared, "is_inference": lambda x: False, "is_conj": lambda x: False,
     "is_neg": lambda x: False, "conj": lambda x: x, "resolve_conj": lambda x: x, "resolve_neg": lambda x: x,
     "conj_physical": lambda x: x, "real": property(lambda x: x), "positive": lambda x: x, "angle": angle,
     "adjoint": lambda x: shape.swapaxes(x, -1, -2), "sum_to_size": lambda x, *size: reduce.sum_to(x, _shape_args(size)),
@@ -311,7 +334,6 @@ def _install() -> None:
         setattr(Tensor, f"is_{kind}", property(lambda x, kind=kind: x.device.type == kind))
     for layout in ("is_sparse", "is_quantized", "is_mkldnn", "is_nested"):  # layouts graphgrad does not have
         setattr(Tensor, layout, property(lambda x: False))
-    Tensor.is_shared = lambda x: False  # (shared memory between processes: never, as PyTorch's CPU tensors)
     # last, every op family's TORCH_METHODS: methods whose PyTorch meaning differs from the op function's
     for family in ops.FAMILIES:
         for name, fn in getattr(ops._families[family], "TORCH_METHODS", {}).items():

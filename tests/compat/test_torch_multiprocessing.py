@@ -39,3 +39,22 @@ def test_sharing_strategy_and_the_standard_api():
     with pytest.raises(ValueError, match="unknown sharing strategy"):
         mp.set_sharing_strategy("nope")
     assert mp.cpu_count() >= 1 and callable(mp.Process) and callable(mp.get_context)
+
+
+def _hogwild_step(rank, model):
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    model(torch.ones(1, 2)).sum().backward()
+    opt.step()
+
+
+def test_hogwild_workers_update_a_shared_model():
+    model = torch.nn.Linear(2, 1)
+    model.share_memory()
+    before = float(model.bias.detach().numpy()[0])
+    ctx = mp.get_context("spawn")  # (runs forked where the platform can fork: see the module's docstring)
+    workers = [ctx.Process(target=_hogwild_step, args=(rank, model)) for rank in range(2)]
+    for w in workers:  # one after the other: two racing read-modify-writes could lose one
+        w.start()
+        w.join()
+    assert all(w.exitcode == 0 for w in workers)
+    assert abs(float(model.bias.detach().numpy()[0]) - (before - 1.0)) < 1e-6  # two steps of 0.5, both seen

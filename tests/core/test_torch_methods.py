@@ -96,3 +96,21 @@ def test_device_and_layout_flags_that_programs_test_for():
     t = gg.zeros(2)
     assert t.is_cpu and not t.is_cuda and not t.is_xpu and not t.is_mps and not t.is_meta
     assert not (t.is_sparse or t.is_quantized or t.is_mkldnn or t.is_nested or t.is_shared())
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_share_memory_makes_in_place_updates_visible_across_fork():
+    import os
+
+    model = gg.nn.Linear(3, 2)
+    assert not model.weight.is_shared()
+    assert model.share_memory() is model and model.weight.is_shared() and model.bias.is_shared()
+    before = model.weight.numpy().copy()
+    pid = os.fork()
+    if pid == 0:  # the child: an optimizer step, in place
+        opt = gg.optim.SGD(model.parameters(), lr=1.0)
+        model(gg.ones(1, 3)).sum().backward()
+        opt.step()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    np.testing.assert_allclose(model.weight.numpy(), before - 1.0)

@@ -5,7 +5,9 @@ Tensors are NumPy arrays underneath and go between processes by pickling, so the
 strategy to choose; ``set_sharing_strategy`` records the name. ``spawn`` starts ``nprocs`` processes
 running ``fn(rank, *args)``: with ``fork`` where the platform has it (the children inherit this
 process, the facade's ``import torch`` included, and a program run as a script needs no importable
-``__main__``), else with ``spawn``.
+``__main__``), else with ``spawn``; ``set_start_method("spawn")`` and ``get_context("spawn")`` do the
+same. Forked, ``Tensor.share_memory_()`` / ``Module.share_memory()`` make parameters that every
+process updates in place (Hogwild! training).
 """
 from __future__ import annotations
 
@@ -87,11 +89,24 @@ class ProcessContext:
         return all(p.exitcode is not None for p in self.processes)
 
 
+def _start_method(method: Optional[str]) -> Optional[str]:
+    return "fork" if method in ("spawn", "forkserver") and "fork" in _mp.get_all_start_methods() else method
+
+
+def set_start_method(method: str, force: bool = False) -> None:
+    """Python's ``set_start_method``; ``spawn`` and ``forkserver`` run as ``fork`` where the platform has
+    it (see the module's docstring)."""
+    _mp.set_start_method(_start_method(method), force=force)
+
+
+def get_context(method: Optional[str] = None):
+    return _mp.get_context(_start_method(method))
+
+
 def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
                     start_method: str = "spawn") -> Any:
     """Run ``fn(i, *args)`` for ``i`` in ``range(nprocs)``, each in a process of its own."""
-    method = "fork" if start_method == "spawn" and "fork" in _mp.get_all_start_methods() else start_method
-    context = _mp.get_context(method)
+    context = get_context(start_method)
     errors = context.SimpleQueue()
     processes = [context.Process(target=_run, args=(fn, i, tuple(args), errors), daemon=daemon)
                  for i in range(int(nprocs))]
