@@ -42,3 +42,29 @@ def test_a_random_sampler_with_replacement_may_ask_for_an_endless_epoch():
     assert all(0 <= i < 10 for i in first) and len(set(first)) > 1
     small = torch.utils.data.RandomSampler(ds, replacement=True, num_samples=7)
     assert len(list(small)) == 7
+
+
+def test_losses_take_the_deprecated_size_average_and_reduce_arguments():
+    """yunjey/pytorch-tutorial's VAE: F.binary_cross_entropy(x_reconst, x, size_average=False); older code
+    builds nn.MSELoss(size_average=False)."""
+    F = torch.nn.functional
+    x, y = torch.rand(4, 3), torch.rand(4, 3)
+    total = F.binary_cross_entropy(x, y, reduction="sum").item()
+    assert F.binary_cross_entropy(x, y, size_average=False).item() == pytest.approx(total)
+    assert F.mse_loss(x, y, reduce=False).shape == (4, 3)
+    assert F.mse_loss(x, y, size_average=True).item() == pytest.approx(F.mse_loss(x, y).item())
+    loss = torch.nn.MSELoss(size_average=False)
+    assert loss.reduction == "sum" and isinstance(loss, torch.nn.MSELoss) and isinstance(loss, torch.nn.Module)
+    assert torch.nn.CrossEntropyLoss(reduce=False)(torch.randn(5, 3), torch.tensor([0, 1, 2, 0, 1])).shape == (5,)
+    assert torch.nn.NLLLoss2d is torch.nn.NLLLoss
+
+
+def test_torch_nn_functional_is_the_pytorch_flavoured_module():
+    """`torch.nn.functional` (attribute and, after install(), import) is the facade's module, whose
+    softmax(dim=) and legacy loss arguments follow PyTorch; graphgrad's other functions pass through."""
+    import graphgrad as gg
+
+    assert torch.nn.functional.__name__ == "graphgrad.compat.torch.nn.functional"
+    assert torch.nn.functional.relu is gg.nn.functional.relu
+    out = torch.nn.functional.softmax(torch.zeros(2, 4), dim=1, dtype=torch.float64)
+    assert out.dtype == torch.float64 and float(out.sum()) == pytest.approx(2.0)

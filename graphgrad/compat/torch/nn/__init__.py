@@ -2,7 +2,12 @@
 ``functional``, ``init`` and ``utils``."""
 from graphgrad.nn import *  # noqa: F401,F403
 from graphgrad.nn import Module, Parameter  # noqa: F401
-from graphgrad.compat.torch.nn import functional, init, parallel, utils  # noqa: F401
+import importlib as _importlib
+
+# the submodules by their full names: `from graphgrad.compat.torch.nn import functional` would find the name
+# graphgrad.nn's star import bound (graphgrad's own functional) and never load PyTorch's
+functional, init, parallel, utils = (_importlib.import_module(f"{__name__}.{_sub}")
+                                     for _sub in ("functional", "init", "parallel", "utils"))
 from graphgrad.nn import _Loss, _WeightedLoss  # noqa: F401,E402  (torch.nn.modules.loss's bases)
 from graphgrad.nn import Linear as NonDynamicallyQuantizableLinear  # noqa: F401,E402  (attention's output projection)
 
@@ -25,3 +30,23 @@ class _ModulesPackage:
 
 
 modules = _ModulesPackage()
+
+
+def _with_legacy_reduction(cls: type) -> type:
+    """``cls`` taking PyTorch's deprecated ``size_average=`` / ``reduce=`` (``nn.MSELoss(size_average=False)``
+    is ``reduction='sum'``)."""
+
+    def __init__(self, *args, size_average=None, reduce=None, **kwargs):
+        if size_average is not None or reduce is not None:
+            kwargs["reduction"] = functional.legacy_reduction(size_average, reduce, kwargs.get("reduction", "mean"))
+        cls.__init__(self, *args, **kwargs)
+
+    return type(cls.__name__, (cls,), {"__init__": __init__, "__module__": __name__, "__qualname__": cls.__name__,
+                                       "__doc__": cls.__doc__})
+
+
+for _name in ("BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HingeEmbeddingLoss",
+              "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
+              "MultiMarginLoss", "NLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss"):
+    globals()[_name] = _with_legacy_reduction(globals()[_name])
+NLLLoss2d = NLLLoss  # noqa: F811  (PyTorch's old name for the same loss)
