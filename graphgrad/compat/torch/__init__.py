@@ -184,8 +184,10 @@ def save(obj: Any, f, **kwargs) -> None:
 
 
 def load(f, map_location=None, weights_only: Any = None, **kwargs) -> Any:
-    """``torch.load``: what :func:`save` wrote, from a path or an open binary file or buffer (read
-    from its current position, as PyTorch does). A pickled object (a whole module) loads with
+    """``torch.load``: what :func:`save` wrote, or a file PyTorch's ``torch.save`` wrote (its weights:
+    tensors, parameters, state dicts and plain containers, as PyTorch's default ``weights_only=True``
+    reads them), from a path or an open binary file or buffer (read from its current position, as
+    PyTorch does). A pickled object (a whole module) of the facade's own loads with
     ``weights_only=False``, or by default only where each class and function it names is allowed
     (``torch.serialization.add_safe_globals`` / ``safe_globals``: unpickling runs code)."""
     import os
@@ -206,6 +208,14 @@ def load(f, map_location=None, weights_only: Any = None, **kwargs) -> Any:
             import pickle
 
             return pickle.load(handle)
+    from graphgrad.compat.torch import _pytorch_files
+
+    if _pytorch_files.is_pytorch_zip(os.fspath(f)):  # written by PyTorch's own torch.save
+        allowed = {}
+        for item in serialization.get_safe_globals():
+            obj, name = item if isinstance(item, tuple) else (item, None)
+            allowed[name or f"{obj.__module__}.{obj.__qualname__}"] = obj
+        return _pytorch_files.load_pytorch_zip(os.fspath(f), allowed)
     return _gg.load(f)
 
 
