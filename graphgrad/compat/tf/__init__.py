@@ -121,6 +121,85 @@ def _name_of(value: Any) -> str:
     return getattr(value, "base_name", None) or getattr(value, "name", None) or ""
 
 
+# ---- shapes ------------------------------------------------------------------------------------------------
+class Dimension(int):
+    """One known dimension of a :class:`TensorShape`: an int with TF1's ``.value``."""
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+
+class _UnknownDimension:
+    """An unknown dimension (``?``): its ``.value`` is ``None``."""
+
+    value = None
+
+    def __repr__(self) -> str:
+        return "Dimension(None)"
+
+    def __eq__(self, other: Any):
+        return None
+
+    __hash__ = None
+
+
+class TensorShape(tuple):
+    """What ``tensor.get_shape()`` gives: a tuple of the dimensions (``None`` where unknown) with TF1's
+    ``as_list()``, ``ndims``, ``num_elements()``, ``is_fully_defined()``, and ``shape[i].value``."""
+
+    def __new__(cls, dims: Any = None):
+        if dims is None:
+            out = super().__new__(cls, ())
+            out._known = False
+            return out
+        out = super().__new__(cls, (None if getattr(d, "value", d) is None else int(getattr(d, "value", d))
+                                    for d in dims))
+        out._known = True
+        return out
+
+    def __getitem__(self, key: Any) -> Any:
+        if not self._known:
+            return _UnknownDimension()
+        if isinstance(key, builtins.slice):
+            return TensorShape(tuple.__getitem__(self, key))
+        d = tuple.__getitem__(self, key)
+        return _UnknownDimension() if d is None else Dimension(d)
+
+    def __iter__(self):
+        return (self[i] for i in builtins.range(len(self)))
+
+    def as_list(self) -> list:
+        if not self._known:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(tuple.__iter__(self))
+
+    @property
+    def ndims(self) -> Optional[int]:
+        return len(self) if self._known else None
+
+    rank = ndims
+    dims = property(lambda self: list(self) if self._known else None)
+
+    def num_elements(self) -> Optional[int]:
+        return _math.prod(self.as_list()) if self.is_fully_defined() else None
+
+    def is_fully_defined(self) -> builtins.bool:
+        return self._known and None not in tuple.__iter__(self)
+
+    def __repr__(self) -> str:
+        return f"TensorShape({self.as_list() if self._known else None})"
+
+
+def _get_shape(self) -> TensorShape:
+    """TF1's ``tensor.get_shape()``: the static shape as a :class:`TensorShape`."""
+    return TensorShape(self.shape)
+
+
+if not hasattr(_gg.Tensor, "get_shape"):
+    _gg.Tensor.get_shape = _get_shape
+
+
 # ---- Variables ------------------------------------------------------------------------------------------
 class Variable(_gg.Variable):
     """``tf.Variable``: a graphgrad Variable whose arithmetic (``w * 2``, ``w @ x``, ``-w``, ``w[0]``)
@@ -165,8 +244,8 @@ class Variable(_gg.Variable):
     def eval(self, session=None):
         return self.value().eval(session=session)
 
-    def get_shape(self) -> tuple:
-        return tuple(self.shape)
+    def get_shape(self) -> "TensorShape":
+        return TensorShape(self.shape)
 
 
 def _reading(name: str):
@@ -280,7 +359,8 @@ def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, value
     """``with tf.variable_scope("layer1", reuse=...):`` prefixes the names of variables made by
     ``tf.get_variable`` (and of nodes). ``reuse=True`` makes ``get_variable`` return the existing variable
     of that name (an error if there is none); ``tf.AUTO_REUSE`` reuses it or makes it."""
-    if isinstance(name_or_scope, VariableScope):
+    reentered = isinstance(name_or_scope, VariableScope)
+    if reentered:
         name_or_scope = name_or_scope.name.rsplit("/", 1)[-1]
     name = name_or_scope or default_name
     graph = _gg.get_default_graph()
@@ -295,6 +375,10 @@ def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, value
             yield scope
         finally:
             del SCOPES.stack[depth - 1:]
+            if not reentered:  # as TF1: the layer names (dense, dense_1...) inside start again next time
+                counts = graph_state(graph).get("layer_names", {})
+                for key in [k for k in counts if k.startswith(scope.name + "/")]:
+                    del counts[key]
 
 
 def get_variable_scope() -> VariableScope:
@@ -483,7 +567,23 @@ class Session(_gg.Session):
         super().__init__(graph=graph)
 
     def run(self, fetches: Any, feed_dict: Optional[dict] = None, options: Any = None, run_metadata: Any = None):
+        """As TF1's: integer placeholders take float values (``np.ones(n)`` for labels) as
+        ``np.asarray(value, dtype)`` does."""
+        if feed_dict:
+            feed_dict = {key: _fed(key, value) for key, value in feed_dict.items()}
         return super().run(fetches, feed_dict)
+
+
+def _fed(key: Any, value: Any) -> Any:
+    """``value`` cast as TF1's session casts a fed value: a float array fed to an integer tensor."""
+    dtype = getattr(key, "dtype", None)
+    if dtype is None or getattr(dtype, "kind", "") not in "iu" or isinstance(value, Tensor):
+        return value
+    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f" or isinstance(value, (list, tuple, float)):
+        import numpy as _np
+
+        return _np.asarray(value, dtype=dtype)
+    return value
 
 
 class InteractiveSession(Session):
@@ -595,18 +695,34 @@ def _random(shape, dtype, like):
         return like(zeros)
 
 
-def random_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = float32, seed: Any = None,
+def _cast_to(value: Any, dtype: Any) -> Any:
+    """A tensor as ``dtype``; a Python number as it is."""
+    return _gg.astype(value, dtype) if isinstance(value, Tensor) else value
+
+
+def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = float32, seed: Any = None,
                   name: Optional[str] = None) -> Tensor:
-    return named(_random(shape, as_dtype(dtype), lambda z: _gg.randn_like(z, mean, stddev, generator=_generator(seed))),
-                 name)
+    """Normal values drawn anew on every run; ``mean`` and ``stddev`` may be tensors (e.g.
+    ``stddev=1. / tf.sqrt(fan_in / 2.)``)."""
+    if not builtins.any(isinstance(v, Tensor) for v in (mean, stddev)):
+        return named(_random(shape, as_dtype(dtype),
+                             lambda z: _gg.randn_like(z, mean, stddev, generator=_generator(seed))), name)
+    draw = _random(shape, as_dtype(dtype), lambda z: _gg.randn_like(z, 0.0, 1.0, generator=_generator(seed)))
+    with _gg.get_default_graph().as_default():
+        out = draw * _cast_to(stddev, draw.dtype) + _cast_to(mean, draw.dtype)
+    return named(out, name)
 
 
-def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = float32, seed: Any = None,
+def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = float32, seed: Any = None,
                      name: Optional[str] = None) -> Tensor:
     """Normal values, those beyond two standard deviations drawn again (a static shape only). Unlike
-    TensorFlow's, it is drawn once, when made: a constant of the graph."""
+    TensorFlow's, it is drawn once, when made: a constant of the graph (scaled by ``stddev`` and moved by
+    ``mean`` in the graph when they are tensors)."""
     with _gg.get_default_graph().as_default():
-        return _gg.constant(_truncated(_shape_arg(shape), mean, stddev, as_dtype(dtype), seed), name=name)
+        if not builtins.any(isinstance(v, Tensor) for v in (mean, stddev)):
+            return _gg.constant(_truncated(_shape_arg(shape), mean, stddev, as_dtype(dtype), seed), name=name)
+        unit = _gg.constant(_truncated(_shape_arg(shape), 0.0, 1.0, as_dtype(dtype), seed))
+        return named(unit * _cast_to(stddev, unit.dtype) + _cast_to(mean, unit.dtype), name)
 
 
 def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = float32, seed: Any = None,
@@ -619,8 +735,13 @@ def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any =
             value = _gg.randint(minval, maxval, _shape_arg(shape), generator=_generator(seed)).astype(dtype)
             return _gg.constant(value, name=name)
     maxval = 1.0 if maxval is None else maxval
-    return named(_random(shape, dtype, lambda z: _gg.rand_like(z, minval, maxval, generator=_generator(seed))),
-                 name)
+    if not builtins.any(isinstance(v, Tensor) for v in (minval, maxval)):
+        return named(_random(shape, dtype, lambda z: _gg.rand_like(z, minval, maxval, generator=_generator(seed))),
+                     name)
+    unit = _random(shape, dtype, lambda z: _gg.rand_like(z, 0.0, 1.0, generator=_generator(seed)))
+    with _gg.get_default_graph().as_default():
+        low = _cast_to(minval, dtype)
+        return named(low + unit * (_cast_to(maxval, dtype) - low), name)
 
 
 random = types.SimpleNamespace(normal=random_normal, uniform=random_uniform, truncated_normal=truncated_normal,
@@ -740,8 +861,8 @@ def _arg_extremum(fn):
     return arg
 
 
-argmax = _arg_extremum(_gg.argmax)
-argmin = _arg_extremum(_gg.argmin)
+argmax = arg_max = _arg_extremum(_gg.argmax)
+argmin = arg_min = _arg_extremum(_gg.argmin)
 
 
 @in_graph
@@ -994,6 +1115,7 @@ logging = _Logging()
 from graphgrad.compat.tf import losses, nn, summary, train  # noqa: E402
 from graphgrad.compat.tf import layers, rnn as _rnn  # noqa: E402
 from graphgrad.compat.tf._flags import app, flags  # noqa: E402
+from graphgrad.compat.tf._gfile import gfile, io  # noqa: E402
 
 nn.rnn_cell = types.SimpleNamespace(
     RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell, LSTMCell=_rnn.LSTMCell,
@@ -1001,8 +1123,10 @@ nn.rnn_cell = types.SimpleNamespace(
     DropoutWrapper=_rnn.DropoutWrapper)
 nn.dynamic_rnn, nn.static_rnn = _rnn.dynamic_rnn, _rnn.static_rnn
 nn.bidirectional_dynamic_rnn = _rnn.bidirectional_dynamic_rnn
+nn.static_bidirectional_rnn = _rnn.static_bidirectional_rnn
 reverse_sequence = _rnn.reverse_sequence
 from graphgrad.compat.tf.contrib import contrib  # noqa: E402
+from graphgrad.compat.tf import examples  # noqa: E402
 
 
 compat = types.SimpleNamespace(v1=sys.modules[__name__])
@@ -1024,3 +1148,14 @@ def install() -> None:
         for sub in ("nn", "train", "losses", "summary", "layers"):
             sys.modules[f"{prefix}.{sub}"] = getattr(me, sub)
     sys.modules["tensorflow.compat"] = compat_module
+    for prefix in ("tensorflow.contrib", "tensorflow.compat.v1.contrib"):
+        sys.modules[prefix] = contrib
+        for sub in ("rnn", "layers"):
+            sys.modules[f"{prefix}.{sub}"] = getattr(contrib, sub)
+    # TensorBoard's writer uses TensorFlow when ``import tensorflow`` works: this namespace is not it, so
+    # tell TensorBoard (its documented switch) to use its own stand-in
+    sys.modules.setdefault("tensorboard.compat.notf", types.ModuleType("tensorboard.compat.notf"))
+    sys.modules["tensorflow.examples"] = examples
+    sys.modules["tensorflow.examples.tutorials"] = examples.tutorials
+    sys.modules["tensorflow.examples.tutorials.mnist"] = examples.mnist
+    sys.modules["tensorflow.examples.tutorials.mnist.input_data"] = examples.input_data

@@ -71,4 +71,5 @@ contrib = types.SimpleNamespace(
                                  fully_connected=_fully_connected,
                                  l1_regularizer=_l1_regularizer,
                                  variance_scaling_initializer=variance_scaling_initializer),
-    rnn=types.SimpleNamespace(**vars(nn.rnn_cell), static_rnn=_rnn.static_rnn))
+    rnn=types.SimpleNamespace(**vars(nn.rnn_cell), static_rnn=_rnn.static_rnn,
+                              static_bidirectional_rnn=_rnn.static_bidirectional_rnn))

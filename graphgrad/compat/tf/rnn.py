@@ -387,3 +387,27 @@ def bidirectional_dynamic_rnn(cell_fw: RNNCell, cell_bw: RNNCell, inputs: Any, s
 
 rnn_cell = None  # the namespace is built in graphgrad.compat.tf.__init__
 del rnn_cell
+
+
+def static_bidirectional_rnn(cell_fw: RNNCell, cell_bw: RNNCell, inputs: list, initial_state_fw: Any = None,
+                             initial_state_bw: Any = None, dtype: Any = None, sequence_length: Any = None,
+                             scope: Any = None) -> tuple:
+    """``(outputs, state_fw, state_bw)`` over a list of (batch, features) inputs: ``cell_bw`` reads the
+    sequence reversed (within ``sequence_length``), and each output is ``concat([fw_t, bw_t], 1)``."""
+    tf = _tf()
+    inputs = list(inputs)
+    dtype = tf.as_dtype(dtype) if dtype else None
+    with _gg.get_default_graph().as_default(), tf.variable_scope(scope or "bidirectional_rnn"):
+        with tf.variable_scope("fw"):
+            out_fw, state_fw = _run(cell_fw, inputs, sequence_length, initial_state_fw, dtype)
+
+        def reverse(steps):
+            if sequence_length is None:
+                return steps[::-1]
+            stacked = reverse_sequence(_gg.stack(steps, 0), sequence_length, seq_axis=0, batch_axis=1)
+            return [_gg.squeeze(s, 0) for s in _gg.split(stacked, len(steps), axis=0)]
+
+        with tf.variable_scope("bw"):
+            out_bw, state_bw = _run(cell_bw, reverse(inputs), sequence_length, initial_state_bw, dtype)
+        outputs = [_gg.concatenate([f, b], axis=1) for f, b in zip(out_fw, reverse(list(out_bw)))]
+        return outputs, state_fw, state_bw

@@ -1,0 +1,149 @@
+"""TF1 programs as public projects write them (TensorFlow-Examples, TF1's tutorials) run on
+graphgrad.compat.tf: one unit test for each gap such a program hit, then the programs of
+tests/compat/tf_realworld/ (written in the style of the real ones, small and quick) run end to end
+and must learn."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import graphgrad.compat.tf as tf
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PROGRAMS = os.path.join(HERE, "tf_realworld")
+sys.path.insert(0, PROGRAMS)
+from mnist_files import write_mnist  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _fresh_graph():
+    tf.reset_default_graph()
+    yield
+
+
+def _run_installed(code: str, cwd: str = ROOT) -> str:
+    """``code`` in a fresh interpreter after ``install()`` (``import tensorflow`` resolves to the facade)."""
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    done = subprocess.run([sys.executable, "-c", "import graphgrad.compat.tf as t; t.install()\n" + code],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+# ---- the gaps, one test each ----------------------------------------------------------------------------
+def test_tf_mnist_input_data_reads_the_idx_files(tmp_path):
+    from graphgrad.compat.tf.examples import input_data
+
+    write_mnist(str(tmp_path), train=600, test=100)
+    mnist = input_data.read_data_sets(str(tmp_path), one_hot=True, validation_size=100)
+    assert mnist.train.images.shape == (500, 784) and mnist.train.images.dtype == np.float32
+    assert mnist.train.labels.shape == (500, 10) and mnist.test.num_examples == 100
+    assert mnist.validation.num_examples == 100 and 0 <= mnist.train.images.min() <= mnist.train.images.max() <= 1
+    seen = np.concatenate([mnist.train.next_batch(128)[1] for _ in range(8)])  # crosses an epoch's end
+    assert seen.shape == (1024, 10) and mnist.train.epochs_completed == 2
+    plain = input_data.read_data_sets(str(tmp_path), reshape=False, validation_size=0)
+    assert plain.train.images.shape == (600, 28, 28, 1) and plain.train.labels.dtype == np.uint8
+    with pytest.raises(FileNotFoundError, match="train-images-idx3-ubyte"):
+        input_data.read_data_sets(str(tmp_path / "missing"))
+
+
+def test_tf_tutorial_imports_resolve_after_install():
+    out = _run_installed("from tensorflow.examples.tutorials.mnist import input_data\n"
+                         "from tensorflow.contrib import rnn\n"
+                         "import tensorflow.contrib.layers as layers\n"
+                         "print(callable(input_data.read_data_sets), rnn.BasicLSTMCell.__name__,\n"
+                         "      callable(rnn.static_bidirectional_rnn), callable(layers.fully_connected))")
+    assert out.split() == ["True", "BasicLSTMCell", "True", "True"]
+
+
+def test_tf_summary_filewriter_works_after_install(tmp_path):
+    # TensorBoard's writer must not take the installed namespace for TensorFlow (it has no tf.io.gfile)
+    out = _run_installed("import tensorflow as tf\n"
+                         f"w = tf.summary.FileWriter({str(tmp_path)!r}, graph=tf.get_default_graph())\n"
+                         "w.close(); print('ok')")
+    assert out.strip() == "ok" and os.listdir(tmp_path)
+
+
+def test_tf_gfile_names():
+    assert tf.gfile.Exists(ROOT) and not tf.gfile.Exists(os.path.join(ROOT, "no-such"))
+    assert tf.io.gfile.isdir(ROOT) and "README.md" in tf.gfile.ListDirectory(ROOT)
+
+
+def test_tf_arg_min_and_arg_max_aliases():
+    x = tf.constant([[3.0, 1.0, 2.0]])
+    with tf.Session() as sess:
+        assert sess.run([tf.arg_min(x, 1), tf.arg_max(x, 1)]) == [1, 0]
+
+
+def test_tf_get_shape_gives_a_tensor_shape():
+    x = tf.placeholder(tf.float32, [None, 7, 4])
+    shape = x.get_shape()
+    assert shape.as_list() == [None, 7, 4] and shape[1].value == 7 and shape[0].value is None
+    assert shape.ndims == 3 and shape[1:].as_list() == [7, 4] and shape == (None, 7, 4)
+    assert not shape.is_fully_defined() and shape[1:].num_elements() == 28
+    w = tf.Variable(tf.zeros([12, 3]))
+    assert w.get_shape().as_list()[0] == 12 and w.get_shape()[1] * 2 == 6
+    assert tf.placeholder(tf.float32).get_shape().ndims is None
+
+
+def test_tf_random_values_with_tensor_parameters():
+    # TensorFlow-Examples' gan.py: tf.random_normal(shape, stddev=1. / tf.sqrt(shape[0] / 2.))
+    w = tf.Variable(tf.random_normal([400, 50], stddev=1. / tf.sqrt(400 / 2.)))
+    t = tf.truncated_normal([400, 50], stddev=tf.sqrt(0.5), mean=tf.constant(1.0))
+    u = tf.random_uniform([400, 50], minval=-tf.sqrt(3.0), maxval=tf.sqrt(3.0))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        w, t, u = sess.run([w, t, u])
+    assert abs(w.std() - 1 / np.sqrt(200)) < 0.01 and abs(t.mean() - 1) < 0.03 and np.abs(t - 1).max() <= 2 * 0.71
+    assert abs(u.std() - 1) < 0.05 and np.abs(u).max() <= np.sqrt(3)
+
+
+def test_tf_layers_reused_in_a_scope_find_their_variables():
+    # TensorFlow-Examples' dcgan.py: discriminator(x) then discriminator(fake, reuse=True), each making
+    # conv2d, conv2d_1, dense, dense_1 inside variable_scope('Discriminator')
+    def discriminator(x, reuse=False):
+        with tf.variable_scope("Discriminator", reuse=reuse):
+            x = tf.layers.conv2d(x, 4, 3)
+            x = tf.layers.conv2d(x, 4, 3)
+            return tf.layers.dense(tf.layers.dense(tf.layers.flatten(x), 8), 2)
+
+    images = tf.placeholder(tf.float32, [None, 8, 8, 1])
+    real, fake = discriminator(images), discriminator(images * 0.5, reuse=True)
+    names = [v.name for v in tf.trainable_variables()]
+    assert len(names) == 8 and "Discriminator/conv2d_1/kernel:0" in names and "Discriminator/dense_1/bias:0" in names
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        a, b = sess.run([real, fake], {images: np.ones((2, 8, 8, 1))})
+    assert a.shape == b.shape == (2, 2)
+    with pytest.raises(ValueError, match="already exists"):
+        discriminator(images)  # a third time without reuse: TF1's error
+
+
+def test_tf_integer_placeholder_takes_float_labels():
+    # dcgan.py feeds np.ones([batch]) (float64) to a tf.int32 placeholder, as TF1's session allows
+    labels = tf.placeholder(tf.int32, [None])
+    with tf.Session() as sess:
+        out = sess.run(labels * 2, feed_dict={labels: np.concatenate([np.ones(2), np.zeros(2)])})
+    assert out.dtype == np.int32 and out.tolist() == [2, 2, 0, 0]
+
+
+def test_tf_static_bidirectional_rnn():
+    steps = [tf.placeholder(tf.float32, [None, 3]) for _ in range(4)]
+    fw, bw = tf.nn.rnn_cell.BasicLSTMCell(5), tf.nn.rnn_cell.BasicLSTMCell(5)
+    outputs, state_fw, state_bw = tf.contrib.rnn.static_bidirectional_rnn(fw, bw, steps, dtype=tf.float32)
+    assert len(outputs) == 4 and outputs[0].shape == (None, 10)
+    names = sorted(v.name for v in tf.trainable_variables())
+    assert names[0].startswith("bidirectional_rnn/bw/") and names[-1].startswith("bidirectional_rnn/fw/")
+    data = np.random.RandomState(0).randn(4, 2, 3).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out, h_bw = sess.run([outputs, state_bw.h], {s: d for s, d in zip(steps, data)})
+        # the backward half of the first output is the backward cell's last output (it read the sequence reversed)
+        np.testing.assert_allclose(out[0][:, 5:], h_bw, rtol=1e-5)
+        # fed the reversed sequence, the forward and backward halves swap (the two cells' weights aside)
+        assert not np.allclose(out[0][:, :5], out[0][:, 5:])
