@@ -6,12 +6,12 @@ import builtins
 from typing import Optional
 
 from graphgrad.core.op import Op, needs_grad
-from graphgrad.core.spec import TensorSpec, normalize_axis
+from graphgrad.core.spec import TensorSpec
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 from graphgrad.ops.array import full_like, ones_like
 from graphgrad.ops.elementwise import where
-from graphgrad.ops.shape import Pad, ScatterAdd, TakeAlongAxis, _along, _check_index
+from graphgrad.ops.shape import Pad, ScatterAdd, TakeAlongAxis, _check_index, _index_key
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -41,7 +41,7 @@ class Scatter(Op):
 
     def forward(self, xp, x, index, src):
         out = x.copy()
-        out[_along(xp, xp.asarray(index), normalize_axis(self.name, self.axis, x.ndim))] = src
+        out[_index_key(self.name, xp, x, index, self.axis)] = src
         return out
 
     def backward(self, inputs, out, g):
@@ -72,7 +72,7 @@ class ScatterReduce(Op):
         return TensorSpec(x.shape, x.dtype)
 
     def forward(self, xp, x, index, src):
-        key = _along(xp, xp.asarray(index), normalize_axis(self.name, self.axis, x.ndim))
+        key = _index_key(self.name, xp, x, index, self.axis)
         out = x.copy()
         count = None
         if not self.include_self:  # the written positions start from the reduction's identity

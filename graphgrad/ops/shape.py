@@ -286,9 +286,24 @@ def _along(xp, index, axis: int):
     return tuple(key)
 
 
+def _index_key(op_name: str, xp, x, index, axis: int) -> tuple:
+    """The key that gather/scatter ops index ``x`` with (see :func:`_along`). As in PyTorch, a 0-d
+    index of a 0-d or 1-d input counts as one of shape (1,) (``zeros(10).scatter_(0, tensor(3), value=1)``);
+    any other rank mismatch is an error here too, in eager mode, where no shape rule runs first."""
+    index = xp.asarray(index)
+    if index.ndim == 0 and x.ndim <= 1:
+        return (index,) if x.ndim == 1 else ()
+    if index.ndim != x.ndim:
+        raise ShapeError(f"{op_name}: index of shape {tuple(index.shape)} must have the rank of the input "
+                         f"{tuple(x.shape)}")
+    return _along(xp, index, normalize_axis(op_name, axis, x.ndim))
+
+
 def _check_index(op_name: str, x, index, axis: int) -> int:
     if index.dtype.kind not in "iu":
         raise DTypeError(f"{op_name}: index must be an integer tensor, got {index.dtype}")
+    if len(index.shape) == 0 and len(x.shape) <= 1:  # (a 0-d index of a 0-d or 1-d input: see _index_key)
+        return 0
     if len(index.shape) != len(x.shape):
         raise ShapeError(f"{op_name}: index of shape {index.shape} must have the rank of the input {x.shape}")
     ax = normalize_axis(op_name, axis, len(x.shape))
@@ -315,7 +330,7 @@ class TakeAlongAxis(Op):
         return TensorSpec(index.shape, x.dtype)
 
     def forward(self, xp, x, index):
-        return x[_along(xp, xp.asarray(index), normalize_axis(self.name, self.axis, x.ndim))]
+        return x[_index_key(self.name, xp, x, index, self.axis)]
 
     def backward(self, inputs, out, g):
         x, index = inputs
@@ -344,7 +359,7 @@ class ScatterAdd(Op):
         out = xp.zeros(x.shape, x.dtype) if self.into_zeros else x.copy()
         if src.shape != index.shape:
             src = src[tuple(slice(0, n) for n in index.shape)]
-        xp.add.at(out, _along(xp, index, normalize_axis(self.name, self.axis, x.ndim)), src)
+        xp.add.at(out, _index_key(self.name, xp, x, index, self.axis), src)
         return out
 
     def backward(self, inputs, out, g):

@@ -115,3 +115,22 @@ def test_fill_diagonal_of_a_transposed_view():
     x = torch.zeros(3, 5).t()                          # a transposed view, as torch's .t()
     x.fill_diagonal_(1.0, wrap=True)
     np.testing.assert_array_equal(x.numpy(), expected)
+
+
+def test_gather_and_scatter_take_a_0d_index_of_a_vector_as_pytorch():
+    """A 0-d index of a 0-d or 1-d input counts as shape (1,) (the tutorials' one-hot target transform,
+    ``zeros(10).scatter_(0, tensor(y), value=1)``); it wrote every element."""
+    np.testing.assert_array_equal(gg.scatter(gg.zeros(10), 0, gg.tensor(3), value=1.0).numpy(), np.eye(10)[3])
+    assert gg.scatter_add(gg.zeros(5), 0, gg.tensor(2), gg.tensor(4.0)).tolist() == [0, 0, 4, 0, 0]
+    x = gg.arange(5.0, requires_grad=True)
+    picked = gg.gather(x, 0, gg.tensor(2))
+    assert picked.shape == () and float(picked) == 2.0
+    picked.backward()
+    assert x.grad.tolist() == [0, 0, 1, 0, 0]
+
+
+def test_scatter_with_an_index_of_another_rank_is_an_error_in_eager_mode():
+    with pytest.raises(gg.ShapeError, match="must have the rank of the input"):
+        gg.scatter(gg.zeros((2, 3)), 1, gg.tensor([2, 0]), value=1.0)
+    with pytest.raises(gg.ShapeError, match="must have the rank of the input"):
+        gg.gather(gg.zeros((2, 3)), 1, gg.tensor([2, 0]))
