@@ -252,3 +252,17 @@ def test_a_torchvision_mnist_program_trains_with_one_changed_import(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     what, value = done.stdout.strip().splitlines()[-1].split()
     assert what == "accuracy" and float(value) >= 0.9, done.stdout[-500:]
+
+
+def test_io_writes_and_reads_uint8_images(tmp_path):
+    from graphgrad.compat.torchvision import io
+
+    pixels = torch.tensor(_rgb(5, 7).transpose(2, 0, 1).copy())
+    io.write_png(pixels, str(tmp_path / "a.png"))
+    back = io.read_image(str(tmp_path / "a.png"))
+    assert back.dtype == gg.uint8 and back.shape == (3, 5, 7)
+    np.testing.assert_array_equal(back.numpy(), pixels.numpy())
+    gray = io.read_image(str(tmp_path / "a.png"), io.ImageReadMode.GRAY)
+    assert gray.shape == (1, 5, 7)
+    assert io.decode_image(io.read_file(str(tmp_path / "a.png"))).shape == (3, 5, 7)
+    assert io.read_image(str(tmp_path / "a.png"), io.ImageReadMode.RGB_ALPHA).shape == (4, 5, 7)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from graphgrad.compat.torchvision import datasets, models, ops, transforms, utils  # noqa: F401
+from graphgrad.compat.torchvision import datasets, io, models, ops, transforms, utils  # noqa: F401
 from graphgrad.compat.torchvision.transforms import functional as _functional
 
 __version__ = "0.28.0+graphgrad"
@@ -27,8 +27,8 @@ def install() -> None:
     me = sys.modules[__name__]
     for name, module in {"torchvision": me, "torchvision.datasets": datasets, "torchvision.transforms": transforms,
                          "torchvision.transforms.functional": _functional, "torchvision.models": models,
-                         "torchvision.utils": utils, "torchvision.ops": ops}.items():
+                         "torchvision.utils": utils, "torchvision.ops": ops, "torchvision.io": io}.items():
         sys.modules[name] = module
 
 
-__all__ = ["datasets", "models", "ops", "transforms", "utils", "install"]
+__all__ = ["datasets", "io", "models", "ops", "transforms", "utils", "install"]
