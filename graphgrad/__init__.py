@@ -24,7 +24,7 @@ from graphgrad.core.creation import is_tensor, numel, randperm
 from graphgrad import ops
 from graphgrad.ops import *  # noqa: F401,F403
 from graphgrad.ops import linalg_namespace as linalg  # gg.linalg: torch.linalg's names
-from graphgrad.config import get_default_dtype, set_default_dtype
+from graphgrad.config import get_default_dtype, set_default_dtype, set_printoptions
 from graphgrad import graph
 from graphgrad.graph import *  # noqa: F401,F403
 from graphgrad.graph.serialize import save_graph, load_graph

@@ -27,6 +27,29 @@ def get_default_dtype():
     """The current default float dtype."""
     return default_float
 
+
+#: how tensors print (``set_printoptions``); ``None`` keeps NumPy's own choice
+print_options: dict = {"precision": None, "threshold": None, "edgeitems": None, "linewidth": None, "sci_mode": None}
+_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+             "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3, "linewidth": 80}}
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None, edgeitems: int | None = None,
+                     linewidth: int | None = None, profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """How tensors print, with PyTorch's arguments: ``precision`` digits after the point (every element
+    with that many, as PyTorch prints), ``threshold`` elements before a summary with ``edgeitems`` at
+    each end, ``linewidth`` characters, ``sci_mode`` True/False to force or forbid scientific notation,
+    or a ``profile`` ("default", "short", "full") to start from. Arguments left ``None`` keep their value."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        print_options.update(_PROFILES[profile])
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("linewidth", linewidth), ("sci_mode", sci_mode)):
+        if value is not None:
+            print_options[name] = value
+
 # The most bytes any loader reads or allocates for one file: a graph's weights file (gg.load_graph,
 # Saver.restore), the arrays an .npz/.npy/.safetensors file declares (gg.load, gg.load_checkpoint, the
 # weights inside a graph's .npz, `onnx run` inputs), an ONNX model file, the data an IDX header declares

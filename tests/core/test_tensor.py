@@ -168,3 +168,22 @@ def test_multinomial_draws_by_weight_and_is_reproducible():
     assert gg.multinomial(gg.tensor([1.0, 3.0]), generator=gg.Generator(1)).shape == (1,)
     with pytest.raises(ValueError, match="non-negative"):
         gg.multinomial(gg.tensor([1.0, -1.0]))
+
+
+def test_set_printoptions_follows_pytorchs_arguments():
+    saved = dict(gg.config.print_options)
+    try:
+        x = gg.tensor([0.123456789, 2.0])
+        gg.set_printoptions(precision=4)
+        assert repr(x) == "tensor([0.1235, 2.0000])"   # every element with 4 digits, as PyTorch
+        assert repr(gg.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+        gg.set_printoptions(sci_mode=True)
+        assert repr(x) == "tensor([1.2346e-01, 2.0000e+00])"
+        gg.set_printoptions(profile="short", sci_mode=False)
+        assert repr(x) == "tensor([0.12, 2.00])"
+        gg.set_printoptions(threshold=5, edgeitems=1)
+        assert "..." in repr(gg.arange(10.0))
+        with pytest.raises(ValueError, match="profile"):
+            gg.set_printoptions(profile="long")
+    finally:
+        gg.config.print_options.update(saved)
