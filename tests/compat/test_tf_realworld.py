@@ -147,3 +147,48 @@ def test_tf_static_bidirectional_rnn():
         np.testing.assert_allclose(out[0][:, 5:], h_bw, rtol=1e-5)
         # fed the reversed sequence, the forward and backward halves swap (the two cells' weights aside)
         assert not np.allclose(out[0][:, :5], out[0][:, 5:])
+
+
+def test_tf_data_iterators_feed_the_runs_that_need_them():
+    # TensorFlow-Examples' tensorflow_dataset_api.py: X, Y = iterator.get_next(); sess.run(train_op)
+    x = np.arange(10, dtype=np.float32).reshape(10, 1)
+    y = np.arange(10)
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a * 2.0, b + 1)).batch(4)
+    assert dataset.output_shapes[0].as_list() == [None, 1] and dataset.output_types[1] == np.int64
+    iterator = dataset.make_initializable_iterator()
+    a, b = iterator.get_next()
+    total = tf.reduce_sum(a)
+    unrelated = tf.constant(1.0) + 1
+    with tf.Session() as sess:
+        sess.run(iterator.initializer)
+        assert sess.run(unrelated) == 2.0  # a run that does not need the element does not take one
+        first = sess.run([a, b])
+        assert first[0].ravel().tolist() == [0, 2, 4, 6] and first[1].tolist() == [1, 2, 3, 4]
+        assert sess.run(total) == 8 + 10 + 12 + 14
+        assert sess.run(b).tolist() == [9, 10]  # the smaller last batch
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(total)
+        sess.run(iterator.initializer)  # starts over
+        assert sess.run(b).tolist() == [1, 2, 3, 4]
+
+
+def test_tf_data_from_placeholders_shuffle_repeat_and_reinitializable_iterators():
+    features = tf.placeholder(tf.float32, [None, 2])
+    train = tf.data.Dataset.from_tensor_slices(features).shuffle(100, seed=1).repeat().batch(3)
+    test = tf.data.Dataset.from_tensor_slices(features).batch(5)
+    iterator = tf.data.Iterator.from_structure(train.output_types, train.output_shapes)
+    batch = iterator.get_next()
+    train_init, test_init = iterator.make_initializer(train), iterator.make_initializer(test)
+    data = np.arange(10, dtype=np.float32).reshape(5, 2)
+    with tf.Session() as sess:
+        sess.run(train_init, feed_dict={features: data})
+        rows = np.concatenate([sess.run(batch) for _ in range(5)])  # 15 rows: three shuffled rounds
+        assert sorted(rows[:, 0].tolist()) == sorted(data[:, 0].tolist() * 3)
+        assert rows[:5, 0].tolist() != data[:, 0].tolist()
+        sess.run(test_init, feed_dict={features: data[:4]})
+        assert sess.run(batch)[:, 1].tolist() == [1, 3, 5, 7]
+    one_shot = tf.data.Dataset.range(3).make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        assert [sess.run(one_shot) for _ in range(3)] == [0, 1, 2]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(one_shot)

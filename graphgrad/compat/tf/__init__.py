@@ -571,6 +571,10 @@ class Session(_gg.Session):
         ``np.asarray(value, dtype)`` does."""
         if feed_dict:
             feed_dict = {key: _fed(key, value) for key, value in feed_dict.items()}
+        if graph_state(self.graph).get("iterators"):  # tf.data: feed the next elements the run needs
+            flat: list = []
+            self._flatten(fetches, flat)
+            feed_dict = data.session_feeds(self, flat, feed_dict)
         return super().run(fetches, feed_dict)
 
 
@@ -1116,6 +1120,8 @@ from graphgrad.compat.tf import losses, nn, summary, train  # noqa: E402
 from graphgrad.compat.tf import layers, rnn as _rnn  # noqa: E402
 from graphgrad.compat.tf._flags import app, flags  # noqa: E402
 from graphgrad.compat.tf._gfile import gfile, io  # noqa: E402
+from graphgrad.compat.tf import data  # noqa: E402
+from graphgrad.compat.tf.data import errors  # noqa: E402
 
 nn.rnn_cell = types.SimpleNamespace(
     RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell, LSTMCell=_rnn.LSTMCell,
