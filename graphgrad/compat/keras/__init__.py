@@ -15,15 +15,29 @@ from __future__ import annotations
 
 import sys
 
-from graphgrad.compat.keras import (activations, backend, callbacks, constraints, datasets, initializers, layers, losses,
-                                    metrics, models, ops, optimizers, regularizers, saving, utils)
+from graphgrad.compat.keras import (activations, backend, callbacks, config, constraints, datasets, engine, initializers,
+                                    layers, losses, metrics, models, ops, optimizers, preprocessing, random,
+                                    regularizers, saving, utils)
 from graphgrad.compat.keras.engine import Input, KerasTensor
 from graphgrad.compat.keras.models import Model, Sequential
 
 __version__ = "3.0.0 (graphgrad.compat.keras)"
 
 __all__ = ["Input", "KerasTensor", "Model", "Sequential", "activations", "backend", "initializers", "ops", "callbacks", "datasets", "layers", "losses",
-           "metrics", "models", "optimizers", "saving", "utils", "regularizers", "constraints", "install"]
+           "metrics", "models", "optimizers", "saving", "utils", "regularizers", "constraints", "config", "random",
+           "preprocessing", "install"]
+
+#: Keras 2's module paths (``from keras.layers.convolutional import Conv2D``, ``from keras.utils.np_utils
+#: import to_categorical``...) and where they live here
+_KERAS2_PATHS = {
+    **{".layers." + m: layers for m in ("core", "convolutional", "recurrent", "embeddings", "normalization",
+                                        "pooling", "merge", "wrappers", "advanced_activations", "noise", "local",
+                                        "convolutional_recurrent", "attention", "dense_attention",
+                                        "preprocessing")},
+    **{".utils." + m: utils for m in ("np_utils", "data_utils", "vis_utils", "generic_utils", "layer_utils")},
+    ".engine": engine, ".engine.topology": engine, ".engine.base_layer": engine, ".engine.input_layer": engine,
+    ".engine.training": models, ".engine.sequential": models, ".engine.functional": models,
+}
 
 
 def install() -> None:
@@ -36,9 +50,19 @@ def install() -> None:
              ".datasets.mnist": datasets.mnist, ".datasets.fashion_mnist": datasets.fashion_mnist,
              ".activations": activations, ".saving": models, ".backend": backend, ".initializers": initializers,
              ".ops": ops, ".regularizers": regularizers, ".constraints": constraints,
-             ".optimizers.schedules": optimizers.schedules}
+             ".optimizers.schedules": optimizers.schedules, ".config": config, ".random": random,
+             ".preprocessing": preprocessing, ".preprocessing.sequence": preprocessing.sequence,
+             ".preprocessing.text": preprocessing.text, ".preprocessing.image": preprocessing.image,
+             ".datasets.imdb": datasets.imdb, ".datasets.reuters": datasets.reuters,
+             ".datasets.cifar10": datasets.cifar10, ".datasets.cifar100": datasets.cifar100,
+             ".datasets.boston_housing": datasets.boston_housing, **_KERAS2_PATHS}
     for suffix, module in names.items():
         sys.modules["keras" + suffix] = module
         sys.modules["tensorflow.keras" + suffix] = module
+    for suffix, module in _KERAS2_PATHS.items():  # from keras.layers import recurrent; recurrent.LSTM
+        parent, _, leaf = suffix.rpartition(".")
+        holder = sys.modules.get("keras" + parent)
+        if holder is not None and not hasattr(holder, leaf):
+            setattr(holder, leaf, module)
     if "tensorflow" in sys.modules:
         setattr(sys.modules["tensorflow"], "keras", me)

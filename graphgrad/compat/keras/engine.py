@@ -156,6 +156,51 @@ class Layer(nn.Module):
     def build(self, input_shape) -> None:
         """Create the layer's modules for inputs of ``input_shape`` (with the batch dimension)."""
 
+    def add_weight(self, name: Optional[str] = None, shape: Any = None, dtype: Any = None, initializer: Any = None,
+                   regularizer: Any = None, trainable: bool = True, constraint: Any = None, **kwargs) -> "Variable":
+        """Keras' ``add_weight`` (custom layers' ``build``): a :class:`Variable` (a graphgrad Parameter with
+        Keras' ``assign``) of ``shape`` filled by ``initializer`` (a name or an initializer; Keras' default
+        is glorot_uniform for floats), registered on the layer; ``trainable=False`` keeps it out of
+        training (``assign`` updates it); ``regularizer`` adds to the loss, ``constraint`` projects it
+        after each step."""
+        from graphgrad.compat.keras import regularizers
+        from graphgrad.compat.keras.layers_core import _initialize
+
+        if isinstance(name, (tuple, list)) and shape is None:  # Keras 2's add_weight(shape, ...) order
+            name, shape = None, name
+        shape = () if shape is None else ((int(shape),) if isinstance(shape, int) else tuple(int(d) for d in shape))
+        dtype = gg.dtypes.as_dtype(dtype) if dtype is not None else gg.get_default_dtype()
+        variable = Variable(gg.zeros(shape, dtype=dtype))
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.kind == "f" and len(shape) >= 2 else "zeros"
+        _initialize(variable, initializer)
+        variable.requires_grad_(bool(trainable) and self._trainable)
+        object.__setattr__(variable, "trainable", bool(trainable))
+        object.__setattr__(variable, "keras_name", name or "variable")
+        added = self.__dict__.setdefault("_added_weights", [])
+        base = "w_" + re.sub(r"\W", "_", name or "variable")
+        key, n = base, 1
+        while key in self._parameters:
+            key, n = f"{base}_{n}", n + 1
+        self.register_parameter(key, variable)
+        added.append((variable, regularizers.get(regularizer), constraint))
+        return variable
+
+    def add_variable(self, *args, **kwargs) -> "Variable":
+        return self.add_weight(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        """A custom layer computes in ``call(inputs, [training=...], [mask=...])``, as in Keras."""
+        call = getattr(type(self), "call", None)
+        if call is None:
+            raise NotImplementedError(f"{type(self).__name__}: define call(self, inputs) (Keras) or forward")
+        params = _call_parameters(type(self))
+        if "training" in params and "training" not in kwargs:
+            kwargs["training"] = self.training
+        if "mask" not in params:
+            kwargs.pop("mask", None)
+        return call(self, *args, **kwargs)
+
     def _ensure_built(self, inputs: Any) -> None:
         if self.built:
             return
@@ -221,6 +266,9 @@ class Layer(nn.Module):
 
     def _own_losses(self) -> list:
         out = list(self._pending_losses)
+        for weight, regularizer, _ in self.__dict__.get("_added_weights", ()):
+            if regularizer is not None and weight.requires_grad:
+                out.append(regularizer(weight))
         if self._weight_rules and self.built:
             slots = self.rule_slots()
             for index, (regularizer, _) in sorted(self._weight_rules.items()):
@@ -240,6 +288,10 @@ class Layer(nn.Module):
 
     def apply_constraints(self) -> None:
         """Project the constrained weights (after an optimizer step), in Keras' layout."""
+        for weight, _, constraint in self.__dict__.get("_added_weights", ()):
+            if constraint is not None:
+                with gg.no_grad():
+                    weight.copy_(gg.tensor(constraint(gg.tensor(weight.numpy())).numpy(), dtype=weight.dtype))
         if not (self._weight_rules and self.built):
             return
         slots = self.rule_slots()
@@ -332,10 +384,63 @@ class Layer(nn.Module):
 
     @classmethod
     def from_config(cls, config: dict) -> "Layer":
-        return cls(*config.get("args", []), **config.get("kwargs", {}))
+        """The layer ``get_config`` describes. A custom layer's ``get_config`` that adds its constructor's
+        arguments to ``super().get_config()`` (Keras' idiom) is rebuilt from those, by keyword."""
+        extra = {k: v for k, v in config.items() if k not in ("args", "kwargs")}
+        if not extra:
+            return cls(*config.get("args", []), **config.get("kwargs", {}))
+        kwargs = dict(config.get("kwargs", {}))
+        kwargs.update(extra)
+        import inspect
+
+        accepted = inspect.signature(cls.__init__).parameters
+        if not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
+            kwargs = {k: v for k, v in kwargs.items() if k in accepted}
+        return cls(**kwargs)
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}"
+
+
+_CALL_PARAMETERS: dict = {}
+
+
+def _call_parameters(cls: type) -> frozenset:
+    """The parameter names of ``cls.call`` (cached per class)."""
+    found = _CALL_PARAMETERS.get(cls)
+    if found is None:
+        import inspect
+
+        try:
+            found = frozenset(inspect.signature(cls.call).parameters)
+        except (TypeError, ValueError):
+            found = frozenset()
+        _CALL_PARAMETERS[cls] = found
+    return found
+
+
+class Variable(nn.Parameter):
+    """A Keras weight (``add_weight``): a graphgrad Parameter with Keras' ``assign`` / ``assign_add`` /
+    ``assign_sub`` (in place, outside the gradient), ``value`` and ``path``."""
+
+    def assign(self, value: Any) -> "Variable":
+        with gg.no_grad():
+            self.copy_(gg.tensor(value.numpy() if isinstance(value, gg.Tensor) else value, dtype=self.dtype))
+        return self
+
+    def assign_add(self, value: Any) -> "Variable":
+        return self.assign(self.numpy() + (value.numpy() if isinstance(value, gg.Tensor) else value))
+
+    def assign_sub(self, value: Any) -> "Variable":
+        return self.assign(self.numpy() - (value.numpy() if isinstance(value, gg.Tensor) else value))
+
+    @property
+    def value(self):
+        return self
+
+    @property
+    def path(self) -> str:
+        return getattr(self, "keras_name", "variable")
 
 
 def pop_weight_rules(kwargs: dict, names: Sequence[str] = ("kernel", "bias")) -> dict:

@@ -50,9 +50,16 @@ def _initialize(tensor: gg.Tensor, how: Any) -> None:
         init.normal_(tensor, 0.0, 0.05)
     elif name == "random_uniform":
         init.uniform_(tensor, -0.05, 0.05)
+    elif name in ("truncated_normal", "lecun_normal", "lecun_uniform", "identity"):
+        from graphgrad.compat.keras import initializers
+
+        maker = {"truncated_normal": initializers.TruncatedNormal, "lecun_normal": initializers.LecunNormal,
+                 "lecun_uniform": initializers.LecunUniform, "identity": initializers.Identity}[name]
+        _initialize(tensor, maker())
     else:
         raise ValueError(f"keras initializer {how!r} is not supported; use one of glorot_uniform, glorot_normal, "
-                         "he_normal, he_uniform, zeros, ones, orthogonal, random_normal, random_uniform")
+                         "he_normal, he_uniform, zeros, ones, orthogonal, random_normal, random_uniform, "
+                         "truncated_normal, lecun_normal, lecun_uniform, identity")
 
 
 def _channels_last(data_format: Optional[str], who: str) -> bool:
@@ -424,9 +431,12 @@ class Rescaling(Layer):
 class Lambda(Layer):
     """``Lambda(fn)``: ``fn(x)`` with graphgrad ops (a model holding one saves only its weights)."""
 
-    def __init__(self, function: Any, **kwargs) -> None:
+    def __init__(self, function: Any, output_shape: Any = None, mask: Any = None, arguments: Optional[dict] = None,
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         self.function = function
+        self.arguments = dict(arguments or {})  # keyword arguments for function, as Keras' Lambda(arguments=)
+        # output_shape and mask are accepted: shapes come from running the function
 
     def forward(self, x):
-        return self.function(x)
+        return self.function(x, **self.arguments)

@@ -32,12 +32,19 @@ class _Recurrent(Layer):
         rules = pop_weight_rules(kwargs, ("kernel", "recurrent"))
         super().__init__(**kwargs)
         self.set_weight_rules(rules, ("kernel", "recurrent"))
-        who = type(self).__name__
-        if activation != "tanh" or (self.kind != "rnn" and recurrent_activation != "sigmoid"):
-            raise NotImplementedError(f"{who}: only activation='tanh' (and recurrent_activation='sigmoid') are "
-                                      "supported by graphgrad.compat.keras")
-        if dropout or recurrent_dropout:
-            raise NotImplementedError(f"{who}: dropout inside the recurrence is not supported; add a Dropout layer")
+        from graphgrad.compat.keras import activations
+
+        self.activation_name = activation if isinstance(activation, str) else getattr(activation, "__name__", "fn")
+        self.recurrent_activation_name = (recurrent_activation if isinstance(recurrent_activation, str)
+                                          else getattr(recurrent_activation, "__name__", "fn"))
+        # tanh and sigmoid run graphgrad's fused recurrence; other activations a step loop of graphgrad ops
+        self.fused = self.activation_name == "tanh" and (self.kind == "rnn" or self.recurrent_activation_name
+                                                          == "sigmoid")
+        self.act = activations.get(activation)
+        self.recurrent_act = activations.get(recurrent_activation)
+        if not 0.0 <= float(dropout) < 1.0 or not 0.0 <= float(recurrent_dropout) < 1.0:
+            raise ValueError(f"{type(self).__name__}: dropout and recurrent_dropout must be in [0, 1)")
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
         if self.kind == "gru" and not reset_after:
             raise NotImplementedError("GRU: only reset_after=True (Keras' default, PyTorch's formulation) is supported")
         self.units, self.use_bias = int(units), bool(use_bias)
@@ -112,7 +119,67 @@ class _Recurrent(Layer):
             result = states[0]
         return [result, *states] if self.return_state else result
 
+    def _dropout_mask(self, shape, rate: float, dtype):
+        """Keras' recurrent-layer dropout: one mask per sequence, the same at every step."""
+        keep = (gg.rand(*shape) >= rate).astype(dtype)
+        return keep / (1.0 - rate)
+
+    def _loop(self, x, mask=None):
+        """The recurrence as a loop of graphgrad ops over the steps, with the fused module's weights: for
+        activations other than tanh/sigmoid and for ``recurrent_dropout`` (Keras' mask on the previous
+        state where it enters the recurrent kernel, the same mask at every step). Masked steps keep the
+        state (and repeat the last output)."""
+        rnn, u = self.rnn, self.units
+        if self.go_backwards:
+            x = gg.flip(x, axis=1)
+            mask = None if mask is None else gg.flip(mask, axis=1)
+        batch, steps = int(x.shape[0]), int(x.shape[1])
+        xw = gg.matmul(x, gg.transpose(rnn.weight_ih_l0, (1, 0)))
+        if self.use_bias:
+            xw = xw + rnn.bias_ih_l0
+        w_hh = gg.transpose(rnn.weight_hh_l0, (1, 0))
+        rec_mask = None
+        if self.training and self.recurrent_dropout:
+            rec_mask = self._dropout_mask((batch, u), self.recurrent_dropout, x.dtype)
+        h = gg.zeros((batch, u), dtype=x.dtype)
+        c = gg.zeros((batch, u), dtype=x.dtype) if self.kind == "lstm" else None
+        outputs = []
+        for t in range(steps):
+            h_in = h if rec_mask is None else h * rec_mask
+            hw = gg.matmul(h_in, w_hh)
+            if self.use_bias:
+                hw = hw + rnn.bias_hh_l0
+            z_t = xw[:, t]
+            if self.kind == "lstm":
+                gates = z_t + hw
+                i, f = self.recurrent_act(gates[:, :u]), self.recurrent_act(gates[:, u:2 * u])
+                g, o = self.act(gates[:, 2 * u:3 * u]), self.recurrent_act(gates[:, 3 * u:])
+                c_new = f * c + i * g
+                h_new = o * self.act(c_new)
+            elif self.kind == "gru":  # PyTorch's (r, z, n) blocks; Keras' reset_after formulation
+                r = self.recurrent_act(z_t[:, :u] + hw[:, :u])
+                z = self.recurrent_act(z_t[:, u:2 * u] + hw[:, u:2 * u])
+                n = self.act(z_t[:, 2 * u:] + r * hw[:, 2 * u:])
+                h_new, c_new = (1 - z) * n + z * h, None
+            else:
+                h_new, c_new = self.act(z_t + hw), None
+            if mask is not None:
+                m = mask[:, t:t + 1].astype(x.dtype)
+                h_new = m * h_new + (1 - m) * h
+                if c is not None:
+                    c_new = m * c_new + (1 - m) * c
+            h, c = h_new, c_new
+            outputs.append(h)
+        result = gg.stack(outputs, axis=1) if self.return_sequences else h
+        if not self.return_state:
+            return result
+        return [result, h, c] if self.kind == "lstm" else [result, h]
+
     def forward(self, x, mask=None):
+        if self.training and self.dropout:
+            x = x * gg.expand_dims(self._dropout_mask((int(x.shape[0]), int(x.shape[-1])), self.dropout, x.dtype), 1)
+        if not self.fused or (self.training and self.recurrent_dropout):
+            return self._loop(x, mask)
         if mask is not None:
             return self._masked(x, mask)
         if self.go_backwards:

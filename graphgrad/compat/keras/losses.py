@@ -263,13 +263,32 @@ def get(identifier: Any) -> Callable:
     raise TypeError(f"keras.losses: expected a name, a Loss or a function, got {type(identifier).__name__}")
 
 
+def same_rank(y_true, y_pred) -> tuple:
+    """Keras' ``squeeze_or_expand_to_same_rank`` for a loss or metric function: labels ``(batch,)`` against
+    outputs ``(batch, 1)`` get the trailing axis (and the other way round), so nothing broadcasts to
+    ``(batch, batch)``."""
+    if not isinstance(y_true, gg.Tensor) or not isinstance(y_pred, gg.Tensor) or y_true.ndim == y_pred.ndim:
+        return y_true, y_pred
+    if y_pred.ndim == y_true.ndim + 1 and y_pred.shape[-1] == 1:
+        return (gg.expand_dims(y_true, -1), y_pred) if y_true.ndim == 1 else (y_true, gg.squeeze(y_pred, -1))
+    if y_true.ndim == y_pred.ndim + 1 and y_true.shape[-1] == 1:
+        return (y_true, gg.expand_dims(y_pred, -1)) if y_pred.ndim == 1 else (gg.squeeze(y_true, -1), y_pred)
+    return y_true, y_pred
+
+
 def as_graphgrad_loss(identifier: Any) -> Any:
-    """The loss in ``gg.Model``'s convention, ``fn(y_pred, y_true) -> scalar``."""
+    """The loss in ``gg.Model``'s convention, ``fn(y_pred, y_true) -> scalar``. A plain function receives
+    the targets as floats of the outputs' rank, as Keras' ``LossFunctionWrapper`` gives them."""
     if identifier is None:
         return None
     keras_loss = get(identifier)
+    plain = not isinstance(keras_loss, Loss)
 
     def loss(y_pred, y_true):
+        if plain and isinstance(y_true, gg.Tensor) and isinstance(y_pred, gg.Tensor):
+            if y_true.dtype != y_pred.dtype and y_pred.dtype.kind == "f":
+                y_true = y_true.astype(y_pred.dtype)
+            y_true, y_pred = same_rank(y_true, y_pred)
         value = keras_loss(y_true, y_pred)
         return gg.mean(value) if value.ndim else value
 

@@ -250,7 +250,9 @@ def as_graphgrad_metric(identifier: Any) -> Any:
         return identifier
     if callable(identifier):
         def fn(y_pred, y_true):
-            value = identifier(y_true, y_pred)
+            from graphgrad.compat.keras.losses import same_rank
+
+            value = identifier(*same_rank(y_true, y_pred))
             return float(gg.mean(value).item()) if isinstance(value, gg.Tensor) else float(value)
 
         return _metrics.MeanMetricWrapper(fn, name=getattr(identifier, "__name__", "metric"))

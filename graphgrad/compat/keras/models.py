@@ -13,6 +13,7 @@ from graphgrad.compat.keras import losses as _losses
 from graphgrad.compat.keras import optimizers as _optimizers
 from graphgrad.compat.keras import outputs as _multi
 from graphgrad.compat.keras import utils as _utils
+from graphgrad.compat.keras.utils import get_custom_objects, register_keras_serializable  # noqa: F401  (keras.saving's)
 from graphgrad.compat.keras.engine import (Input, InputLayer, KerasTensor, Layer, as_tensor, snake_case, top_level_losses,
                                            unique_name)
 
@@ -38,6 +39,13 @@ def _first_inputs(dataset: Any) -> Any:
     if len(dataset) == 0:
         raise ValueError("keras: the PyDataset has no batches (len() is 0)")
     return _batch_inputs(dataset[0])
+
+
+def _model_input(value: Any) -> Any:
+    """A model's input as a Tensor; booleans (one-hot arrays of ``dtype=bool``) become floats, as Keras
+    casts its inputs to the ``Input``'s float dtype."""
+    tensor = as_tensor(value)
+    return tensor.astype(gg.get_default_dtype()) if tensor.dtype == gg.bool_ else tensor
 
 
 def _verbose(verbose: Any) -> int:
@@ -146,8 +154,7 @@ class Model(gg.Model):
                 return self(x, *args, **kwargs)
             finally:
                 self.train(was)
-        if not isinstance(x, (list, tuple)):
-            x = as_tensor(x)
+        x = [_model_input(v) for v in x] if isinstance(x, (list, tuple)) else _model_input(x)
         with top_level_losses(self):
             return super().__call__(x, *args, **kwargs)
 
@@ -281,16 +288,25 @@ class Model(gg.Model):
         """Keras' ``fit``; returns the ``History`` (``history.history["val_loss"]``...)."""
         if sample_weight is not None:
             raise NotImplementedError("fit: sample_weight is not supported by graphgrad.compat.keras (class_weight is)")
-        if steps_per_epoch is not None:
-            raise NotImplementedError("fit: steps_per_epoch is not supported by graphgrad.compat.keras")
-        if _utils.is_dataset(x):  # a keras.utils.PyDataset: batches by index, targets inside
+        if _utils.is_generator(x) or (steps_per_epoch is not None and _utils.is_dataset(x)):
+            if y is not None:
+                raise ValueError("fit: when x is a generator or a PyDataset, y must be None (its batches carry the "
+                                 "targets)")
+            x = _utils.steps_of(x, steps_per_epoch)
+            self._ready("fit", _batch_inputs(tuple(x.first())))
+        elif steps_per_epoch is not None:
+            raise NotImplementedError("fit: steps_per_epoch is supported with a generator or a PyDataset as x, not "
+                                      "with arrays (graphgrad.compat.keras)")
+        elif _utils.is_dataset(x):  # a keras.utils.PyDataset: batches by index, targets inside
             if y is not None:
                 raise ValueError("fit: when x is a PyDataset, y must be None (its batches carry the targets)")
             self._ready("fit", _first_inputs(x))
             x = _utils.batches_of(x)
         else:
             self._ready("fit", x)
-        if _utils.is_dataset(validation_data):
+        if _utils.is_generator(validation_data) or (validation_steps is not None and _utils.is_dataset(validation_data)):
+            validation_data = _utils.steps_of(validation_data, validation_steps)
+        elif _utils.is_dataset(validation_data):
             validation_data = _utils.batches_of(validation_data)
         for callback in callbacks or []:
             if hasattr(callback, "restore_into"):  # BackupAndRestore: resume after the last finished epoch
@@ -336,7 +352,10 @@ class Model(gg.Model):
                  **kwargs):
         """The loss (a float), or ``[loss, *metrics]`` when compiled with metrics, as Keras;
         ``return_dict=True`` gives ``{"loss": ..., "accuracy": ...}``."""
-        if _utils.is_dataset(x):
+        if _utils.is_generator(x) or (steps is not None and _utils.is_dataset(x)):
+            x = _utils.steps_of(x, steps)
+            self._ready("evaluate", _batch_inputs(tuple(x.first())))
+        elif _utils.is_dataset(x):
             self._ready("evaluate", _first_inputs(x))
             x = _utils.batches_of(x)
         else:
@@ -352,6 +371,10 @@ class Model(gg.Model):
     def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Any = "auto", steps: Any = None,
                 callbacks: Any = None, **kwargs):
         """The model's outputs as a NumPy array (probabilities when it ends in a softmax)."""
+        if _utils.is_generator(x) or (steps is not None and _utils.is_dataset(x)):
+            batches = list(_utils.steps_of(x, steps))
+            parts = [self.predict(_batch_inputs(b), batch_size=batch_size, verbose=0) for b in batches]
+            return gg.concatenate([gg.tensor(p) for p in parts], axis=0).numpy()
         if _utils.is_dataset(x):  # each batch x (or (x, y)), predicted in order
             self._build_on(_first_inputs(x))
             parts = [self.predict(_batch_inputs(x[i]), batch_size=batch_size, verbose=0) for i in range(len(x))]
@@ -363,6 +386,33 @@ class Model(gg.Model):
             for layer in self.modules():
                 if isinstance(layer, Layer):
                     layer._pending_losses.clear()  # activity penalties of predictions count nowhere
+
+    # Keras 2's generator methods (removed in Keras 3, kept by tf.keras): fit / evaluate / predict take generators
+    def fit_generator(self, generator: Any, steps_per_epoch: Any = None, epochs: int = 1, verbose: Any = 1,
+                      callbacks: Any = None, validation_data: Any = None, validation_steps: Any = None,
+                      validation_freq: int = 1, class_weight: Any = None, max_queue_size: int = 10, workers: int = 1,
+                      use_multiprocessing: bool = False, shuffle: bool = True, initial_epoch: int = 0):
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs, verbose=verbose,
+                        callbacks=callbacks, validation_data=validation_data, validation_steps=validation_steps,
+                        class_weight=class_weight, initial_epoch=initial_epoch)
+
+    def evaluate_generator(self, generator: Any, steps: Any = None, callbacks: Any = None, max_queue_size: int = 10,
+                           workers: int = 1, use_multiprocessing: bool = False, verbose: Any = 0):
+        return self.evaluate(generator, steps=steps, verbose=verbose)
+
+    def predict_generator(self, generator: Any, steps: Any = None, callbacks: Any = None, max_queue_size: int = 10,
+                          workers: int = 1, use_multiprocessing: bool = False, verbose: Any = 0):
+        return self.predict(generator, steps=steps, verbose=verbose)
+
+    def predict_classes(self, x: Any, batch_size: Optional[int] = 32, verbose: Any = 0):
+        """Keras 2's ``Sequential.predict_classes``: the argmax over the last axis, or ``probability > 0.5``
+        (int32) for a single output unit."""
+        proba = self.predict(x, batch_size=batch_size, verbose=0)
+        return proba.argmax(axis=-1) if proba.shape[-1] > 1 else (proba > 0.5).astype("int32")
+
+    def predict_proba(self, x: Any, batch_size: Optional[int] = 32, verbose: Any = 0):
+        """Keras 2's ``Sequential.predict_proba`` (the outputs of ``predict``)."""
+        return self.predict(x, batch_size=batch_size, verbose=0)
 
     def predict_on_batch(self, x: Any):
         return self.predict(x, batch_size=len(x), verbose=0)
@@ -512,7 +562,7 @@ class Sequential(Model):
             object.__setattr__(self, "input_shape_seen", (None,) + tuple(x.shape[1:]))
             if not self.built:  # a symbolic pass records every layer's output shape for summary()
                 dtype = gg.tensor(x[:1]).dtype
-                dtype = self._float_dtype() if dtype.kind == "f" else dtype
+                dtype = self._float_dtype() if dtype.kind == "f" or dtype == gg.bool_ else dtype
                 t = Input(shape=tuple(x.shape[1:]), dtype=dtype)
                 for layer in self._layer_list:
                     t = layer(t)

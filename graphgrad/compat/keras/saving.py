@@ -141,7 +141,9 @@ def _layer_from(config: dict, custom_objects: Optional[dict]) -> Layer:
     name = config["class_name"]
     if name == "__model__":
         return model_from_config(config["config"], custom_objects)
-    cls = (custom_objects or {}).get(name) or getattr(layers, name, None)
+    from graphgrad.compat.keras.utils import get_custom_objects
+
+    cls = (custom_objects or {}).get(name) or get_custom_objects().get(name) or getattr(layers, name, None)
     if not (isinstance(cls, type) and issubclass(cls, Layer)):
         raise ValueError(f"load_model: unknown layer class {name!r}; pass custom_objects={{{name!r}: TheClass}}")
     return cls.from_config(config["config"])
@@ -226,9 +228,10 @@ def _compile_from(config: dict) -> tuple:
 # ---- whole models ---------------------------------------------------------------------------------------------------------
 def save_model(model, path: str) -> None:
     path = str(path)
-    if not path.endswith(".keras"):
-        raise ValueError(f"save: the file name must end in .keras (Keras 3's format), got {path!r}; for the weights "
-                         "alone use save_weights")
+    if not path.endswith((".keras", ".h5", ".hdf5")):
+        raise ValueError(f"save: the file name must end in .keras (Keras 3's format) or .h5 (Keras 2's), got "
+                         f"{path!r}; for the weights alone use save_weights")
+    # a .h5 name (Keras 2's scripts) gets the same archive: load_model reads it back; it is not HDF5
     if not model.built:
         raise ValueError(f"save: {model.name} is not built yet (call it on data or give keras.Input first)")
     config = model_config(model)
@@ -265,3 +268,6 @@ def load_model(path: str, custom_objects: Optional[dict] = None, compile: bool =
     if compile and config.get("compile"):
         model.compile(*_compile_from(config["compile"]))
     return model
+
+
+from graphgrad.compat.keras.utils import get_custom_objects, register_keras_serializable  # noqa: E402  (keras.saving's names)

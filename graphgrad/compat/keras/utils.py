@@ -7,7 +7,8 @@ from typing import Any, Optional
 import graphgrad as gg
 from graphgrad.backend import np
 
-__all__ = ["to_categorical", "set_random_seed", "normalize", "pad_sequences", "PyDataset", "Sequence", "batches_of"]
+__all__ = ["to_categorical", "set_random_seed", "normalize", "pad_sequences", "PyDataset", "Sequence", "batches_of",
+           "get_file", "plot_model", "model_to_dot", "Progbar", "get_custom_objects", "register_keras_serializable"]
 
 
 def to_categorical(x: Any, num_classes: Optional[int] = None) -> Any:
@@ -112,9 +113,140 @@ class batches_of:  # noqa: N801  (an iterable adapter, used as fit's loader)
             self.dataset.on_epoch_end()
 
 
+class steps_of:  # noqa: N801  (an iterable adapter, used as fit's loader)
+    """``steps`` batches per epoch of a Python generator (``next()`` each time; Keras' ``fit(generator,
+    steps_per_epoch=...)``) or of a ``PyDataset`` (by index, going on where the last epoch stopped and
+    wrapping round). ``first()`` peeks at the first batch (to build the model) without losing it."""
+
+    def __init__(self, source: Any, steps: Optional[int]) -> None:
+        self.source, self._peeked, self._index = source, [], 0
+        if steps is None:
+            if not is_dataset(source):
+                raise ValueError("keras: data from a Python generator needs steps_per_epoch= (steps= in evaluate "
+                                 "and predict): the number of batches to draw per epoch")
+            steps = len(source)
+        self.steps = int(steps)
+
+    def _next(self) -> Any:
+        if self._peeked:
+            return self._peeked.pop()
+        if is_dataset(self.source):
+            n = len(self.source)
+            batch = self.source[self._index % n]
+            self._index += 1
+            if self._index % n == 0 and hasattr(self.source, "on_epoch_end"):
+                self.source.on_epoch_end()
+            return batch
+        return next(self.source)
+
+    def first(self) -> Any:
+        if not self._peeked:
+            self._peeked.append(self._next())
+        return self._peeked[0]
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __iter__(self):
+        for _ in range(self.steps):
+            batch = self._next()
+            if isinstance(batch, tuple) and len(batch) == 3:
+                raise NotImplementedError("keras: batches with sample weights (x, y, w) are not supported")
+            yield tuple(batch) if isinstance(batch, list) and len(batch) == 2 else batch
+
+
+def is_generator(x: Any) -> bool:
+    """Whether ``x`` is a Python generator or iterator of batches (not an array, a list or a PyDataset)."""
+    return hasattr(x, "__next__") and not hasattr(x, "shape") and not is_dataset(x)
+
+
 def is_dataset(x: Any) -> bool:
     """Whether ``x`` is a ``PyDataset``-like object (batches by index), not an array or a list of arrays."""
     if isinstance(x, PyDataset):
         return True
     return (hasattr(x, "__getitem__") and hasattr(x, "__len__") and not hasattr(x, "shape")
             and not isinstance(x, (list, tuple, dict)) and hasattr(x, "on_epoch_end"))
+
+
+def get_file(fname: Optional[str] = None, origin: Optional[str] = None, untar: bool = False, md5_hash: Any = None,
+             file_hash: Any = None, cache_subdir: str = "datasets", hash_algorithm: str = "auto",
+             extract: bool = False, archive_format: str = "auto", cache_dir: Optional[str] = None, **kwargs) -> str:
+    """The path of ``fname`` in Keras' cache (``~/.keras/<cache_subdir>/``, or ``cache_dir``) when the
+    file is there; nothing is downloaded, so a missing file is an error naming the URL and the place to
+    put it. With ``extract=True``/``untar=True`` an archive there is unpacked next to it (once)."""
+    import os
+    import tarfile
+    import zipfile
+
+    if fname is None:
+        fname = os.path.basename(str(origin).split("?")[0])
+    base = os.path.expanduser(cache_dir or "~/.keras")
+    folder = os.path.join(base, cache_subdir) if not os.path.isabs(cache_subdir) else cache_subdir
+    path = fname if os.path.isabs(fname) else os.path.join(folder, fname)
+    candidates = [path, path + ".tar.gz"] if untar else [path]
+    found = next((c for c in candidates if os.path.exists(c)), None)
+    if found is None:
+        raise FileNotFoundError(f"keras.utils.get_file: {path!r} is not there and graphgrad does not download: fetch "
+                                f"{origin} and save it as {path!r}")
+    if untar or extract:
+        target = path[: -len(".tar.gz")] if path.endswith(".tar.gz") else (path if untar else os.path.splitext(path)[0])
+        if not os.path.exists(target) or target == found:
+            target = target if target != found else found + "_extracted"
+            if tarfile.is_tarfile(found):
+                with tarfile.open(found) as archive:
+                    archive.extractall(os.path.dirname(target) if untar else target, filter="data")
+            elif zipfile.is_zipfile(found):
+                with zipfile.ZipFile(found) as archive:
+                    archive.extractall(os.path.dirname(target) if untar else target)
+        return target if untar or extract else found
+    return found
+
+
+def plot_model(model: Any, to_file: str = "model.png", show_shapes: bool = False, **kwargs) -> None:
+    """Drawing a model needs pydot and graphviz, which graphgrad does not use: as Keras without them, a
+    message is printed and nothing is drawn (``model.summary()`` prints the layers)."""
+    print(f"plot_model: graphgrad.compat.keras does not draw models ({to_file} not written); "
+          f"use model.summary()")
+
+
+def model_to_dot(model: Any, *args, **kwargs) -> None:
+    raise NotImplementedError("model_to_dot: graphgrad.compat.keras does not draw models; use model.summary()")
+
+
+class Progbar:
+    """Keras' progress bar, reduced to its interface: ``update(current, values)`` / ``add(n, values)``
+    print one line with the running means of ``values`` when ``verbose`` is on."""
+
+    def __init__(self, target: Optional[int], width: int = 30, verbose: int = 1, interval: float = 0.05,
+                 stateful_metrics: Any = None, unit_name: str = "step") -> None:
+        self.target, self.verbose, self.seen = target, verbose, 0
+        self._sums: dict = {}
+
+    def update(self, current: int, values: Any = None, finalize: Any = None) -> None:
+        for name, value in values or []:
+            total, count = self._sums.get(name, (0.0, 0))
+            self._sums[name] = (total + float(value), count + 1)
+        self.seen = current
+        if self.verbose:
+            shown = " - ".join(f"{k}: {t / max(c, 1):.4f}" for k, (t, c) in self._sums.items())
+            print(f"{current}/{self.target if self.target is not None else '?'}" + (f" - {shown}" if shown else ""))
+
+    def add(self, n: int, values: Any = None) -> None:
+        self.update(self.seen + n, values)
+
+
+_CUSTOM_OBJECTS: dict = {}
+
+
+def get_custom_objects() -> dict:
+    """The table ``load_model`` also looks names up in (``register_keras_serializable`` fills it)."""
+    return _CUSTOM_OBJECTS
+
+
+def register_keras_serializable(package: str = "Custom", name: Optional[str] = None):
+    def register(obj: Any) -> Any:
+        _CUSTOM_OBJECTS[f"{package}>{name or obj.__name__}"] = obj
+        _CUSTOM_OBJECTS[name or obj.__name__] = obj
+        return obj
+
+    return register
