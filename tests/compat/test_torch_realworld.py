@@ -68,3 +68,33 @@ def test_torch_nn_functional_is_the_pytorch_flavoured_module():
     assert torch.nn.functional.relu is gg.nn.functional.relu
     out = torch.nn.functional.softmax(torch.zeros(2, 4), dim=1, dtype=torch.float64)
     assert out.dtype == torch.float64 and float(out.sum()) == pytest.approx(2.0)
+
+
+def test_sparse_tensors_are_built_dense_and_multiply_as_matrices():
+    """pytorch/examples gcn and gat: sparse_coo_tensor, diag(...).to_sparse(), torch.spmm, x.to_dense()."""
+    i, v = torch.tensor([[0, 1, 1, 1], [2, 0, 2, 2]]), torch.tensor([3.0, 4.0, 5.0, 1.0])
+    s = torch.sparse_coo_tensor(i, v, (2, 3))
+    assert s.to_dense().tolist() == [[0.0, 0.0, 3.0], [4.0, 0.0, 6.0]]  # duplicates add up
+    assert s.coalesce().indices().tolist() == [[0, 1, 1], [2, 0, 2]] and s.values().tolist() == [3.0, 4.0, 6.0]
+    assert s._nnz() == 3 and s.to_sparse() is s and not s.is_sparse
+    adj = torch.eye(3) + torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 2]]), torch.ones(2), (3, 3),
+                                                 dtype=torch.int64)
+    scale = torch.diag(1 / torch.sum(adj, dim=1)).to_sparse()
+    assert torch.allclose(torch.spmm(scale @ adj, torch.ones(3, 1)), torch.ones(3, 1))
+    assert torch.sparse.mm(s, torch.ones(3, 1)).tolist() == [[3.0], [10.0]]
+    csr = torch.sparse_csr_tensor(torch.tensor([0, 1, 3]), torch.tensor([2, 0, 2]), torch.tensor([3.0, 4.0, 6.0]),
+                                  (2, 3))
+    assert csr.tolist() == s.tolist()
+    values = torch.tensor([1.0, 2.0], requires_grad=True)  # gradients reach the values
+    (torch.sparse_coo_tensor(torch.tensor([[0, 2]]), values, (3,)) * torch.tensor([5.0, 6.0, 7.0])).sum().backward()
+    assert values.grad.tolist() == [5.0, 7.0]
+
+
+def test_factories_take_size_as_a_keyword():
+    """pytorch/examples gat: nn.Parameter(torch.empty(size=(in_features, n_hidden * n_heads)))."""
+    assert torch.empty(size=(2, 3)).shape == (2, 3) and torch.zeros(size=[4]).shape == (4,)
+    assert torch.randn(2, 3).shape == (2, 3) and torch.ones((2, 3)).shape == (2, 3)
+    assert torch.rand(size=(2,), dtype=torch.float64).dtype == torch.float64
+    assert torch.zeros(3, layout=torch.strided, pin_memory=False).shape == (3,)
+    with pytest.raises(TypeError):
+        torch.ones(2, size=(3,))

@@ -219,6 +219,26 @@ def load(f, map_location=None, weights_only: Any = None, **kwargs) -> Any:
     return _gg.load(f)
 
 
+def _factory(name: str):
+    """``torch.<name>(*size)``, also ``torch.<name>(size=(2, 3))`` (the pytorch/examples GAT's
+    ``torch.empty(size=...)``), with PyTorch's ``layout=``, ``pin_memory=`` and ``memory_format=`` accepted."""
+    made = getattr(_gg, name)
+
+    def factory(*size, layout=None, pin_memory: builtins.bool = False, memory_format=None, out=None, **kwargs):
+        if "size" in kwargs:
+            if size:
+                raise TypeError(f"torch.{name}: the size given both positionally and as size=")
+            size = (kwargs.pop("size"),)
+        return made(*size, **kwargs)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = made.__doc__
+    return factory
+
+
+empty, zeros, ones, rand, randn = (_factory(n) for n in ("empty", "zeros", "ones", "rand", "randn"))
+
+
 def randint(low, high=None, size=None, *, generator=None, dtype=None, **kwargs) -> Tensor:
     """``torch.randint(high, size)`` or ``torch.randint(low, high, size)``."""
     if size is None:  # the two-argument form: (high, size)
@@ -446,6 +466,11 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     return _gg.tensor(np.asarray(picks).reshape(probs.shape[:-1] + (num_samples,)))
 
 
+def spmm(input, mat2) -> Tensor:
+    """``torch.spmm``: the matrix product (sparse tensors are dense here; torch.sparse)."""
+    return _gg.matmul(input, mat2)
+
+
 def broadcast_shapes(*shapes) -> tuple:
     return _gg.broadcast_shapes(*shapes)
 
@@ -453,6 +478,15 @@ def broadcast_shapes(*shapes) -> tuple:
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
 from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, nn,  # noqa: E402,F401
                                     onnx, optim, profiler, random, serialization, special, testing, utils)
+from graphgrad.compat.torch import sparse  # noqa: E402
+from graphgrad.compat.torch.sparse import (sparse_coo_tensor, sparse_csr_tensor, strided, sparse_coo,  # noqa: E402,F401
+                                           sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, layout)
+
+# sparse layouts are dense here (torch.sparse): x.to_sparse() and x.to_dense() are x, x.indices() / x.values()
+# its nonzero entries; graphgrad's tensors gain these PyTorch methods where they lack them
+for _name, _method in sparse.SPARSE_METHODS.items():
+    if not hasattr(_gg.Tensor, _name):
+        setattr(_gg.Tensor, _name, _method)
 from graphgrad.compat.torch.random import fork_rng, get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402,F401
 from graphgrad import distributions  # noqa: E402,F401  (torch.distributions)
 
@@ -506,7 +540,7 @@ def install() -> None:
                          "torch.utils.data.dataloader": data, "torch.utils.data.dataset": data,
                          "torch.utils.checkpoint": checkpoint, "torch.utils.tensorboard": tensorboard,
                          "torch.jit": jit, "torch.onnx": onnx, "torch.profiler": profiler, "torch.testing": testing,
-                         "torch.random": random, "torch.nn.modules": nn, "torch.nn.modules.module": nn,
+                         "torch.random": random, "torch.sparse": sparse, "torch.nn.modules": nn, "torch.nn.modules.module": nn,
                          "torch.nn.modules.loss": nn, "torch.optim.optimizer": optim,
                          "torch.distributions": _gg.distributions, "torch.distributions.kl": _gg.distributions,
                          "torch.distributions.normal": _gg.distributions,
