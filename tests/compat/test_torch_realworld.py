@@ -98,3 +98,24 @@ def test_factories_take_size_as_a_keyword():
     assert torch.zeros(3, layout=torch.strided, pin_memory=False).shape == (3,)
     with pytest.raises(TypeError):
         torch.ones(2, size=(3,))
+
+
+def test_autograd_variable_of_old_tutorials():
+    """The PyTorch tutorials' Bi-LSTM CRF: autograd.Variable(torch.Tensor(1, n).fill_(-10000.)) and
+    self.transitions.data[i, :] = -10000 on a Parameter."""
+    from graphgrad.compat.torch import autograd
+
+    init = torch.Tensor(1, 5).fill_(-10000.0)
+    init[0][3] = 0.0
+    v = autograd.Variable(init)
+    assert isinstance(v, autograd.Variable) and isinstance(init, autograd.Variable) and not v.requires_grad
+    assert v.tolist() == init.tolist() and v.grad_fn is None
+    w = autograd.Variable(torch.ones(2) * 2, requires_grad=True)
+    assert w.requires_grad and w.grad_fn is None
+    transitions = torch.nn.Parameter(torch.randn(5, 5))
+    transitions.data[3, :] = -10000
+    assert transitions[3].tolist() == [-10000.0] * 5
+    tags = torch.cat([torch.LongTensor([3]), torch.tensor([0, 1])])
+    score = autograd.Variable(torch.Tensor([0])) + transitions[tags[1], tags[0]]
+    score.sum().backward()
+    assert transitions.grad[0, 3].item() == 1.0 and transitions.grad.sum().item() == 1.0

@@ -81,3 +81,22 @@ class Function:
     @classmethod
     def apply(cls, *args) -> Tensor:
         return _FunctionOp(cls, args).apply(*args)
+
+
+class _VariableType(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor)
+
+    def __subclasscheck__(cls, other) -> bool:
+        return issubclass(other, Tensor)
+
+
+class Variable(metaclass=_VariableType):
+    """``torch.autograd.Variable`` (PyTorch before 0.4, still in old tutorials): every tensor is one;
+    ``Variable(t, requires_grad=...)`` is ``t`` detached (sharing its array) with ``requires_grad`` set, as
+    PyTorch gives today. ``volatile=True`` is accepted (no_grad replaced it)."""
+
+    def __new__(cls, data, requires_grad: bool = False, volatile: bool = False):
+        data = data if isinstance(data, Tensor) else _gg.tensor(data)
+        out = data.detach()
+        return out.requires_grad_(True) if requires_grad else out
