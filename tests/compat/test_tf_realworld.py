@@ -192,3 +192,42 @@ def test_tf_data_from_placeholders_shuffle_repeat_and_reinitializable_iterators(
         assert [sess.run(one_shot) for _ in range(3)] == [0, 1, 2]
         with pytest.raises(tf.errors.OutOfRangeError):
             sess.run(one_shot)
+
+
+def test_tf_string_constant_and_device_scope():
+    # TensorFlow-Examples' helloworld.py and word2vec.py's `with tf.device('/cpu:0'):`
+    with tf.device("/cpu:0"):
+        hello = tf.constant("Hello, TensorFlow!")
+        words = tf.constant(["a", "bc"])
+    with tf.Session() as sess:
+        assert sess.run(hello) == b"Hello, TensorFlow!"
+        assert sess.run(words).tolist() == [b"a", b"bc"]
+    assert hello.dtype == tf.string
+
+
+@pytest.mark.parametrize("loss", ["nce_loss", "sampled_softmax_loss"])
+def test_tf_sampled_losses_train_embeddings(loss):
+    # word2vec's tf.nn.nce_loss (sampled_softmax_loss the same way): word i predicts word (i + 1) % 10
+    tf.set_random_seed(0)
+    vocabulary, size = 50, 8
+    embedding = tf.Variable(tf.random_uniform([vocabulary, size], -1.0, 1.0))
+    weights = tf.Variable(tf.truncated_normal([vocabulary, size], stddev=1.0 / np.sqrt(size)))
+    biases = tf.Variable(tf.zeros([vocabulary]))
+    x, y = tf.placeholder(tf.int32, [None]), tf.placeholder(tf.int32, [None, 1])
+    per_example = getattr(tf.nn, loss)(weights=weights, biases=biases, labels=y, inputs=tf.nn.embedding_lookup(
+        embedding, x), num_sampled=10, num_classes=vocabulary)
+    assert per_example.shape == (None,)
+    cost = tf.reduce_mean(per_example)
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(cost)
+    scores = tf.matmul(tf.nn.embedding_lookup(embedding, x), weights, transpose_b=True) + biases
+    words = np.arange(40) % 10
+    feed = {x: words, y: ((words + 1) % 10)[:, None]}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = np.mean([sess.run(cost, feed) for _ in range(5)])
+        for _ in range(300):
+            sess.run(train, feed)
+        last = np.mean([sess.run(cost, feed) for _ in range(5)])
+        best = sess.run(tf.argmax(scores, 1), feed)
+    assert last < first / 3
+    assert (best == (words + 1) % 10).mean() >= 0.9  # the full softmax's best class is the true next word

@@ -29,6 +29,7 @@ from graphgrad.compat.tf._common import (SCOPES, as_axis, as_dtype, bool_, curre
                                          need_rank, uint8)
 
 bool = bool_  # noqa: A001
+string = _gg.as_dtype(object)
 double, half = float64, float16
 __version__ = "1.15.0+graphgrad"
 
@@ -68,6 +69,16 @@ def control_dependencies(control_inputs: Any):
             yield
     finally:
         stack.pop()
+
+
+@contextlib.contextmanager
+def device(device_name: Any):
+    """``with tf.device('/cpu:0'):`` accepted: graphgrad places a graph's nodes itself."""
+    yield
+
+
+def container(container_name: Any):
+    return device(container_name)
 
 
 def disable_v2_behavior() -> None:
@@ -571,6 +582,9 @@ class Session(_gg.Session):
         ``np.asarray(value, dtype)`` does."""
         if feed_dict:
             feed_dict = {key: _fed(key, value) for key, value in feed_dict.items()}
+        strings = graph_state(self.graph).get("strings")
+        if strings:  # the values of tf.constant("text")
+            feed_dict = {**strings, **(feed_dict or {})}
         if graph_state(self.graph).get("iterators"):  # tf.data: feed the next elements the run needs
             flat: list = []
             self._flatten(fetches, flat)
@@ -608,9 +622,24 @@ class InteractiveSession(Session):
 
 # ---- constants, placeholders, creation ---------------------------------------------------------------------
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const", verify_shape: Any = False):
-    """A constant node; Python floats make float32 and ints int32, as in TensorFlow."""
+    """A constant node; Python floats make float32 and ints int32, as in TensorFlow. A string (or a list
+    of them) makes a ``tf.string`` tensor whose value a session run gives as bytes."""
+    if _is_text(value):
+        import numpy as _np
+
+        array = _np.vectorize(lambda v: v.encode() if isinstance(v, str) else v, otypes=[object])(
+            _np.asarray(value, dtype=object))
+        node = _gg.placeholder(string, array.shape, name=name)
+        graph_state().setdefault("strings", {})[node] = array
+        return node
     dtype = as_dtype(dtype) or default_dtype(value)
     return _gg.constant(value, dtype=dtype, shape=None if shape is None else tuple(shape), name=name)
+
+
+def _is_text(value: Any) -> builtins.bool:
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return isinstance(value, (str, bytes))
 
 
 def placeholder(dtype: Any, shape: Any = None, name: Optional[str] = None) -> Tensor:

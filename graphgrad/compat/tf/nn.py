@@ -417,3 +417,7 @@ def conv1d(value: Any = None, filters: Any = None, stride: Any = 1, padding: str
 def relu_layer(x: Any, weights: Any, biases: Any) -> Tensor:
     """``relu(x @ weights + biases)``."""
     return _gg.relu(_gg.matmul(x, weights) + biases)
+
+
+from graphgrad.compat.tf._sampled import (log_uniform_candidate_sampler, nce_loss,  # noqa: E402
+                                          sampled_softmax_loss)
