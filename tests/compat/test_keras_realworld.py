@@ -282,3 +282,33 @@ def test_datasets_read_keras_files_and_get_file_does_not_download(tmp_path):
     (tmp_path / "datasets").mkdir()
     (tmp_path / "datasets" / "here.txt").write_text("x")
     assert keras.utils.get_file("here.txt", origin="u", cache_dir=str(tmp_path)).endswith("here.txt")
+
+
+# ---- programs -------------------------------------------------------------------------------------------------------------
+#: program -> the test accuracy it must reach (each trains for a few epochs on small data)
+PROGRAMS = {"reviews_conv1d.py": 0.9, "reviews_lstm_dropout.py": 0.9, "antirectifier_digits.py": 0.85,
+            "siamese_digits.py": 0.85, "news_tokenizer_mlp.py": 0.9, "augmented_digits_cnn.py": 0.85}
+SHIM = ("import graphgrad.compat.keras as k; k.install(); import runpy, sys; "
+        "runpy.run_path(sys.argv[1], run_name='__main__')")
+
+
+def run_program(program: str, cwd) -> str:
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-c", SHIM, os.path.join(HERE, "keras_realworld", program)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=cwd)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def final_accuracy(stdout: str) -> float:
+    what, value = stdout.strip().splitlines()[-1].split()
+    assert what == "accuracy", stdout[-1000:]
+    return float(value)
+
+
+@pytest.mark.parametrize("program, goal", PROGRAMS.items())
+def test_a_keras_style_program_learns(program, goal, tmp_path):
+    stdout = run_program(program, tmp_path)
+    assert final_accuracy(stdout) >= goal
+    if program == "augmented_digits_cnn.py":  # ModelCheckpoint wrote the .h5 name that load_model read back
+        assert (tmp_path / "saved_models" / "keras_digits_trained_model.h5").exists()

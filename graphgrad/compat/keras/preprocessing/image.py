@@ -45,17 +45,19 @@ def _fill_coordinates(coords: Any, size: int, mode: str) -> tuple:
     raise ValueError(f"fill_mode must be nearest, constant, reflect or wrap, got {mode!r}")
 
 
-def _affine(x: Any, matrix: Any, fill_mode: str, cval: float, order: int = 1) -> Any:
-    """``out[r, c] = x[M @ (r, c, 1)]`` per channel (rows, cols, channels), bilinear (``order=1``) or nearest."""
-    h, w = x.shape[:2]
+def _affine(x: Any, matrices: Any, fill_mode: str, cval: float, order: int = 1) -> Any:
+    """``out[b, r, c] = x[b, M_b @ (r, c, 1)]`` for a batch of images ``(b, rows, cols, channels)`` and
+    matrices ``(b, 3, 3)``: bilinear (``order=1``) or nearest (``order=0``) sampling."""
+    b, h, w = x.shape[:3]
     rr, cc = np.meshgrid(np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64), indexing="ij")
-    src_r = matrix[0, 0] * rr + matrix[0, 1] * cc + matrix[0, 2]
-    src_c = matrix[1, 0] * rr + matrix[1, 1] * cc + matrix[1, 2]
+    m = matrices[:, :2, :, None, None]
+    src_r = m[:, 0, 0] * rr + m[:, 0, 1] * cc + m[:, 0, 2]
+    src_c = m[:, 1, 0] * rr + m[:, 1, 1] * cc + m[:, 1, 2]
+    batch = np.arange(b)[:, None, None]
     if order == 0:
         r, r_ok = _fill_coordinates(np.rint(src_r).astype(np.int64), h, fill_mode)
         c, c_ok = _fill_coordinates(np.rint(src_c).astype(np.int64), w, fill_mode)
-        out = x[r, c].astype(np.float64)
-        return np.where((r_ok & c_ok)[..., None], out, cval)
+        return np.where((r_ok & c_ok)[..., None], x[batch, r, c].astype(np.float64), cval)
     r0, c0 = np.floor(src_r), np.floor(src_c)
     fr, fc = (src_r - r0)[..., None], (src_c - c0)[..., None]
     out = 0.0
@@ -63,16 +65,14 @@ def _affine(x: Any, matrix: Any, fill_mode: str, cval: float, order: int = 1) ->
         for dc, wc in ((0, 1 - fc), (1, fc)):
             r, r_ok = _fill_coordinates((r0 + dr).astype(np.int64), h, fill_mode)
             c, c_ok = _fill_coordinates((c0 + dc).astype(np.int64), w, fill_mode)
-            out = out + wr * wc * np.where((r_ok & c_ok)[..., None], x[r, c], cval)
+            out = out + wr * wc * np.where((r_ok & c_ok)[..., None], x[batch, r, c], cval)
     return out
 
 
-def apply_affine_transform(x: Any, theta: float = 0, tx: float = 0, ty: float = 0, shear: float = 0, zx: float = 1,
-                           zy: float = 1, row_axis: int = 0, col_axis: int = 1, channel_axis: int = 2,
-                           fill_mode: str = "nearest", cval: float = 0.0, order: int = 1) -> Any:
-    """Keras' ``apply_affine_transform`` (degrees; ``tx`` rows, ``ty`` columns) for one image, channels last."""
-    if (row_axis, col_axis, channel_axis) != (0, 1, 2):
-        raise NotImplementedError("apply_affine_transform: images are (rows, cols, channels) here")
+def _transform_matrix(theta: float, tx: float, ty: float, shear: float, zx: float, zy: float, h: int,
+                      w: int) -> Any:
+    """Keras' affine matrix (degrees; ``tx`` rows, ``ty`` columns) about the image center, or None
+    for the identity."""
     matrix = np.eye(3)
     if theta:
         t = np.deg2rad(theta)
@@ -85,12 +85,24 @@ def apply_affine_transform(x: Any, theta: float = 0, tx: float = 0, ty: float = 
     if zx != 1 or zy != 1:
         matrix = matrix @ np.array([[zx, 0, 0], [0, zy, 0], [0, 0, 1]])
     if np.allclose(matrix, np.eye(3)):
-        return x
-    h, w = x.shape[0], x.shape[1]
+        return None
     ox, oy = h / 2.0 - 0.5, w / 2.0 - 0.5
     offset = np.array([[1, 0, ox], [0, 1, oy], [0, 0, 1]])
     reset = np.array([[1, 0, -ox], [0, 1, -oy], [0, 0, 1]])
-    return _affine(np.asarray(x), offset @ matrix @ reset, fill_mode, cval, order).astype(np.asarray(x).dtype)
+    return offset @ matrix @ reset
+
+
+def apply_affine_transform(x: Any, theta: float = 0, tx: float = 0, ty: float = 0, shear: float = 0, zx: float = 1,
+                           zy: float = 1, row_axis: int = 0, col_axis: int = 1, channel_axis: int = 2,
+                           fill_mode: str = "nearest", cval: float = 0.0, order: int = 1) -> Any:
+    """Keras' ``apply_affine_transform`` (degrees; ``tx`` rows, ``ty`` columns) for one image, channels last."""
+    if (row_axis, col_axis, channel_axis) != (0, 1, 2):
+        raise NotImplementedError("apply_affine_transform: images are (rows, cols, channels) here")
+    x = np.asarray(x)
+    matrix = _transform_matrix(theta, tx, ty, shear, zx, zy, x.shape[0], x.shape[1])
+    if matrix is None:
+        return x
+    return _affine(x[None], matrix[None], fill_mode, cval, order)[0].astype(x.dtype)
 
 
 def _uniform(rng: Any, spread: Any, center: float = 0.0) -> float:
@@ -158,10 +170,11 @@ class ImageDataGenerator:
             x = self.preprocessing_function(x)
         if self.rescale:
             x = x * self.rescale
+        image_axes = tuple(range(x.ndim - 3, x.ndim))  # one image, or each of a batch
         if self.samplewise_center:
-            x = x - np.mean(x, axis=-1, keepdims=True)
+            x = x - np.mean(x, axis=image_axes, keepdims=True)
         if self.samplewise_std_normalization:
-            x = x / (np.std(x, axis=-1, keepdims=True) + 1e-6)
+            x = x / (np.std(x, axis=image_axes, keepdims=True) + 1e-6)
         if self.featurewise_center:
             if self.mean is None:
                 raise ValueError("ImageDataGenerator: featurewise_center needs fit(x) first")
@@ -262,8 +275,23 @@ class NumpyArrayIterator(PyDataset):
         return (self.n + self.batch_size - 1) // self.batch_size
 
     def _batch(self, index: Any):
-        xs = np.stack([self.generator.standardize(self.generator.random_transform(self.x[i].astype(
-            self.generator.dtype), rng=self._rng)) for i in index])
+        """The samples at ``index``, augmented (the affine parts sampled for the whole batch at once) and
+        standardized."""
+        gen = self.generator
+        xs = self.x[index].astype(gen.dtype)
+        h, w = xs.shape[1:3]
+        params = [gen.get_random_transform(xs.shape[1:], rng=self._rng) for _ in range(len(xs))]
+        matrices = [_transform_matrix(p["theta"], p["tx"], p["ty"], p["shear"], p["zx"], p["zy"], h, w)
+                    for p in params]
+        moved = [i for i, m in enumerate(matrices) if m is not None]
+        if moved:
+            xs[moved] = _affine(xs[moved], np.stack([matrices[i] for i in moved]), gen.fill_mode, gen.cval,
+                                gen.interpolation_order)
+        plain = {"theta": 0, "tx": 0, "ty": 0, "shear": 0, "zx": 1, "zy": 1}
+        if gen.preprocessing_function is None:  # the normalizations at once for the batch
+            xs = gen.standardize(np.stack([gen.apply_transform(img, {**p, **plain}) for img, p in zip(xs, params)]))
+        else:  # Keras calls it on each image
+            xs = np.stack([gen.standardize(gen.apply_transform(img, {**p, **plain})) for img, p in zip(xs, params)])
         return xs if self.y is None else (xs, self.y[index])
 
     def __getitem__(self, index: int):
