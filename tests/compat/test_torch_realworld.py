@@ -119,3 +119,37 @@ def test_autograd_variable_of_old_tutorials():
     score = autograd.Variable(torch.Tensor([0])) + transitions[tags[1], tags[0]]
     score.sum().backward()
     assert transitions.grad[0, 3].item() == 1.0 and transitions.grad.sum().item() == 1.0
+
+
+# ---- programs in the style of public ones: each trains, on graphgrad and (when installed) on PyTorch ----------
+#: program -> the figure its last line must reach: an accuracy (at least) or a loss (at most; makemore's words
+#: have 15 symbols, a loss of 2.7 for a model that learned nothing)
+PROGRAMS = {"makemore_names.py": ("loss", 1.2), "gcn_citations.py": ("accuracy", 0.85),
+            "bilstm_crf_tagger.py": ("accuracy", 0.9)}
+SHIM = ("import graphgrad.compat.torch as t; t.install(); import runpy, sys; "
+        "runpy.run_path(sys.argv[1], run_name='__main__')")
+
+
+def _reached(stdout: str, goal: tuple) -> bool:
+    what, value = stdout.strip().splitlines()[-1].split()
+    kind, target = goal
+    assert what == kind, stdout[-500:]
+    return float(value) >= target if kind == "accuracy" else float(value) <= target
+
+
+def _run(args) -> str:
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("program, goal", PROGRAMS.items())
+def test_a_program_in_the_style_of_a_public_one_trains_on_graphgrad(program, goal):
+    assert _reached(_run(["-c", SHIM, os.path.join(HERE, "torch_realworld", program)]), goal)
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("torch") is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("program, goal", PROGRAMS.items())
+def test_the_same_program_trains_on_pytorch(program, goal):
+    assert _reached(_run([os.path.join(HERE, "torch_realworld", program)]), goal)
