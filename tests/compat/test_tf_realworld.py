@@ -15,8 +15,8 @@ import graphgrad.compat.tf as tf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-PROGRAMS = os.path.join(HERE, "tf_realworld")
-sys.path.insert(0, PROGRAMS)
+PROGRAMS_DIR = os.path.join(HERE, "tf_realworld")
+sys.path.insert(0, PROGRAMS_DIR)
 from mnist_files import write_mnist  # noqa: E402
 
 
@@ -231,3 +231,73 @@ def test_tf_sampled_losses_train_embeddings(loss):
         best = sess.run(tf.argmax(scores, 1), feed)
     assert last < first / 3
     assert (best == (words + 1) % 10).mean() >= 0.9  # the full softmax's best class is the true next word
+
+
+
+def test_tf_placeholder_shape_given_as_an_int_and_the_pre_1_0_names(tmp_path):
+    # fully_connected_feed.py: tf.placeholder(tf.int32, shape=(batch_size)), tf.merge_all_summaries,
+    # tf.train.SummaryWriter, tf.initialize_all_variables
+    labels = tf.placeholder(tf.int32, shape=(5))
+    assert labels.shape == (5,) and tf.placeholder(tf.float32, tf.TensorShape([None, 3])).shape == (None, 3)
+    tf.scalar_summary("twice", tf.reduce_sum(tf.mul(labels, 2)))
+    merged = tf.merge_all_summaries()
+    writer = tf.train.SummaryWriter(str(tmp_path))
+    with tf.Session() as sess:
+        sess.run(tf.initialize_all_variables())
+        writer.add_summary(sess.run(merged, {labels: [1, 2, 3, 4, 5]}), 0)
+    writer.close()
+    assert tf.sub(3, 1) is not None and os.listdir(tmp_path)
+
+
+def test_tf_tutorial_mnist_model_module():
+    from graphgrad.compat.tf.examples import model as mnist
+
+    images, labels = tf.placeholder(tf.float32, [20, mnist.IMAGE_PIXELS]), tf.placeholder(tf.int32, [20])
+    logits = mnist.inference(images, 16, 8)
+    loss = mnist.loss(logits, labels)
+    train_op, correct = mnist.training(loss, 0.1), mnist.evaluation(logits, labels)
+    assert sorted(v.name for v in tf.trainable_variables())[:2] == ["hidden1/biases:0", "hidden1/weights:0"]
+    rng = np.random.RandomState(0)
+    x, y = rng.rand(20, 784).astype(np.float32), np.arange(20) % 10
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(100):
+            sess.run(train_op, {images: x, labels: y})
+        assert sess.run(correct, {images: x, labels: y}) >= 18
+        assert tf.train.global_step(sess, tf.train.get_global_step()) == 100
+
+
+# ---- whole programs ---------------------------------------------------------------------------------------------
+#: program -> (arguments, the least final accuracy); "{mnist}" is a folder of MNIST-format files, "{tmp}" a
+#: fresh folder
+PROGRAMS = {
+    "mnist_deep.py": (["--data_dir", "{mnist}"], 0.8),
+    "fully_connected_feed.py": (["--input_data_dir", "{mnist}", "--log_dir", "{tmp}/logs"], 0.8),
+    "dataset_cnn.py": ([], 0.85),
+    "bidirectional_rnn.py": ([], 0.7),
+    "word2vec.py": ([], 0.7),
+}
+
+
+@pytest.fixture(scope="module")
+def mnist_folder(tmp_path_factory):
+    return write_mnist(str(tmp_path_factory.mktemp("mnist")))
+
+
+def _accuracy(stdout: str) -> float:
+    what, value = stdout.strip().splitlines()[-1].split()
+    assert what == "accuracy", stdout[-500:]
+    return float(value)
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_tf_realworld_program_learns(program, mnist_folder, tmp_path):
+    args, least = PROGRAMS[program]
+    args = [a.format(mnist=mnist_folder, tmp=tmp_path) for a in args]
+    out = _run_installed("import runpy, sys\n"
+                         f"sys.argv = {[os.path.join(PROGRAMS_DIR, program)] + args!r}\n"
+                         "runpy.run_path(sys.argv[0], run_name='__main__')", cwd=str(tmp_path))
+    assert _accuracy(out) >= least, out[-1500:]
+    if program == "fully_connected_feed.py":
+        assert "global step 400" in out and "model.ckpt-399.npz" in os.listdir(tmp_path / "logs")
+        assert any(name.startswith("events.out.tfevents") for name in os.listdir(tmp_path / "logs"))

@@ -644,7 +644,17 @@ def _is_text(value: Any) -> builtins.bool:
 
 def placeholder(dtype: Any, shape: Any = None, name: Optional[str] = None) -> Tensor:
     """An input fed through ``feed_dict``; without ``shape`` it takes a value of any shape."""
-    return _gg.placeholder(as_dtype(dtype), None if shape is None else tuple(shape), name=name)
+    return _gg.placeholder(as_dtype(dtype), _static_shape(shape), name=name)
+
+
+def _static_shape(shape: Any) -> Optional[tuple]:
+    """A placeholder's shape as TF1 takes it: ``None`` (any shape), an int (``shape=(batch_size)`` is
+    one), or a list/tuple/TensorShape whose entries may be ``None``."""
+    if shape is None or isinstance(shape, TensorShape) and not shape._known:
+        return None
+    if isinstance(shape, int):
+        return (int(shape),)
+    return tuple(None if getattr(d, "value", d) is None else int(getattr(d, "value", d)) for d in shape)
 
 
 def placeholder_with_default(input: Any, shape: Any, name: Optional[str] = None) -> Tensor:
@@ -1159,6 +1169,11 @@ nn.rnn_cell = types.SimpleNamespace(
 nn.dynamic_rnn, nn.static_rnn = _rnn.dynamic_rnn, _rnn.static_rnn
 nn.bidirectional_dynamic_rnn = _rnn.bidirectional_dynamic_rnn
 nn.static_bidirectional_rnn = _rnn.static_bidirectional_rnn
+# the names of TensorFlow before 1.0, which early TF1 programs and tutorials still use
+scalar_summary, histogram_summary = summary.scalar, summary.histogram
+merge_summary, merge_all_summaries = summary.merge, summary.merge_all
+train.SummaryWriter = summary.FileWriter
+mul, sub = multiply, subtract
 reverse_sequence = _rnn.reverse_sequence
 from graphgrad.compat.tf.contrib import contrib  # noqa: E402
 from graphgrad.compat.tf import examples  # noqa: E402
@@ -1194,3 +1209,4 @@ def install() -> None:
     sys.modules["tensorflow.examples.tutorials"] = examples.tutorials
     sys.modules["tensorflow.examples.tutorials.mnist"] = examples.mnist
     sys.modules["tensorflow.examples.tutorials.mnist.input_data"] = examples.input_data
+    sys.modules["tensorflow.examples.tutorials.mnist.mnist"] = examples.model

@@ -121,10 +121,64 @@ def read_data_sets(train_dir: str, fake_data: bool = False, one_hot: bool = Fals
                     DataSet(test_images, test_labels, **kw))
 
 
+# ---- tensorflow.examples.tutorials.mnist.mnist: the model module of TF1's fully_connected_feed.py --------------
+NUM_CLASSES, IMAGE_SIZE = 10, 28
+IMAGE_PIXELS = IMAGE_SIZE * IMAGE_SIZE
+
+
+def _tf():
+    import graphgrad.compat.tf as tf
+
+    return tf
+
+
+def inference(images: Any, hidden1_units: int, hidden2_units: int) -> Any:
+    """Logits of two ReLU layers and a linear one (scopes ``hidden1``, ``hidden2``, ``softmax_linear``,
+    each with ``weights`` and ``biases``)."""
+    tf = _tf()
+    x, width = images, IMAGE_PIXELS
+    for scope, units, act in (("hidden1", hidden1_units, True), ("hidden2", hidden2_units, True),
+                              ("softmax_linear", NUM_CLASSES, False)):
+        with tf.name_scope(scope):
+            weights = tf.Variable(tf.truncated_normal([width, units], stddev=1.0 / np.sqrt(float(width))),
+                                  name="weights")
+            biases = tf.Variable(tf.zeros([units]), name="biases")
+            x = tf.matmul(x, weights) + biases
+            x = tf.nn.relu(x) if act else x
+        width = units
+    return x
+
+
+def loss(logits: Any, labels: Any) -> Any:
+    """The mean sparse softmax cross-entropy of integer ``labels``."""
+    tf = _tf()
+    return tf.losses.sparse_softmax_cross_entropy(labels=tf.to_int64(labels), logits=logits)
+
+
+def training(loss: Any, learning_rate: float) -> Any:
+    """A gradient-descent step that also counts ``global_step``; the loss goes to a scalar summary."""
+    tf = _tf()
+    tf.summary.scalar("loss", loss)
+    global_step = tf.Variable(0, name="global_step", trainable=False)
+    return tf.train.GradientDescentOptimizer(learning_rate).minimize(loss, global_step=global_step)
+
+
+def evaluation(logits: Any, labels: Any) -> Any:
+    """How many of the batch's ``labels`` are the top logit (an int32 count)."""
+    tf = _tf()
+    return tf.reduce_sum(tf.cast(tf.nn.in_top_k(logits, labels, 1), tf.int32))
+
+
+model = types.ModuleType("tensorflow.examples.tutorials.mnist.mnist", "TF1's MNIST model module (inference, loss, "
+                         "training, evaluation).")
+for _name in ("NUM_CLASSES", "IMAGE_SIZE", "IMAGE_PIXELS", "inference", "loss", "training", "evaluation"):
+    setattr(model, _name, globals()[_name])
+
 input_data = types.ModuleType("tensorflow.examples.tutorials.mnist.input_data", __doc__)
 for _name in ("DataSet", "Datasets", "dense_to_one_hot", "read_data_sets"):
     setattr(input_data, _name, globals()[_name])
 mnist = types.ModuleType("tensorflow.examples.tutorials.mnist")
 mnist.input_data = input_data
+mnist.mnist = model
 tutorials = types.ModuleType("tensorflow.examples.tutorials")
 tutorials.mnist = mnist
