@@ -39,6 +39,16 @@ class ArgumentError(GraphgradError, TypeError, ValueError):
     range); the message names the function and the argument. Caught as TypeError or ValueError."""
 
 
+def check_count(where: str, what: str, value, least: int = 0) -> int:
+    """``value`` as an int when it is an integer (a NumPy integer too, never a bool or a float) of at
+    least ``least``; else an :class:`ArgumentError` naming ``where`` and ``what`` (a layer's channel or
+    feature count: ``Conv2d(16, 24 / 4, 1)`` is refused, as PyTorch refuses it, rather than truncated)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__") or int(value) < least:
+        kind = "a positive" if least == 1 else "a non-negative" if least == 0 else f"an at least {least}"
+        raise ArgumentError(f"{where}: {what} must be {kind} integer, got {value!r}")
+    return int(value)
+
+
 class IndexRangeError(GraphgradError, IndexError):
     """An index tensor holds a value outside the dimension it indexes (embedding rows, one_hot classes)."""
 

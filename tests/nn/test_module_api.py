@@ -71,3 +71,13 @@ def test_parameter_list_and_dict_register_their_parameters():
     assert len(list(model.parameters())) == 5 and "shift" in model.named
     with pytest.raises(TypeError, match="parameter containers hold tensors"):
         model.weights.append(3.0)
+
+
+def test_layers_refuse_a_float_channel_or_feature_count_as_pytorch_does():
+    from graphgrad.errors import ArgumentError
+
+    for make in (lambda: gg.nn.Conv2d(3, 24 / 4, 1), lambda: gg.nn.BatchNorm2d(4.0), lambda: gg.nn.GroupNorm(2, 4.5),
+                 lambda: gg.nn.LayerNorm([4.0]), lambda: gg.nn.Conv1d(3, 6, 1, groups=0)):
+        with pytest.raises(ArgumentError, match="integer"):
+            make()
+    assert gg.nn.Conv2d(np.int64(3), 6, 1, groups=3).in_channels == 3

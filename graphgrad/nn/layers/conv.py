@@ -8,7 +8,7 @@ from typing import Optional, Sequence, Union
 from graphgrad.core.creation import empty
 from graphgrad.core.random import Generator
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import ShapeError
+from graphgrad.errors import ShapeError, check_count
 from graphgrad.nn import init
 from graphgrad.nn.functional import pad
 from graphgrad.nn.module import Module
@@ -42,7 +42,10 @@ class _ConvNd(Module):
                  generator: Optional[Generator] = None) -> None:
         super().__init__()
         layer, nd = type(self).__name__, self.nd
-        if groups < 1 or in_channels % groups or out_channels % groups:
+        in_channels, out_channels = check_count(layer, "in_channels", in_channels), check_count(layer, "out_channels",
+                                                                                                 out_channels)
+        groups = check_count(layer, "groups", groups, least=1)
+        if in_channels % groups or out_channels % groups:
             raise ValueError(f"{layer}: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
                              f"divisible by groups ({groups})")
         if padding_mode not in _PADDING_MODES:

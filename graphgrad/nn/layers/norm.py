@@ -7,7 +7,7 @@ from typing import Optional, Sequence, Union
 from graphgrad.core.autograd import no_grad
 from graphgrad.core.creation import empty, ones, tensor, zeros
 from graphgrad.core.tensor import Tensor
-from graphgrad.errors import GraphError, ShapeError
+from graphgrad.errors import GraphError, ShapeError, check_count
 from graphgrad.nn import init
 from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Buffer, Parameter
@@ -24,7 +24,8 @@ class _BatchNorm(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
                  track_running_stats: bool = True, dtype=None, device: Optional[str] = None) -> None:
         super().__init__()
-        self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
+        self.num_features = check_count(type(self).__name__, "num_features", num_features)
+        self.eps, self.momentum = float(eps), momentum
         self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
         if self.affine:
             self.weight = Parameter(empty(self.num_features, dtype=dtype, device=device))
@@ -150,7 +151,7 @@ class LayerNorm(Module):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(int(s) for s in normalized_shape)
+        self.normalized_shape = tuple(check_count("LayerNorm", "normalized_shape", s) for s in normalized_shape)
         self.eps, self.elementwise_affine = float(eps), bool(elementwise_affine)
         if self.elementwise_affine:
             self.weight = Parameter(empty(*self.normalized_shape, dtype=dtype, device=device))
@@ -195,6 +196,8 @@ class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, dtype=None,
                  device: Optional[str] = None) -> None:
         super().__init__()
+        num_groups = check_count("GroupNorm", "num_groups", num_groups, least=1)
+        num_channels = check_count("GroupNorm", "num_channels", num_channels)
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
                              f"({num_groups})")
