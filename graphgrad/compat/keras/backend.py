@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 import graphgrad as gg
+from graphgrad.compat.keras.engine import symbolic_aware
 
 __all__ = ["backend", "clear_session", "floatx", "set_floatx", "image_data_format", "set_image_data_format",
            "epsilon", "set_epsilon", "int_shape", "shape", "ndim", "dtype", "mean", "sum", "max", "min", "std",
@@ -340,6 +341,15 @@ def is_keras_tensor(x: Any) -> bool:
 
 def count_params(x: Any) -> int:
     return int(_t(x).size)
+
+
+_NOT_TENSOR_FUNCTIONS = {"backend", "clear_session", "floatx", "set_floatx", "image_data_format",
+                         "set_image_data_format", "epsilon", "set_epsilon", "int_shape", "shape", "ndim", "dtype",
+                         "random_normal", "random_uniform", "variable", "constant", "get_value", "set_value", "eval",
+                         "zeros", "ones", "learning_phase", "is_keras_tensor", "count_params"}
+for _name in __all__:  # on KerasTensors (a functional model being built) each records an op layer
+    if _name not in _NOT_TENSOR_FUNCTIONS:
+        globals()[_name] = symbolic_aware(globals()[_name])
 
 
 def __getattr__(name: str) -> Any:

@@ -11,6 +11,8 @@ modules and ops.
 from __future__ import annotations
 
 import contextlib
+import functools
+import operator
 import re
 import threading
 from typing import Any, Optional, Sequence
@@ -18,7 +20,8 @@ from typing import Any, Optional, Sequence
 import graphgrad as gg
 from graphgrad import nn
 
-__all__ = ["KerasTensor", "Input", "Layer", "InputLayer", "pop_weight_rules"]
+__all__ = ["KerasTensor", "Input", "Layer", "InputLayer", "OpLayer", "pop_weight_rules", "symbolic_call",
+           "symbolic_aware"]
 
 _NAME_COUNTS: dict = {}
 
@@ -78,6 +81,92 @@ class KerasTensor:
 
     def __repr__(self) -> str:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+    # arithmetic on symbolic tensors makes op layers, as Keras 3 (x + y, x * 2, x[:, 0], -x, x @ w)
+    def __add__(self, other): return symbolic_call(operator.add, self, other)  # noqa: E704
+    def __radd__(self, other): return symbolic_call(operator.add, other, self)  # noqa: E704
+    def __sub__(self, other): return symbolic_call(operator.sub, self, other)  # noqa: E704
+    def __rsub__(self, other): return symbolic_call(operator.sub, other, self)  # noqa: E704
+    def __mul__(self, other): return symbolic_call(operator.mul, self, other)  # noqa: E704
+    def __rmul__(self, other): return symbolic_call(operator.mul, other, self)  # noqa: E704
+    def __truediv__(self, other): return symbolic_call(operator.truediv, self, other)  # noqa: E704
+    def __rtruediv__(self, other): return symbolic_call(operator.truediv, other, self)  # noqa: E704
+    def __pow__(self, other): return symbolic_call(operator.pow, self, other)  # noqa: E704
+    def __rpow__(self, other): return symbolic_call(operator.pow, other, self)  # noqa: E704
+    def __matmul__(self, other): return symbolic_call(operator.matmul, self, other)  # noqa: E704
+    def __rmatmul__(self, other): return symbolic_call(operator.matmul, other, self)  # noqa: E704
+    def __neg__(self): return symbolic_call(operator.neg, self)  # noqa: E704
+    def __abs__(self): return symbolic_call(operator.abs, self)  # noqa: E704
+    def __lt__(self, other): return symbolic_call(operator.lt, self, other)  # noqa: E704
+    def __le__(self, other): return symbolic_call(operator.le, self, other)  # noqa: E704
+    def __gt__(self, other): return symbolic_call(operator.gt, self, other)  # noqa: E704
+    def __ge__(self, other): return symbolic_call(operator.ge, self, other)  # noqa: E704
+    def __getitem__(self, key): return symbolic_call(operator.getitem, self, key)  # noqa: E704
+    __hash__ = object.__hash__
+
+
+class _Slot:
+    """Where the ``index``-th symbolic argument of an op goes."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _template(value: Any, found: list) -> Any:
+    if isinstance(value, KerasTensor):
+        found.append(value)
+        return _Slot(len(found) - 1)
+    if isinstance(value, (list, tuple)):
+        items = [_template(v, found) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {k: _template(v, found) for k, v in value.items()}
+    return value
+
+
+def _fill(value: Any, tensors: Sequence[Any]) -> Any:
+    if isinstance(value, _Slot):
+        return tensors[value.index]
+    if isinstance(value, (list, tuple)):
+        items = [_fill(v, tensors) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {k: _fill(v, tensors) for k, v in value.items()}
+    return value
+
+
+def _has_symbolic(value: Any) -> bool:
+    if isinstance(value, KerasTensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_symbolic(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_symbolic(v) for v in value.values())
+    return False
+
+
+def symbolic_call(fn: Any, *args, **kwargs) -> Any:
+    """``fn(*args, **kwargs)`` where some arguments are KerasTensors: an :class:`OpLayer` node of the
+    functional graph (run on the concrete tensors when the model runs), as Keras 3 records ops on
+    symbolic tensors."""
+    found: list = []
+    template = _template((list(args), kwargs), found)
+    layer = OpLayer(fn, template, name=unique_name(getattr(fn, "__name__", "op").strip("_")))
+    return layer(found if len(found) > 1 else found[0])
+
+
+def symbolic_aware(fn: Any) -> Any:
+    """``fn`` that, given KerasTensors, records an op layer instead of computing (``keras.ops``,
+    ``keras.backend`` and the loss functions on symbolic tensors)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _has_symbolic(args) or _has_symbolic(kwargs):
+            return symbolic_call(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    wrapper.symbolic_aware = True
+    return wrapper
 
 
 def _is_symbolic(value: Any) -> bool:
@@ -469,3 +558,19 @@ class InputLayer(Layer):
 
     def forward(self, x):
         return x
+
+
+class OpLayer(Layer):
+    """An op applied to symbolic tensors (``x + y``, ``keras.ops.concatenate([a, b])``, ``K.mean(z)``): it
+    holds the function and the other arguments and computes on the concrete tensors. A model holding one
+    saves its weights only (the function is code, as a ``Lambda``'s)."""
+
+    def __init__(self, fn: Any, template: Any, **kwargs) -> None:
+        super().__init__(**kwargs)
+        object.__setattr__(self, "fn", fn)
+        object.__setattr__(self, "template", template)
+
+    def forward(self, inputs):
+        tensors = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+        args, kwargs = _fill(self.template, tensors)
+        return self.fn(*args, **kwargs)

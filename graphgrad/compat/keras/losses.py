@@ -326,3 +326,14 @@ def with_class_weight(loss: Any, class_weight: dict) -> Any:
     weighted.__name__ = loss.__name__
     weighted.keras_loss = keras_loss
     return weighted
+
+
+# on KerasTensors (Keras 2's losses written on a functional model's tensors, then model.add_loss) each
+# loss function records an op layer
+from graphgrad.compat.keras.engine import symbolic_aware  # noqa: E402
+
+for _name in ("sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy",
+              "mean_squared_error", "mean_absolute_error", "huber", "mse", "mae", "kl_divergence", "kld", "KLD",
+              "kullback_leibler_divergence", "cosine_similarity", "binary_focal_crossentropy"):
+    if _name in globals() and callable(globals()[_name]):
+        globals()[_name] = symbolic_aware(globals()[_name])

@@ -27,7 +27,24 @@ def _with_penalties(model, loss):
     extra = [penalty for layer in layers for penalty in layer._own_losses()]
     for layer in layers:
         layer._pending_losses.clear()
+    extra += _model_losses(model, clear=True)
+    if loss is None:
+        if not extra:
+            raise ValueError(f"{model.name}: compiled without a loss and no add_loss penalty was computed")
+        return sum(extra[1:], extra[0])
     return loss + sum(extra[1:], extra[0]) if extra else loss
+
+
+def _model_losses(model, clear: bool = False) -> list:
+    """The losses added on the model itself (``model.add_loss``) by its last forward pass."""
+    found = []
+    for m in model.modules():
+        pending = m.__dict__.get("_pending_model_losses")
+        if pending:
+            found += pending
+            if clear:
+                object.__setattr__(m, "_pending_model_losses", [])
+    return found
 
 
 def _batch_inputs(batch: Any) -> Any:
@@ -133,8 +150,51 @@ class Model(gg.Model):
             values[id(t)] = out if t.index is None else out[t.index]
             if masks[key] is not None and t.index in (None, 0):
                 masks[id(t)] = masks[key]
+        symbolic_losses = self.__dict__.get("_symbolic_losses")
+        if symbolic_losses:  # model.add_loss(a KerasTensor): computed from this pass's values
+            for t in self._loss_nodes:
+                if id(t) not in values:
+                    inbound = t.inbound
+                    several = isinstance(inbound, (list, tuple))
+                    args = [values[id(s)] for s in inbound] if several else values[id(inbound)]
+                    out = t.layer(args)
+                    values[id(t)] = out if t.index is None else out[t.index]
+            object.__setattr__(self, "_pending_model_losses",
+                               [gg.mean(values[id(t)]) if values[id(t)].ndim else values[id(t)]
+                                for t in symbolic_losses])
         outs = [values[id(t)] for t in self._outputs]
         return outs if self._output_was_list else outs[0]
+
+    def add_loss(self, value: Any) -> None:
+        """Keras' ``model.add_loss``: a KerasTensor of the model's inputs and layers (Keras 2's VAE writes its
+        loss this way, then compiles without a loss) becomes part of every forward pass's loss; a concrete
+        Tensor (from a subclassed model's ``call``) counts for the current pass."""
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        if callable(value) and not isinstance(value, (KerasTensor, gg.Tensor)):
+            values = [value()]
+        if all(isinstance(v, KerasTensor) for v in values):
+            if self._inputs is None:
+                raise ValueError("add_loss: a symbolic loss needs a functional model (keras.Model(inputs, outputs))")
+            losses = list(self.__dict__.get("_symbolic_losses") or []) + values
+            nodes, seen = [], {id(t) for t in self._inputs}
+
+            def visit(t: KerasTensor) -> None:
+                if id(t) in seen:
+                    return
+                seen.add(id(t))
+                if t.layer is None:
+                    raise ValueError(f"add_loss: {t.name} is an Input that is not among {self.name}'s inputs")
+                for source in (t.inbound if isinstance(t.inbound, (list, tuple)) else [t.inbound]):
+                    visit(source)
+                nodes.append(t)
+
+            for t in losses:
+                visit(t)
+            object.__setattr__(self, "_symbolic_losses", losses)
+            object.__setattr__(self, "_loss_nodes", nodes)
+            return
+        pending = list(self.__dict__.get("_pending_model_losses") or [])
+        object.__setattr__(self, "_pending_model_losses", pending + [as_tensor(v) for v in values])
 
     def forward(self, x, *args, **kwargs):
         if self._inputs is not None:
@@ -254,6 +314,12 @@ class Model(gg.Model):
         optimizer, loss, metrics, loss_weights = self._keras_compile
         opt = _optimizers.get(optimizer).bind(self.parameters())
         gg_loss, gg_metrics = _multi.compile_arguments(self, loss, metrics, loss_weights)
+        if gg_loss is None:  # compile(optimizer) alone: the loss is what add_loss adds (Keras 2's VAE)
+            def no_loss(y_pred, y_true):
+                return None
+
+            no_loss.__name__ = "loss"
+            gg_loss = no_loss
         super().compile(optimizer=opt, loss=gg_loss, metrics=gg_metrics)
         if self.loss_fn is not None:  # Keras' loss counts the layers' penalties (training and evaluation)
             base = self.loss_fn
@@ -274,6 +340,16 @@ class Model(gg.Model):
                 raise ValueError(f"{self.name}: expected {len(self._inputs)} input arrays, got {len(x)}")
             return tuple(gg.tensor(v).numpy() if not hasattr(v, "shape") else v for v in x)
         return x
+
+    def _targets_or_none(self, x: Any, y: Any) -> Any:
+        """Keras' targets; for arrays without targets (a model whose loss comes from ``add_loss``),
+        placeholder zeros that no loss reads."""
+        if y is None and x is not None and not _utils.is_dataset(x) and not isinstance(x, (_utils.steps_of,
+                                                                                             _utils.batches_of)):
+            first = x[0] if isinstance(x, (list, tuple)) else x
+            if hasattr(first, "shape") or isinstance(first, (list, tuple)):
+                return gg.zeros((len(first),)).numpy()
+        return _multi.targets_of(self, y)
 
     def _ready(self, what: str, x: Any) -> None:
         if self._keras_compile is None:
@@ -311,9 +387,10 @@ class Model(gg.Model):
         for callback in callbacks or []:
             if hasattr(callback, "restore_into"):  # BackupAndRestore: resume after the last finished epoch
                 initial_epoch = max(int(initial_epoch), callback.restore_into(self))
-        x, y = self._inputs_of(x), _multi.targets_of(self, y)
+        x, y = self._inputs_of(x), self._targets_or_none(x, y)
         if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
-            validation_data = (self._inputs_of(validation_data[0]), _multi.targets_of(self, validation_data[1]))
+            vx = self._inputs_of(validation_data[0])
+            validation_data = (vx, self._targets_or_none(vx, validation_data[1]))
         if class_weight:  # only the training loss is weighted (not validation's), as in Keras
             object.__setattr__(self, "_train_loss", _losses.with_class_weight(self.loss_fn, class_weight))
         try:
@@ -360,7 +437,7 @@ class Model(gg.Model):
             x = _utils.batches_of(x)
         else:
             self._ready("evaluate", x)
-        logs = super().evaluate(self._inputs_of(x), _multi.targets_of(self, y), batch_size=batch_size or 32, verbose=0, callbacks=callbacks)
+        logs = super().evaluate(self._inputs_of(x), self._targets_or_none(x, y), batch_size=batch_size or 32, verbose=0, callbacks=callbacks)
         if _verbose(verbose):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()), file=sys.stdout, flush=True)
         if return_dict:
@@ -386,6 +463,7 @@ class Model(gg.Model):
             for layer in self.modules():
                 if isinstance(layer, Layer):
                     layer._pending_losses.clear()  # activity penalties of predictions count nowhere
+            _model_losses(self, clear=True)
 
     # Keras 2's generator methods (removed in Keras 3, kept by tf.keras): fit / evaluate / predict take generators
     def fit_generator(self, generator: Any, steps_per_epoch: Any = None, epochs: int = 1, verbose: Any = 1,

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import graphgrad as gg
+from graphgrad.compat.keras.engine import symbolic_aware
 from graphgrad.nn import functional as F
 
 __all__ = ["convert_to_tensor", "convert_to_numpy", "cast", "shape", "square", "softmax", "log_softmax",
-           "expand_dims", "squeeze", "one_hot", "relu", "sigmoid", "tanh"]
+           "expand_dims", "squeeze", "one_hot", "relu", "sigmoid", "tanh", "normalize"]
 
 
 def convert_to_tensor(x: Any, dtype: Any = None):
@@ -61,8 +62,27 @@ gelu, silu, softplus = gg.gelu, gg.silu, gg.softplus
 relu6 = F.relu6
 
 
+def normalize(x: Any, axis: int = -1, order: int = 2):
+    """``x`` divided by its ``order``-norm along ``axis`` (Keras 3's ``ops.normalize``)."""
+    x = convert_to_tensor(x)
+    if order == 2:
+        return x / gg.sqrt(gg.maximum(gg.sum(x * x, axis=axis, keepdims=True), 1e-12))
+    return x / gg.maximum(gg.norm(x, ord=order, axis=axis, keepdims=True), 1e-12)
+
+
+# on KerasTensors (a functional model being built) each function records an op layer, as Keras 3
+for _name in __all__ + ["gelu", "silu", "softplus", "relu6", "normalize"]:
+    if _name not in ("convert_to_numpy", "shape"):
+        globals()[_name] = symbolic_aware(globals()[_name])
+_WRAPPED: dict = {}
+
+
 def __getattr__(name: str) -> Any:
     value = getattr(gg, name, None)
     if value is None or name.startswith("_"):
         raise AttributeError(f"keras.ops.{name} is not mapped onto graphgrad (see docs/keras.md)")
+    if callable(value) and not isinstance(value, type):
+        if name not in _WRAPPED:
+            _WRAPPED[name] = symbolic_aware(value)
+        return _WRAPPED[name]
     return value
