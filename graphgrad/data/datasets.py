@@ -239,7 +239,8 @@ _MNIST = {
 }
 
 
-def _find(folders: list[str], name: str) -> Optional[str]:
+def find_file(folders: list[str], name: str) -> Optional[str]:
+    """The first ``folder/name`` or ``folder/name.gz`` that exists, else ``None``."""
     for folder in folders:
         for candidate in (name, name + ".gz"):
             path = os.path.join(folder, candidate)
@@ -278,7 +279,7 @@ def load_mnist(root: PathLike, train: bool = True, kind: str = "mnist") -> tuple
     folders = [root, os.path.join(root, sub, "raw")]
     prefix = "train" if train else "t10k"
     names = [f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"]
-    paths = [_find(folders, n) for n in names]
+    paths = [find_file(folders, n) for n in names]
     missing = [n for n, p in zip(names, paths) if p is None]
     if missing:
         raise FileNotFoundError(

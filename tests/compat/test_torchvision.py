@@ -266,3 +266,15 @@ def test_io_writes_and_reads_uint8_images(tmp_path):
     assert gray.shape == (1, 5, 7)
     assert io.decode_image(io.read_file(str(tmp_path / "a.png"))).shape == (3, 5, 7)
     assert io.read_image(str(tmp_path / "a.png"), io.ImageReadMode.RGB_ALPHA).shape == (4, 5, 7)
+
+
+def test_colour_adjustments_of_tensors_blend_toward_black_gray_and_the_mean():
+    t = transforms.ToTensor()(Image.fromarray(_rgb()))
+    assert float(TF.adjust_brightness(t, 0.0).numpy().max()) == 0.0
+    np.testing.assert_allclose(TF.adjust_brightness(t, 1.0).numpy(), t.numpy())
+    gray = TF.adjust_saturation(t, 0.0).numpy()
+    np.testing.assert_allclose(gray[0], gray[1], atol=1e-6)
+    flat = TF.adjust_contrast(t, 0.0).numpy()
+    assert np.ptp(flat) < 1e-6
+    with pytest.raises(ValueError, match="contrast_factor"):
+        TF.adjust_contrast(t, -1.0)

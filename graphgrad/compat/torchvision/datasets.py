@@ -48,16 +48,6 @@ def download_url(url: str, folder: str, filename: Optional[str] = None) -> str:
     return path
 
 
-def _find(folders: list, name: str) -> Optional[str]:
-    """The first of ``folder/name`` or ``folder/name.gz`` that exists."""
-    for folder in folders:
-        for candidate in (name, name + ".gz"):
-            path = os.path.join(folder, candidate)
-            if os.path.isfile(path):
-                return path
-    return None
-
-
 def _pil_image():
     try:
         from PIL import Image
@@ -127,12 +117,12 @@ class MNIST(VisionDataset):
         prefix = "train" if train else "t10k"
         names = [f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"]
         raw = self.raw_folder
-        found = [_find([self.root, raw], n) for n in names]
+        found = [_files.find_file([self.root, raw], n) for n in names]
         if download and None in found:
             for name, path in zip(names, found):
                 if path is None:
                     download_url(MIRRORS[type(self).__name__] + name + ".gz", raw)
-            found = [_find([self.root, raw], n) for n in names]
+            found = [_files.find_file([self.root, raw], n) for n in names]
         if None in found:
             missing = [n for n, p in zip(names, found) if p is None]
             raise RuntimeError(f"{type(self).__name__}: {' and '.join(missing)} (raw or .gz) not found in {raw} "

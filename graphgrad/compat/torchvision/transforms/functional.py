@@ -200,41 +200,34 @@ def _blend(img1, img2, ratio: float):
     return out.astype(img1.dtype)
 
 
-def adjust_brightness(img: Any, brightness_factor: float) -> Any:
-    if brightness_factor < 0:
-        raise ValueError(f"brightness_factor must be non-negative, got {brightness_factor}")
+def _adjust(img: Any, factor: float, what: str, enhancer: str, toward) -> Any:
+    """Blend ``img`` with ``toward(array)`` by ``factor`` (1 keeps the image); Pillow's ``enhancer``
+    does it for a PIL image."""
+    if factor < 0:
+        raise ValueError(f"{what}_factor must be non-negative, got {factor}")
     if _is_pil(img):
         from PIL import ImageEnhance
 
-        return ImageEnhance.Brightness(img).enhance(brightness_factor)
+        return getattr(ImageEnhance, enhancer)(img).enhance(factor)
     array = _array(img)
-    return Tensor(_blend(array, np.zeros_like(array), brightness_factor))
+    return Tensor(_blend(array, toward(img, array), factor))
+
+
+def _gray_of(img, array):
+    return _array(rgb_to_grayscale(img)) if array.shape[-3] == 3 else array
+
+
+def adjust_brightness(img: Any, brightness_factor: float) -> Any:
+    return _adjust(img, brightness_factor, "brightness", "Brightness", lambda img, a: np.zeros_like(a))
 
 
 def adjust_contrast(img: Any, contrast_factor: float) -> Any:
-    if contrast_factor < 0:
-        raise ValueError(f"contrast_factor must be non-negative, got {contrast_factor}")
-    if _is_pil(img):
-        from PIL import ImageEnhance
-
-        return ImageEnhance.Contrast(img).enhance(contrast_factor)
-    array = _array(img)
-    gray = _array(rgb_to_grayscale(img)) if array.shape[-3] == 3 else array
-    mean = gray.astype(np.float32).mean(axis=(-3, -2, -1), keepdims=True)
-    return Tensor(_blend(array, mean, contrast_factor))
+    return _adjust(img, contrast_factor, "contrast", "Contrast",
+                   lambda img, a: _gray_of(img, a).astype(np.float32).mean(axis=(-3, -2, -1), keepdims=True))
 
 
 def adjust_saturation(img: Any, saturation_factor: float) -> Any:
-    if saturation_factor < 0:
-        raise ValueError(f"saturation_factor must be non-negative, got {saturation_factor}")
-    if _is_pil(img):
-        from PIL import ImageEnhance
-
-        return ImageEnhance.Color(img).enhance(saturation_factor)
-    array = _array(img)
-    if array.shape[-3] == 1:
-        return img
-    return Tensor(_blend(array, _array(rgb_to_grayscale(img)), saturation_factor))
+    return _adjust(img, saturation_factor, "saturation", "Color", _gray_of)
 
 
 def adjust_hue(img: Any, hue_factor: float) -> Any:
