@@ -153,3 +153,48 @@ def test_a_program_in_the_style_of_a_public_one_trains_on_graphgrad(program, goa
 @pytest.mark.parametrize("program, goal", PROGRAMS.items())
 def test_the_same_program_trains_on_pytorch(program, goal):
     assert _reached(_run([os.path.join(HERE, "torch_realworld", program)]), goal)
+
+
+def test_torch_func_transforms_compose_per_sample_gradients():
+    """The PyTorch tutorials' per-sample gradients: vmap(grad(loss of functional_call(model, (params,
+    buffers), x)), in_dims=(None, None, 0, 0)) equals one autograd.grad per sample."""
+    from graphgrad.compat.torch.func import functional_call, grad, grad_and_value, hessian, jacrev, vmap, vjp
+    from graphgrad.compat.torch.func import stack_module_state
+
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    data, targets = torch.randn(5, 4), torch.randint(3, (5,))
+    by_hand = [torch.autograd.grad(F.cross_entropy(model(data[i:i + 1]), targets[i:i + 1]), list(model.parameters()))
+               for i in range(5)]
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def compute_loss(params, buffers, sample, target):
+        return F.cross_entropy(functional_call(model, (params, buffers), (sample.unsqueeze(0),)), target.unsqueeze(0))
+
+    per_sample = vmap(grad(compute_loss), in_dims=(None, None, 0, 0))(params, {}, data, targets)
+    assert list(per_sample) == [k for k, _ in model.named_parameters()]
+    for j, stacked in enumerate(per_sample.values()):
+        assert stacked.shape == (5,) + tuple(by_hand[0][j].shape)
+        assert torch.allclose(stacked, torch.stack([g[j] for g in by_hand]), atol=1e-6)
+    assert model[0].weight is dict(model.named_parameters())["0.weight"]  # the module's own are back
+
+    x = torch.tensor([1.0, 2.0, 3.0])
+    cube = lambda v: (v ** 3).sum()  # noqa: E731
+    assert grad(cube)(x).tolist() == [3.0, 12.0, 27.0]
+    assert grad(grad(cube))(torch.tensor(2.0)).item() == 12.0
+    assert grad_and_value(cube)(x)[1].item() == 36.0
+    assert hessian(cube)(x).tolist() == [[6.0, 0, 0], [0, 12.0, 0], [0, 0, 18.0]]
+    assert jacrev(torch.sin)(x).shape == (3, 3)
+    assert vjp(lambda v: v * 2, x)[1](torch.ones(3))[0].tolist() == [2.0, 2.0, 2.0]
+    assert vmap(torch.dot)(torch.ones(2, 3), torch.ones(2, 3)).tolist() == [3.0, 3.0]
+    assert vmap(lambda v: v.sum(), in_dims=1)(torch.ones(2, 5)).shape == (5,)
+
+    ensemble = [torch.nn.Linear(3, 2) for _ in range(3)]  # the tutorials' model ensembling
+    stacked_params, stacked_buffers = stack_module_state(ensemble)
+    base = torch.nn.Linear(3, 2)
+    out = vmap(lambda p, b, v: functional_call(base, (p, b), (v,)), in_dims=(0, 0, None))(
+        stacked_params, stacked_buffers, torch.ones(4, 3))
+    assert out.shape == (3, 4, 2) and torch.allclose(out[1], ensemble[1](torch.ones(4, 3)))
+    assert torch.nn.utils.stateless.functional_call(base, dict(ensemble[0].named_parameters()),
+                                                    torch.ones(1, 3)).shape == (1, 2)

@@ -478,7 +478,7 @@ def broadcast_shapes(*shapes) -> tuple:
 # the submodules, imported before the module __getattr__ below exists (which would answer for them)
 from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, nn,  # noqa: E402,F401
                                     onnx, optim, profiler, random, serialization, special, testing, utils)
-from graphgrad.compat.torch import sparse  # noqa: E402
+from graphgrad.compat.torch import func, sparse  # noqa: E402
 from graphgrad.compat.torch.sparse import (sparse_coo_tensor, sparse_csr_tensor, strided, sparse_coo,  # noqa: E402,F401
                                            sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, layout)
 
@@ -540,7 +540,7 @@ def install() -> None:
                          "torch.utils.data.dataloader": data, "torch.utils.data.dataset": data,
                          "torch.utils.checkpoint": checkpoint, "torch.utils.tensorboard": tensorboard,
                          "torch.jit": jit, "torch.onnx": onnx, "torch.profiler": profiler, "torch.testing": testing,
-                         "torch.random": random, "torch.sparse": sparse, "torch.nn.modules": nn, "torch.nn.modules.module": nn,
+                         "torch.random": random, "torch.sparse": sparse, "torch.func": func, "torch.nn.modules": nn, "torch.nn.modules.module": nn,
                          "torch.nn.modules.loss": nn, "torch.optim.optimizer": optim,
                          "torch.distributions": _gg.distributions, "torch.distributions.kl": _gg.distributions,
                          "torch.distributions.normal": _gg.distributions,

@@ -109,3 +109,14 @@ def spectral_norm(module: _nn.Module, name: str = "weight", n_power_iterations: 
         object.__setattr__(module, name, compute(module, True))
     module.register_forward_pre_hook(hook)
     return module
+
+
+class stateless:
+    """``torch.nn.utils.stateless``: ``functional_call`` (torch.func's, the older name)."""
+
+    @staticmethod
+    def functional_call(module, parameters_and_buffers, args=(), kwargs=None, *, tie_weights: bool = True,
+                        strict: bool = False):
+        from graphgrad.compat.torch.func import functional_call
+
+        return functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)
