@@ -267,6 +267,24 @@ def test_tf_tutorial_mnist_model_module():
         assert tf.train.global_step(sess, tf.train.get_global_step()) == 100
 
 
+
+def test_tf_image_and_text_summaries_and_run_options(tmp_path):
+    # mnist_with_summaries.py: tf.summary.image, tf.RunOptions(trace_level=FULL_TRACE), add_run_metadata
+    x = tf.placeholder(tf.float32, [None, 4, 4, 1])
+    tf.summary.image("input", x, 2)
+    tf.summary.text("note", tf.constant("hello"))
+    tf.summary.scalar("mean", tf.reduce_mean(x))
+    merged = tf.summary.merge_all()
+    writer = tf.summary.FileWriter(str(tmp_path))
+    options, metadata = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), tf.RunMetadata()
+    with tf.Session() as sess:
+        value = sess.run(merged, {x: np.ones((3, 4, 4, 1))}, options=options, run_metadata=metadata)
+    writer.add_run_metadata(metadata, "step000")
+    writer.add_summary(value, 0)
+    writer.close()
+    assert value[0].shape == (3, 4, 4, 1) and value[2] == 1.0 and os.listdir(tmp_path)
+
+
 # ---- whole programs ---------------------------------------------------------------------------------------------
 #: program -> (arguments, the least final accuracy); "{mnist}" is a folder of MNIST-format files, "{tmp}" a
 #: fresh folder
@@ -276,6 +294,7 @@ PROGRAMS = {
     "dataset_cnn.py": ([], 0.85),
     "bidirectional_rnn.py": ([], 0.7),
     "word2vec.py": ([], 0.7),
+    "mnist_with_summaries.py": (["--data_dir", "{mnist}", "--summaries_dir", "{tmp}/logs"], 0.8),
 }
 
 
@@ -298,6 +317,8 @@ def test_tf_realworld_program_learns(program, mnist_folder, tmp_path):
                          f"sys.argv = {[os.path.join(PROGRAMS_DIR, program)] + args!r}\n"
                          "runpy.run_path(sys.argv[0], run_name='__main__')", cwd=str(tmp_path))
     assert _accuracy(out) >= least, out[-1500:]
+    if program == "mnist_with_summaries.py":
+        assert all(os.listdir(tmp_path / "logs" / part) for part in ("train", "test"))
     if program == "fully_connected_feed.py":
         assert "global step 400" in out and "model.ckpt-399.npz" in os.listdir(tmp_path / "logs")
         assert any(name.startswith("events.out.tfevents") for name in os.listdir(tmp_path / "logs"))

@@ -567,7 +567,17 @@ class ConfigProto:
         self.__dict__.update(kwargs)
 
 
-GPUOptions = RunOptions = ConfigProto
+GPUOptions = ConfigProto
+
+
+class RunOptions(ConfigProto):
+    """Accepted and ignored (``trace_level=tf.RunOptions.FULL_TRACE``)."""
+
+    NO_TRACE, SOFTWARE_TRACE, HARDWARE_TRACE, FULL_TRACE = 0, 1, 2, 3
+
+
+class RunMetadata(ConfigProto):
+    """Accepted; a run fills nothing in."""
 
 
 class Session(_gg.Session):

@@ -41,6 +41,17 @@ def histogram(name: str, values: Any, collections: Any = None, family: Any = Non
     return _make(name, values, "histogram", collections)
 
 
+def image(name: str, tensor: Any, max_outputs: int = 3, collections: Any = None, family: Any = None) -> Any:
+    """An image summary: accepted and fetched, but not written (the event files hold scalars, histograms
+    and text)."""
+    return _make(name, tensor, "image", collections)
+
+
+def text(name: str, tensor: Any, collections: Any = None) -> Any:
+    """A text summary (a string tensor)."""
+    return _make(name, tensor, "text", collections)
+
+
 def merge(inputs: list, collections: Any = None, name: Optional[str] = None) -> Any:
     """One summary holding every summary of ``inputs``."""
     entries, values = [], []
@@ -73,8 +84,14 @@ class FileWriter:
         for (tag, kind), value in zip(entries, summary):
             if kind == "scalar":
                 self._writer.add_scalar(tag, float(value), step)
-            else:
+            elif kind == "histogram":
                 self._writer.add_histogram(tag, value, step)
+            elif kind == "text":
+                text = value.item() if hasattr(value, "item") and getattr(value, "ndim", 0) == 0 else value
+                self._writer.add_text(tag, text.decode() if isinstance(text, bytes) else str(text), step)
+
+    def add_run_metadata(self, run_metadata: Any, tag: str, global_step: Any = None) -> None:
+        """Accepted; graphgrad records no run traces."""
 
     def add_graph(self, graph: Any, global_step: Any = None) -> None:
         """Accepted; the graph is not drawn in TensorBoard (use ``gg.viz.to_dot``)."""
@@ -92,4 +109,4 @@ class FileWriter:
         self.close()
 
 
-__all__ = ["scalar", "histogram", "merge", "merge_all", "FileWriter"]
+__all__ = ["scalar", "histogram", "image", "text", "merge", "merge_all", "FileWriter"]
