@@ -198,3 +198,13 @@ def test_torch_func_transforms_compose_per_sample_gradients():
     assert out.shape == (3, 4, 2) and torch.allclose(out[1], ensemble[1](torch.ones(4, 3)))
     assert torch.nn.utils.stateless.functional_call(base, dict(ensemble[0].named_parameters()),
                                                     torch.ones(1, 3)).shape == (1, 2)
+
+
+def test_benchmark_timer_measures_a_statement():
+    """The per-sample-gradients tutorial times both ways with torch.utils.benchmark.Timer(stmt, globals=...)."""
+    from graphgrad.compat.torch.utils.benchmark import Timer
+
+    x = torch.ones(3)
+    m = Timer(stmt="x * 2", globals={"x": x}).timeit(20)
+    assert len(m.times) == 1 and m.times[0] > 0 and m.mean == m.median and "Measurement" in repr(m)
+    assert Timer("x + 1", globals={"x": x}).blocked_autorange(min_run_time=0.01).times

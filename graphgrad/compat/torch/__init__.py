@@ -538,7 +538,7 @@ def install() -> None:
                          "torch.backends.mps": backends.mps, "torch.distributed": distributed,
                          "torch.utils.data.distributed": data, "torch.utils.data.sampler": data,
                          "torch.utils.data.dataloader": data, "torch.utils.data.dataset": data,
-                         "torch.utils.checkpoint": checkpoint, "torch.utils.tensorboard": tensorboard,
+                         "torch.utils.checkpoint": checkpoint, "torch.utils.benchmark": utils.benchmark, "torch.utils.tensorboard": tensorboard,
                          "torch.jit": jit, "torch.onnx": onnx, "torch.profiler": profiler, "torch.testing": testing,
                          "torch.random": random, "torch.sparse": sparse, "torch.func": func, "torch.nn.modules": nn, "torch.nn.modules.module": nn,
                          "torch.nn.modules.loss": nn, "torch.optim.optimizer": optim,

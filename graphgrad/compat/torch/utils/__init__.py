@@ -1,2 +1,3 @@
-"""``torch.utils``: ``data``."""
+"""``torch.utils``: ``data``, ``benchmark``."""
 from graphgrad.compat.torch.utils import data  # noqa: F401
+from graphgrad.compat.torch.utils import benchmark  # noqa: F401,E402
