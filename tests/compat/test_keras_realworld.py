@@ -288,7 +288,7 @@ def test_datasets_read_keras_files_and_get_file_does_not_download(tmp_path):
 #: program -> the test accuracy it must reach (each trains for a few epochs on small data)
 PROGRAMS = {"reviews_conv1d.py": 0.9, "reviews_lstm_dropout.py": 0.9, "antirectifier_digits.py": 0.85,
             "siamese_digits.py": 0.85, "news_tokenizer_mlp.py": 0.9, "augmented_digits_cnn.py": 0.85,
-            "vae_digits.py": 0.5}
+            "vae_digits.py": 0.5, "addition_seq2seq.py": 0.4}
 SHIM = ("import graphgrad.compat.keras as k; k.install(); import runpy, sys; "
         "runpy.run_path(sys.argv[1], run_name='__main__')")
 
