@@ -285,6 +285,25 @@ def test_tf_image_and_text_summaries_and_run_options(tmp_path):
     assert value[0].shape == (3, 4, 4, 1) and value[2] == 1.0 and os.listdir(tmp_path)
 
 
+
+def test_tf_split_of_an_axis_known_when_run_and_nested_config_options():
+    # nlintz's 07_lstm.py: tf.split(tf.reshape(XT, [-1, 28]), 28, 0) of a batch of unknown size, and
+    # session_conf.gpu_options.allow_growth = True
+    x = tf.placeholder(tf.float32, [None, 3])
+    pieces = tf.split(x, 4, 0)
+    columns = tf.split(tf.transpose(x), 2, axis=1)
+    assert len(pieces) == 4 and pieces[0].shape == (None, 3)
+    config = tf.ConfigProto(allow_soft_placement=True)
+    config.gpu_options.allow_growth = True
+    config.graph_options.optimizer_options.global_jit_level = 1
+    data = np.arange(24, dtype=np.float32).reshape(8, 3)
+    with tf.Session(config=config) as sess:
+        out = sess.run(pieces + columns, {x: data})
+    np.testing.assert_array_equal(out[1], data[2:4])
+    np.testing.assert_array_equal(out[5], data[4:].T)
+    assert config.gpu_options.allow_growth is True
+
+
 # ---- whole programs ---------------------------------------------------------------------------------------------
 #: program -> (arguments, the least final accuracy); "{mnist}" is a folder of MNIST-format files, "{tmp}" a
 #: fresh folder

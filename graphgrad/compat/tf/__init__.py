@@ -566,8 +566,15 @@ class ConfigProto:
     def __init__(self, **kwargs) -> None:
         self.__dict__.update(kwargs)
 
+    def __getattr__(self, name: str) -> Any:
+        """A nested options block (``config.gpu_options.allow_growth = True``), made on first use."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = self.__dict__[name] = ConfigProto()
+        return value
 
-GPUOptions = ConfigProto
+
+GPUOptions = GraphOptions = OptimizerOptions = ConfigProto
 
 
 class RunOptions(ConfigProto):
@@ -996,8 +1003,16 @@ unpack = unstack
 def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None) -> list:
     """Into ``num_or_size_splits`` equal pieces, or pieces of the sizes listed (one may be -1)."""
     need_rank("split", value)
+    axis = int(axis) % len(value.shape)
+    if isinstance(num_or_size_splits, int) and value.shape[axis] is None:  # equal pieces of a size known when run
+        rest = value.shape[:axis] + value.shape[axis + 1:]
+        if None in rest:
+            raise _gg.ShapeError(f"split: only the split axis of shape {value.shape} may be unknown when "
+                                 f"splitting it into {num_or_size_splits} equal pieces")
+        pieces = _gg.reshape(_gg.moveaxis(value, axis, 0), (num_or_size_splits, -1) + rest)
+        return [_gg.moveaxis(pieces[i], 0, axis) for i in builtins.range(num_or_size_splits)]
     if isinstance(num_or_size_splits, int):
-        return _gg.split(value, num_or_size_splits, axis=int(axis))
+        return _gg.split(value, num_or_size_splits, axis=axis)
     sizes = [int(s) for s in num_or_size_splits]
     if -1 in sizes:
         sizes[sizes.index(-1)] = value.shape[axis] - (builtins.sum(sizes) + 1)
