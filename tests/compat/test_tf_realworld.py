@@ -304,6 +304,76 @@ def test_tf_split_of_an_axis_known_when_run_and_nested_config_options():
     assert config.gpu_options.allow_growth is True
 
 
+
+def test_tf_cond_selects_with_a_placeholder_predicate():
+    # the is_training switch of TF1 batch-norm code: tf.cond(is_training, lambda: ..., lambda: ...)
+    x, training = tf.placeholder(tf.float32, [None, 2]), tf.placeholder(tf.bool, [])
+    out = tf.cond(training, lambda: x * 2.0, lambda: x - 1.0)
+    pair = tf.cond(training, lambda: (x, tf.reduce_sum(x)), lambda: (-x, tf.reduce_max(x)))
+    w = tf.Variable(3.0)
+    grad = tf.gradients(tf.reduce_sum(tf.cond(training, lambda: w * x, lambda: x)), [w])[0]
+    assert tf.cond(True, lambda: 1, lambda: 2) == 1  # a Python predicate picks when built
+    data = np.array([[1.0, 2.0]], np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(out, {x: data, training: True}).tolist() == [[2.0, 4.0]]
+        assert sess.run(out, {x: data, training: False}).tolist() == [[0.0, 1.0]]
+        assert sess.run(pair, {x: data, training: False})[1] == 2.0
+        assert sess.run(grad, {x: data, training: True}) == 3.0 and sess.run(grad, {x: data, training: False}) == 0
+        assert sess.run(tf.case([(tf.less(training, True), lambda: tf.constant(5))], default=lambda: tf.constant(6)),
+                        {training: True}) == 6
+
+
+def test_tf_streaming_metrics_and_local_variables():
+    labels, predictions = tf.placeholder(tf.int64, [None]), tf.placeholder(tf.int64, [None])
+    accuracy, update = tf.metrics.accuracy(labels=labels, predictions=predictions)
+    mse, mse_update = tf.metrics.mean_squared_error(labels, predictions)
+    assert len(tf.local_variables()) == 4 and not tf.trainable_variables()
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+        assert sess.run(update, {labels: [1, 2], predictions: [1, 0]}) == 0.5
+        sess.run([update, mse_update], {labels: [1, 2], predictions: [1, 2]})
+        assert sess.run(accuracy) == 0.75
+        sess.run(tf.local_variables_initializer())  # starts over
+        assert sess.run(accuracy) == 0.0
+
+
+def test_tf_moving_average_categorical_sampling_and_helpers():
+    w = tf.Variable(4.0)
+    ema = tf.train.ExponentialMovingAverage(decay=0.5)
+    average_op = ema.apply([w])
+    samples = tf.multinomial(tf.log([[0.1, 0.9], [0.9, 0.1]]), 400)
+    drawn = tf.random.categorical(tf.zeros([1, 3]), 5)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(tf.assign(w, 0.0))
+        sess.run(average_op)
+        assert sess.run(ema.average(w)) == 2.0
+        rows = sess.run(samples).mean(axis=1)
+        assert rows[0] > 0.8 and rows[1] < 0.2 and sess.run(drawn).shape == (1, 5)
+        assert sorted(sess.run(tf.random_shuffle(tf.range(6))).tolist()) == list(range(6))
+        assert sess.run(tf.count_nonzero(tf.constant([[0, 1], [2, 0]]), axis=1)).tolist() == [1, 1]
+        np.testing.assert_allclose(sess.run(tf.matrix_inverse(tf.eye(2) * 4.0)), np.eye(2) / 4)
+        assert sess.run(tf.map_fn(lambda row: tf.reduce_sum(row), tf.constant([[1., 2.], [3., 4.]]))).tolist() == [3, 7]
+        a, b = sess.run(tf.tuple([tf.constant(1), tf.constant(2)]))
+        assert (a, b) == (1, 2) and sess.run(tf.div_no_nan(1.0, 0.0)) == 0.0
+
+
+def test_tf_sequence_losses():
+    logits = tf.placeholder(tf.float32, [2, 3, 4])
+    targets = tf.placeholder(tf.int32, [2, 3])
+    loss = tf.contrib.seq2seq.sequence_loss(logits, targets, tf.ones([2, 3]))
+    per_step = tf.contrib.legacy_seq2seq.sequence_loss_by_example(
+        tf.unstack(logits, axis=1), tf.unstack(targets, axis=1), [tf.ones([2])] * 3)
+    rng = np.random.RandomState(0)
+    z, t = rng.randn(2, 3, 4).astype(np.float32), rng.randint(0, 4, (2, 3))
+    expected = -(z - np.log(np.exp(z).sum(-1, keepdims=True)))[np.arange(2)[:, None], np.arange(3), t]
+    with tf.Session() as sess:
+        got, by_example = sess.run([loss, per_step], {logits: z, targets: t})
+    np.testing.assert_allclose(got, expected.mean(), rtol=1e-5)
+    np.testing.assert_allclose(by_example, expected.mean(axis=1), rtol=1e-5)
+
+
 # ---- whole programs ---------------------------------------------------------------------------------------------
 #: program -> (arguments, the least final accuracy); "{mnist}" is a folder of MNIST-format files, "{tmp}" a
 #: fresh folder

@@ -306,7 +306,9 @@ all_variables = global_variables
 
 
 def local_variables(scope: Optional[str] = None) -> list:
-    return []
+    """The variables of the ``LOCAL_VARIABLES`` collection (``tf.metrics``' totals and counts)."""
+    return [v for v in graph_state()["collections"].get(GraphKeys.LOCAL_VARIABLES, [])
+            if not scope or v.base_name.startswith(scope)]
 
 
 def global_variables_initializer() -> Operation:
@@ -322,7 +324,9 @@ def variables_initializer(var_list, name: str = "init") -> Operation:
 
 
 def local_variables_initializer() -> Operation:
-    return _gg.no_op(name="init_local")
+    """An operation that sets the local variables (``tf.metrics``' totals and counts) to zero."""
+    found = local_variables()
+    return _gg.variables_initializer(found, name="init_local") if found else _gg.no_op(name="init_local")
 
 
 tables_initializer = local_variables_initializer
@@ -1185,6 +1189,11 @@ from graphgrad.compat.tf import layers, rnn as _rnn  # noqa: E402
 from graphgrad.compat.tf._flags import app, flags  # noqa: E402
 from graphgrad.compat.tf._gfile import gfile, io  # noqa: E402
 from graphgrad.compat.tf import data  # noqa: E402
+from graphgrad.compat.tf._more import (argsort, case, cholesky, cond, convert_to_tensor, count_nonzero,  # noqa: E402
+                                       diag, diag_part, div_no_nan, eye, identity_n, is_tensor, linalg, log_sigmoid,
+                                       map_fn, matrix_band_part, matrix_determinant, matrix_inverse, matrix_solve,
+                                       metrics, multinomial, random_shuffle, sort, trace)
+from graphgrad.compat.tf import _more  # noqa: E402
 from graphgrad.compat.tf.data import errors  # noqa: E402
 
 nn.rnn_cell = types.SimpleNamespace(
@@ -1198,9 +1207,16 @@ nn.static_bidirectional_rnn = _rnn.static_bidirectional_rnn
 scalar_summary, histogram_summary = summary.scalar, summary.histogram
 merge_summary, merge_all_summaries = summary.merge, summary.merge_all
 train.SummaryWriter = summary.FileWriter
+train.ExponentialMovingAverage = _more.ExponentialMovingAverage
+random.categorical, random.shuffle = _more.categorical, random_shuffle
+math.log_sigmoid, math.count_nonzero, math.divide_no_nan = log_sigmoid, count_nonzero, div_no_nan
+nn.log_sigmoid = log_sigmoid
 mul, sub = multiply, subtract
 reverse_sequence = _rnn.reverse_sequence
 from graphgrad.compat.tf.contrib import contrib  # noqa: E402
+contrib.seq2seq = types.SimpleNamespace(sequence_loss=_more.sequence_loss)
+contrib.legacy_seq2seq = types.SimpleNamespace(sequence_loss_by_example=_more.sequence_loss_by_example,
+                                               sequence_loss=_more.legacy_sequence_loss)
 from graphgrad.compat.tf import examples  # noqa: E402
 
 
@@ -1208,6 +1224,8 @@ compat = types.SimpleNamespace(v1=sys.modules[__name__])
 
 
 def __getattr__(name: str) -> Any:
+    if name == "tuple":  # not bound in this module, whose code uses the built-in tuple
+        return _more.tuple_
     raise AttributeError(f"graphgrad.compat.tf has no {name!r} (TensorFlow's tf.{name} is not mapped; see "
                          "docs/tensorflow.md for what is)")
 
