@@ -44,6 +44,15 @@ def test_keras2_module_paths_resolve_after_install():
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
+def test_from_tensorflow_import_keras_after_install():
+    code = ("import graphgrad.compat.keras as k; k.install()\n"
+            "from tensorflow import keras\nfrom tensorflow.keras import layers\nimport tensorflow as tf\n"
+            "assert keras is k and tf.keras is k and layers is k.layers\nprint('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 # ---- keras.backend, keras.random, initializers ------------------------------------------------------------------------
 def test_backend_functions_of_custom_layers_and_losses():
     x = np.array([[3.0, 4.0], [1.0, 0.0]], dtype="float32")

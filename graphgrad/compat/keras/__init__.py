@@ -66,3 +66,29 @@ def install() -> None:
             setattr(holder, leaf, module)
     if "tensorflow" in sys.modules:
         setattr(sys.modules["tensorflow"], "keras", me)
+    elif not any(isinstance(f, _TensorflowFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TensorflowFinder())
+
+
+class _TensorflowFinder:
+    """``import tensorflow`` after :func:`install` (``from tensorflow import keras``, ``tf.keras``): graphgrad's
+    TensorFlow facade, installed then, with ``keras`` this package (a real TensorFlow would load its own
+    Keras, which cannot run alongside this one)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "tensorflow" or "tensorflow" in sys.modules:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        from graphgrad.compat import tf
+
+        tf.install()
+        module = sys.modules["tensorflow"]
+        setattr(module, "keras", sys.modules[__name__])
+        return module
+
+    def exec_module(self, module) -> None:
+        sys.modules["tensorflow"] = module
