@@ -208,3 +208,22 @@ def test_benchmark_timer_measures_a_statement():
     m = Timer(stmt="x * 2", globals={"x": x}).timeit(20)
     assert len(m.times) == 1 and m.times[0] > 0 and m.mean == m.median and "Measurement" in repr(m)
     assert Timer("x + 1", globals={"x": x}).blocked_autorange(min_run_time=0.01).times
+
+
+def test_out_arguments_write_into_the_given_tensor():
+    """The tutorials' tensors lessons: torch.matmul(a, b, out=c), torch.rand(2, 2, out=c), torch.cat(..., out=)."""
+    a, b = torch.ones(2, 2), torch.ones(2, 2) * 2
+    c = torch.zeros(2, 2)
+    assert torch.matmul(a, b, out=c) is c and c.tolist() == [[4.0, 4.0], [4.0, 4.0]]
+    assert torch.rand(2, 2, out=c) is c and float(c.max()) < 1.0
+    e = torch.zeros(4, 2)
+    assert torch.cat([a, b], out=e) is e and e[2:].tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    s = torch.zeros(2)
+    torch.sum(torch.ones(2, 2), 0, out=s)
+    assert s.tolist() == [2.0, 2.0]
+    i = torch.zeros(2, dtype=torch.long)
+    torch.add(torch.tensor([1, 2]), 1, out=i)
+    assert i.tolist() == [2, 3] and i.dtype == torch.long
+    assert torch.add(a, b, alpha=2).tolist() == [[5.0, 5.0], [5.0, 5.0]]
+    with pytest.raises(ValueError, match="shape"):
+        torch.mul(a, b, out=torch.zeros(3))

@@ -129,15 +129,17 @@ min = _reduce_with_indices(_gg.min, _gg.argmin)  # noqa: A001
 
 
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
-    """``torch.cat``: concatenate along ``dim``."""
-    return _gg.concatenate(list(tensors), axis=dim)
+    """``torch.cat``: concatenate along ``dim`` (into ``out`` when given)."""
+    result = _gg.concatenate(list(tensors), axis=dim)
+    return result if out is None else _into(out, result, "cat")
 
 
 concat = cat
 
 
 def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
-    return _gg.stack(list(tensors), axis=dim)
+    result = _gg.stack(list(tensors), axis=dim)
+    return result if out is None else _into(out, result, "stack")
 
 
 _PICKLE_MAGIC = b"GGPICKLE"
@@ -219,6 +221,66 @@ def load(f, map_location=None, weights_only: Any = None, **kwargs) -> Any:
     return _gg.load(f)
 
 
+def _into(out: Tensor, result: Tensor, name: str) -> Tensor:
+    """PyTorch's ``out=``: ``result`` written into ``out`` (same shape; cast to its dtype), which is returned."""
+    if not isinstance(out, _gg.Tensor):
+        raise TypeError(f"torch.{name}: out= must be a tensor, got {type(out).__name__}")
+    if tuple(out.shape) != tuple(result.shape):
+        raise ValueError(f"torch.{name}: out= has shape {tuple(out.shape)} but the result has {tuple(result.shape)} "
+                         "(graphgrad does not resize out= tensors: allocate it with the result's shape)")
+    with _gg.no_grad():
+        out.copy_(result)
+    return out
+
+
+def _writes_out(fn, name: str):
+    """``fn`` taking PyTorch's ``out=`` keyword."""
+    import functools
+
+    @functools.wraps(fn)
+    def function(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        return result if out is None else _into(out, result, name)
+
+    return function
+
+
+#: graphgrad functions that take PyTorch's ``out=`` here (``torch.matmul(a, b, out=c)`` writes into ``c``)
+OUT_FUNCTIONS = ("mul", "multiply", "div", "divide", "true_divide", "matmul", "mm", "bmm",
+                 "addmm", "pow", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "tanh",
+                 "sigmoid", "abs", "sqrt", "rsqrt", "neg", "negative", "reciprocal", "floor", "ceil", "round",
+                 "clamp", "clip", "sum", "mean", "prod", "cumsum", "cumprod", "maximum", "minimum", "eq", "ne",
+                 "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "outer", "dot", "mv",
+                 "sign", "square", "arange", "eye", "full", "exp2", "erf", "lerp", "remainder", "fmod",
+                 "atan2", "arctan2", "argmax", "argmin", "logsumexp", "std", "var", "norm")
+for _name in OUT_FUNCTIONS:
+    if hasattr(_gg, _name):
+        import inspect as _inspect
+
+        try:
+            _takes_out = "out" in _inspect.signature(getattr(_gg, _name)).parameters
+        except (TypeError, ValueError):
+            _takes_out = False
+        if not _takes_out and _name not in globals():
+            globals()[_name] = _writes_out(getattr(_gg, _name), _name)
+
+
+def _scaled(name: str):
+    """``torch.add`` / ``sub``: ``input + alpha * other`` (PyTorch's ``alpha=``), with ``out=``."""
+    made = getattr(_gg, {"sub": "subtract", "subtract": "subtract"}.get(name, name))
+
+    def function(input, other, *, alpha=1, out=None):
+        result = made(input, other if alpha == 1 else other * alpha)
+        return result if out is None else _into(out, result, name)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``torch.{name}(input, other, alpha=1, out=None)``: ``input {'+' if name == 'add' else '-'} alpha * other``."
+    return function
+
+
+add, sub, subtract = _scaled("add"), _scaled("sub"), _scaled("subtract")
+
+
 def _factory(name: str):
     """``torch.<name>(*size)``, also ``torch.<name>(size=(2, 3))`` (the pytorch/examples GAT's
     ``torch.empty(size=...)``), with PyTorch's ``layout=``, ``pin_memory=`` and ``memory_format=`` accepted."""
@@ -229,7 +291,8 @@ def _factory(name: str):
             if size:
                 raise TypeError(f"torch.{name}: the size given both positionally and as size=")
             size = (kwargs.pop("size"),)
-        return made(*size, **kwargs)
+        result = made(*size, **kwargs)
+        return result if out is None else _into(out, result, name)
 
     factory.__name__ = factory.__qualname__ = name
     factory.__doc__ = made.__doc__
