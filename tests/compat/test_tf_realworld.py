@@ -374,6 +374,35 @@ def test_tf_sequence_losses():
     np.testing.assert_allclose(by_example, expected.mean(axis=1), rtol=1e-5)
 
 
+
+def test_tf_shape_as_list_after_install():
+    # DeepLearningZeroToAll's back-prop labs: assert hypothesis.shape.as_list() == Y.shape.as_list()
+    out = _run_installed("import tensorflow as tf\n"
+                         "x = tf.placeholder(tf.float32, [None, 3])\n"
+                         "y = tf.layers.dense(x, 2)\n"
+                         "print(y.shape.as_list(), y.shape[1].value, y.shape[0], y.shape == (None, 2))")
+    assert out.strip() == "[None, 2] 2 None True"
+
+
+def test_tf_lists_of_tensors_are_packed_and_a_shapeless_training_flag():
+    # DeepLearningZeroToAll's zoo classifier: tf.stop_gradient([Y_one_hot]); its tf.layers CNN:
+    # tf.layers.dropout(x, training=tf.placeholder(tf.bool)) (a placeholder without a shape)
+    a, b = tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])
+    packed = tf.stop_gradient([a, b])
+    mean = tf.reduce_mean([tf.reduce_sum(a), tf.reduce_sum(b)])
+    training = tf.placeholder(tf.bool)
+    x = tf.placeholder(tf.float32, [None, 4, 4, 2])
+    dropped = tf.layers.dropout(x, rate=0.5, training=training)
+    after = tf.layers.conv2d(dropped, 3, 2)  # needs the channels of the dropout's output
+    normed = tf.layers.batch_normalization(x, training=training)
+    assert packed.shape == (2, 2) and dropped.shape == (None, 4, 4, 2) and normed.shape == x.shape
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(packed).tolist() == [[1, 2], [3, 4]] and sess.run(mean) == 5.0
+        out = sess.run(after, {x: np.ones((1, 4, 4, 2)), training: False})
+    assert out.shape == (1, 3, 3, 3)
+
+
 # ---- whole programs ---------------------------------------------------------------------------------------------
 #: program -> (arguments, the least final accuracy); "{mnist}" is a folder of MNIST-format files, "{tmp}" a
 #: fresh folder

@@ -202,6 +202,31 @@ class TensorShape(tuple):
         return f"TensorShape({self.as_list() if self._known else None})"
 
 
+class _ShapeTuple(TensorShape):
+    """``tensor.shape`` once :func:`install` ran: the static shape tuple (unknown dimensions ``None``,
+    known ones ints with ``.value``) with TensorShape's ``as_list()``, ``ndims``, ``num_elements()``."""
+
+    _known = True
+
+    def __new__(cls, dims: Any):
+        return tuple.__new__(cls, dims)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, builtins.slice):
+            return _ShapeTuple(tuple.__getitem__(self, key))
+        d = tuple.__getitem__(self, key)
+        return None if d is None else Dimension(d)
+
+    def __iter__(self):
+        return tuple.__iter__(self)
+
+
+def _tf_shape(self) -> Any:
+    d = self._data
+    spec_shape = d.shape if d is not None else self._spec.shape
+    return None if spec_shape is None else _ShapeTuple(spec_shape)
+
+
 def _get_shape(self) -> TensorShape:
     """TF1's ``tensor.get_shape()``: the static shape as a :class:`TensorShape`."""
     return TensorShape(self.shape)
@@ -813,14 +838,27 @@ random = types.SimpleNamespace(normal=random_normal, uniform=random_uniform, tru
 
 
 # ---- math ----------------------------------------------------------------------------------------------------
+def _packed(value: Any) -> Any:
+    """A list or tuple holding graph tensors stacked into one tensor, as TensorFlow converts it
+    (``tf.stop_gradient([y])``, ``tf.reduce_mean([loss_a, loss_b])``); anything else as it is."""
+    if isinstance(value, (list, tuple)) and not hasattr(value, "as_list") and _holds_tensor(value):
+        return _gg.stack([_packed(v) if isinstance(v, (list, tuple, Tensor)) else _gg.constant(
+            v, dtype=default_dtype(v)) for v in value])
+    return value
+
+
+def _holds_tensor(value: Any) -> builtins.bool:
+    return builtins.any(isinstance(v, Tensor) or isinstance(v, (list, tuple)) and _holds_tensor(v) for v in value)
+
+
 def _same(fn):
-    return in_graph(lambda *args, **kwargs: fn(*args, **kwargs))
+    return in_graph(lambda x, *args, **kwargs: fn(_packed(x), *args, **kwargs))
 
 
-add = in_graph(lambda x, y: _gg.add(x, y))
-subtract = in_graph(lambda x, y: _gg.subtract(x, y))
-multiply = in_graph(lambda x, y: _gg.multiply(x, y))
-divide = in_graph(lambda x, y: _gg.divide(x, y))
+add = in_graph(lambda x, y: _gg.add(_packed(x), _packed(y)))
+subtract = in_graph(lambda x, y: _gg.subtract(_packed(x), _packed(y)))
+multiply = in_graph(lambda x, y: _gg.multiply(_packed(x), _packed(y)))
+divide = in_graph(lambda x, y: _gg.divide(_packed(x), _packed(y)))
 truediv = div = realdiv = divide
 floordiv = in_graph(lambda x, y: _gg.floor_divide(x, y))
 mod = floormod = in_graph(lambda x, y: _gg.remainder(x, y))
@@ -894,7 +932,7 @@ def _reduction(fn, what: str):
         if axis is None:
             axis = reduction_indices
         keep = keepdims if keepdims is not None else keep_dims
-        return fn(input_tensor, axis=as_axis(axis), keepdims=builtins.bool(keep))
+        return fn(_packed(input_tensor), axis=as_axis(axis), keepdims=builtins.bool(keep))
 
     reduce.__name__ = f"reduce_{what}"
     reduce.__doc__ = (f"``tf.reduce_{what}(x, axis=None, keepdims=False)``: the {what} over ``axis`` (all axes "
@@ -1234,6 +1272,11 @@ def install() -> None:
     """Make ``import tensorflow`` and ``import tensorflow.compat.v1`` (and their ``nn``, ``train``,
     ``losses``, ``summary``, ``layers``) resolve to this namespace in this process."""
     me = sys.modules[__name__]
+    # TF1 programs read ``x.shape.as_list()`` and ``x.shape[1].value``: in a process running one, a
+    # tensor's shape is a tuple with those (graphgrad's own code sees the same tuple)
+    if not getattr(_gg.Tensor, "_tf_shapes", False):
+        _gg.Tensor.shape = property(_tf_shape, doc=_gg.Tensor.shape.__doc__)
+        _gg.Tensor._tf_shapes = True
     compat_module = types.ModuleType("tensorflow.compat")
     compat_module.v1 = me
     for prefix in ("tensorflow", "tensorflow.compat.v1"):

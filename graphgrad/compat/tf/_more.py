@@ -53,7 +53,8 @@ def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Calla
             if isinstance(a, _gg.GraphNode) or isinstance(b, _gg.GraphNode):
                 raise NotImplementedError("cond: with a predicate known only when run, the branches must return "
                                           "tensors (both branches run; operations cannot be selected)")
-            return _gg.where(_gg.astype(pred, _gg.bool_), a, b)
+            flag = _gg.astype(pred, _gg.bool_)
+            return _gg.where(_gg.reshape(flag, ()) if flag.shape is None else flag, a, b)
 
         return named(_map_structure(select, yes, no), name) if isinstance(yes, Tensor) else \
             _map_structure(select, yes, no)

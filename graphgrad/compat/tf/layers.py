@@ -104,6 +104,13 @@ class Layer:
         pass
 
 
+def _flag(training: Tensor) -> Tensor:
+    """A boolean ``training`` tensor as a scalar (a placeholder made without a shape is one), so that
+    selecting with it keeps the other operand's shape."""
+    flag = _gg.astype(training, _gg.bool_)
+    return _gg.reshape(flag, ()) if flag.shape is None else flag
+
+
 def _activate(y: Any, activation: Any) -> Any:
     return y if activation is None else activation(y)
 
@@ -363,7 +370,7 @@ class Dropout(Layer):
     def call(self, inputs: Any, training: Any = False) -> Any:
         if isinstance(training, Tensor):
             dropped = _nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
-            return _gg.where(_gg.astype(training, _gg.bool_), dropped, inputs)
+            return _gg.where(_flag(training), dropped, inputs)
         if not training or (not isinstance(self.rate, Tensor) and float(self.rate) == 0.0):
             return _gg.identity(inputs)
         return _nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
@@ -439,8 +446,8 @@ class BatchNormalization(Layer):
         if isinstance(training, Tensor):
             inference = _nn.batch_normalization(inputs, per_channel(self.moving_mean),
                                                 per_channel(self.moving_variance), beta, gamma, self.epsilon)
-            out = _gg.where(_gg.astype(training, _gg.bool_), out, inference)
-            decay = _gg.where(_gg.astype(training, _gg.bool_), _gg.tensor(1.0 - self.momentum, dtype=inputs.dtype),
+            out = _gg.where(_flag(training), out, inference)
+            decay = _gg.where(_flag(training), _gg.tensor(1.0 - self.momentum, dtype=inputs.dtype),
                               _gg.tensor(0.0, dtype=inputs.dtype))
         else:
             decay = 1.0 - self.momentum
