@@ -230,6 +230,34 @@ def test_fit_with_a_generator_and_steps_per_epoch_and_fit_generator(tmp_path):
     assert np.allclose(restored.predict(x[:5], verbose=0), model.predict(x[:5], verbose=0), atol=1e-6)
 
 
+def test_scikit_learn_wrappers():
+    from graphgrad.compat.keras.wrappers.scikit_learn import KerasClassifier, KerasRegressor
+
+    def build(units=8, loss="categorical_crossentropy"):
+        model = keras.Sequential([keras.Input(shape=(2,)), layers.Dense(units, activation="relu"),
+                                  layers.Dense(3, activation="softmax")])
+        model.compile(optimizer=keras.optimizers.Adam(0.05), loss=loss, metrics=["accuracy"])
+        return model
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(150, 2)).astype("float32")
+    names = np.array(["low", "mid", "high"])[np.digitize(x[:, 0], [-0.5, 0.5])]
+    clf = KerasClassifier(build_fn=build, units=16, epochs=15, batch_size=16, verbose=0)
+    assert clf.get_params()["units"] == 16 and clf.set_params(units=12).sk_params["units"] == 12
+    clf.fit(x, names)  # string labels, one-hot for categorical_crossentropy
+    assert set(clf.predict(x[:10])) <= {"low", "mid", "high"} and clf.predict_proba(x[:4]).shape == (4, 3)
+    assert clf.score(x, names) > 0.85
+
+    def build_regressor():
+        model = keras.Sequential([keras.Input(shape=(2,)), layers.Dense(1)])
+        model.compile(optimizer=keras.optimizers.Adam(0.1), loss="mse")
+        return model
+
+    reg = KerasRegressor(build_fn=build_regressor, epochs=30, verbose=0)
+    reg.fit(x, x @ np.array([1.0, -2.0], "float32"))
+    assert reg.predict(x[:5]).shape == (5,) and reg.score(x, x @ np.array([1.0, -2.0], "float32")) > -0.05
+
+
 # ---- preprocessing --------------------------------------------------------------------------------------------------------
 def test_tokenizer_as_keras_2():
     from graphgrad.compat.keras.preprocessing.text import Tokenizer, text_to_word_sequence, tokenizer_from_json
@@ -297,7 +325,7 @@ def test_datasets_read_keras_files_and_get_file_does_not_download(tmp_path):
 #: program -> the test accuracy it must reach (each trains for a few epochs on small data)
 PROGRAMS = {"reviews_conv1d.py": 0.9, "reviews_lstm_dropout.py": 0.9, "antirectifier_digits.py": 0.85,
             "siamese_digits.py": 0.85, "news_tokenizer_mlp.py": 0.9, "augmented_digits_cnn.py": 0.85,
-            "vae_digits.py": 0.5, "addition_seq2seq.py": 0.4}
+            "vae_digits.py": 0.5, "addition_seq2seq.py": 0.4, "diabetes_sklearn_wrapper.py": 0.85}
 SHIM = ("import graphgrad.compat.keras as k; k.install(); import runpy, sys; "
         "runpy.run_path(sys.argv[1], run_name='__main__')")
 

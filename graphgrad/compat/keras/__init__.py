@@ -17,7 +17,7 @@ import sys
 
 from graphgrad.compat.keras import (activations, backend, callbacks, config, constraints, datasets, engine, initializers,
                                     layers, losses, metrics, models, ops, optimizers, preprocessing, random,
-                                    regularizers, saving, utils)
+                                    regularizers, saving, utils, wrappers)
 from graphgrad.compat.keras.engine import Input, KerasTensor
 from graphgrad.compat.keras.models import Model, Sequential
 
@@ -55,7 +55,8 @@ def install() -> None:
              ".preprocessing.text": preprocessing.text, ".preprocessing.image": preprocessing.image,
              ".datasets.imdb": datasets.imdb, ".datasets.reuters": datasets.reuters,
              ".datasets.cifar10": datasets.cifar10, ".datasets.cifar100": datasets.cifar100,
-             ".datasets.boston_housing": datasets.boston_housing, **_KERAS2_PATHS}
+             ".datasets.boston_housing": datasets.boston_housing, ".wrappers": wrappers,
+             ".wrappers.scikit_learn": wrappers.scikit_learn, **_KERAS2_PATHS}
     for suffix, module in names.items():
         sys.modules["keras" + suffix] = module
         sys.modules["tensorflow.keras" + suffix] = module
