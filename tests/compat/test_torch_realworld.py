@@ -125,7 +125,8 @@ def test_autograd_variable_of_old_tutorials():
 #: program -> the figure its last line must reach: an accuracy (at least) or a loss (at most; makemore's words
 #: have 15 symbols, a loss of 2.7 for a model that learned nothing)
 PROGRAMS = {"makemore_names.py": ("loss", 1.2), "gcn_citations.py": ("accuracy", 0.85),
-            "bilstm_crf_tagger.py": ("accuracy", 0.9), "nn_refactoring.py": ("accuracy", 0.9)}
+            "bilstm_crf_tagger.py": ("accuracy", 0.9), "nn_refactoring.py": ("accuracy", 0.9),
+            "per_sample_dp_sgd.py": ("accuracy", 0.9)}
 SHIM = ("import graphgrad.compat.torch as t; t.install(); import runpy, sys; "
         "runpy.run_path(sys.argv[1], run_name='__main__')")
 
