@@ -403,6 +403,34 @@ def test_tf_lists_of_tensors_are_packed_and_a_shapeless_training_flag():
     assert out.shape == (1, 3, 3, 3)
 
 
+
+def test_tf_contrib_layers_arg_scope_batch_norm_and_dropout():
+    # DeepLearningZeroToAll's lab-10-7: arg_scope([fully_connected], normalizer_fn=batch_norm,
+    # normalizer_params={'is_training': train_mode, 'decay': 0.9, 'updates_collections': None})
+    from graphgrad.compat.tf.contrib import contrib
+
+    fully_connected, batch_norm, dropout = (contrib.layers.fully_connected, contrib.layers.batch_norm,
+                                            contrib.layers.dropout)
+    x, train_mode = tf.placeholder(tf.float32, [None, 3]), tf.placeholder(tf.bool, name="train_mode")
+    params = {"is_training": train_mode, "decay": 0.5, "updates_collections": None}
+    with contrib.framework.arg_scope([fully_connected], activation_fn=tf.nn.relu, biases_initializer=None,
+                                     normalizer_fn=batch_norm, normalizer_params=params):
+        hidden = dropout(fully_connected(x, 4, scope="h1"), 0.5, is_training=train_mode)
+        out = fully_connected(hidden, 2, activation_fn=None, scope="out")
+    names = sorted(v.name for v in tf.global_variables())
+    assert "h1/BatchNorm/moving_mean:0" in names and "h1/weights:0" in names and "h1/biases:0" not in names
+    assert not any("gamma" in n for n in names) and not tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    moving = [v for v in tf.global_variables() if v.name == "h1/BatchNorm/moving_mean:0"][0]
+    data = np.random.RandomState(0).rand(8, 3).astype(np.float32) + 1.0
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(out, {x: data, train_mode: False})
+        assert not sess.run(moving).any()  # no update when not training
+        sess.run(out, {x: data, train_mode: True})
+        assert sess.run(moving).any()  # updated by the training run itself
+        assert sess.run(out, {x: data, train_mode: False}).shape == (8, 2)
+
+
 # ---- whole programs ---------------------------------------------------------------------------------------------
 #: program -> (arguments, the least final accuracy); "{mnist}" is a folder of MNIST-format files, "{tmp}" a
 #: fresh folder

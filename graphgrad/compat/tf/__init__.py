@@ -1286,7 +1286,7 @@ def install() -> None:
     sys.modules["tensorflow.compat"] = compat_module
     for prefix in ("tensorflow.contrib", "tensorflow.compat.v1.contrib"):
         sys.modules[prefix] = contrib
-        for sub in ("rnn", "layers"):
+        for sub in ("rnn", "layers", "framework", "seq2seq", "legacy_seq2seq"):
             sys.modules[f"{prefix}.{sub}"] = getattr(contrib, sub)
     # TensorBoard's writer uses TensorFlow when ``import tensorflow`` works: this namespace is not it, so
     # tell TensorBoard (its documented switch) to use its own stand-in
