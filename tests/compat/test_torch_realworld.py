@@ -228,3 +228,18 @@ def test_out_arguments_write_into_the_given_tensor():
     assert torch.add(a, b, alpha=2).tolist() == [[5.0, 5.0], [5.0, 5.0]]
     with pytest.raises(ValueError, match="shape"):
         torch.mul(a, b, out=torch.zeros(3))
+
+
+def test_shape_functions_take_pytorch_keyword_names():
+    """MorvanZhou/PyTorch-Tutorial: torch.unsqueeze(torch.linspace(-1, 1, 100), dim=1); also flatten(start_dim=),
+    roll(shifts=, dims=), flip(dims=), gather(dim=, index=), transpose(dim0=, dim1=)."""
+    x = torch.arange(6.0).reshape(2, 3)
+    assert torch.unsqueeze(torch.linspace(-1, 1, 100), dim=1).shape == (100, 1)
+    assert torch.squeeze(x[None], dim=0).shape == (2, 3) and torch.unsqueeze(input=x, dim=0).shape == (1, 2, 3)
+    assert torch.flatten(x[None], start_dim=1).shape == (1, 6) and torch.flatten(x, start_dim=0, end_dim=-1).shape == (6,)
+    assert torch.roll(x, shifts=1, dims=1).tolist() == [[2.0, 0.0, 1.0], [5.0, 3.0, 4.0]]
+    assert torch.roll(x, 1).tolist() == [[5.0, 0.0, 1.0], [2.0, 3.0, 4.0]]
+    assert torch.flip(x, dims=[1]).tolist() == [[2.0, 1.0, 0.0], [5.0, 4.0, 3.0]]
+    assert torch.gather(x, dim=1, index=torch.tensor([[2], [0]])).tolist() == [[2.0], [3.0]]
+    assert torch.transpose(x, dim0=0, dim1=1).shape == (3, 2) and len(torch.chunk(x, 3, dim=1)) == 3
+    assert torch.tile(x, dims=(2,)).shape == (2, 6)

@@ -383,6 +383,36 @@ for _name in METHOD_FORMS:
     globals()[_name] = _method_form(_name)
 
 
+def _renamed(name: str, **renames):
+    """graphgrad's ``name`` taking PyTorch's keyword names (``torch.unsqueeze(x, dim=1)``,
+    ``torch.flatten(x, start_dim=1)``, ``torch.roll(x, shifts=1, dims=0)``) and ``input=``."""
+    made = getattr(_gg, name)
+
+    def function(*args, **kwargs):
+        if "input" in kwargs:
+            args = (kwargs.pop("input"),) + args
+        for torch_name, own in renames.items():
+            if torch_name in kwargs:
+                kwargs[own] = kwargs.pop(torch_name)
+        return made(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = made.__doc__
+    return function
+
+
+unsqueeze, squeeze = _renamed("unsqueeze", dim="axis"), _renamed("squeeze", dim="axis")
+flatten = _renamed("flatten", start_dim="start_axis", end_dim="end_axis")
+chunk, gather = _renamed("chunk", dim="axis"), _renamed("gather", dim="axis")
+flip, tile = _renamed("flip", dims="axis"), _renamed("tile", dims="reps")
+roll = _renamed("roll", shifts="shift", dims="axis")
+
+
+def transpose(input, dim0: int, dim1: int) -> Tensor:  # noqa: F811
+    """``torch.transpose(x, dim0, dim1)``: swap two dimensions."""
+    return input.transpose(dim0, dim1)
+
+
 def where(condition, input=None, other=None) -> Any:
     """``torch.where(condition, input, other)``; with the condition alone, ``nonzero(as_tuple=True)``."""
     if input is None and other is None:
