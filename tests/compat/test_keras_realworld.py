@@ -258,6 +258,28 @@ def test_scikit_learn_wrappers():
     assert reg.predict(x[:5]).shape == (5,) and reg.score(x, x @ np.array([1.0, -2.0], "float32")) > -0.05
 
 
+def test_gan_idiom_weights_train_as_they_were_at_compile():
+    generator = keras.Sequential([layers.Dense(8, input_dim=4, kernel_initializer="normal"),
+                                  layers.LeakyReLU(alpha=0.2), layers.Dense(6, activation="tanh")])
+    discriminator = keras.Sequential([layers.Dense(8, input_dim=6, kernel_initializer="uniform"),
+                                      layers.LeakyReLU(alpha=0.2), layers.Dense(1, activation="sigmoid")])
+    discriminator.compile(loss="binary_crossentropy", optimizer=keras.optimizers.Adam(lr=0.01, beta_1=0.5),
+                          metrics=["acc"])
+    assert discriminator.metrics_names == ["loss", "acc"]
+    discriminator.trainable = False  # for the combined model only (Keras 2's GAN examples)
+    z = keras.Input(shape=(4,))
+    combined = keras.Model(z, discriminator(generator(z)))
+    combined.compile(loss="binary_crossentropy", optimizer=keras.optimizers.Adam(0.01, 0.5))
+    noise = np.random.default_rng(0).normal(size=(16, 4)).astype("float32")
+    d_before, g_before = discriminator.get_weights()[0].copy(), generator.get_weights()[0].copy()
+    combined.train_on_batch(noise, np.ones((16, 1), "float32"))
+    assert np.array_equal(discriminator.get_weights()[0], d_before)
+    assert not np.array_equal(generator.get_weights()[0], g_before)
+    loss, acc = discriminator.train_on_batch(generator.predict(noise, verbose=0), np.zeros((16, 1), "float32"))
+    assert not np.array_equal(discriminator.get_weights()[0], d_before)  # compiled while trainable: it trains
+    assert 0.0 <= acc <= 1.0 and loss > 0
+
+
 # ---- preprocessing --------------------------------------------------------------------------------------------------------
 def test_tokenizer_as_keras_2():
     from graphgrad.compat.keras.preprocessing.text import Tokenizer, text_to_word_sequence, tokenizer_from_json

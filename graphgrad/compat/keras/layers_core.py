@@ -32,6 +32,8 @@ def _initialize(tensor: gg.Tensor, how: Any) -> None:
             tensor.copy_(gg.tensor(value, dtype=tensor.dtype))
         return
     name = str(name).lower()
+    name = {"uniform": "random_uniform", "normal": "random_normal", "zero": "zeros", "one": "ones",
+            "xavier_uniform": "glorot_uniform", "xavier_normal": "glorot_normal"}.get(name, name)  # Keras 2's names
     if name == "glorot_uniform":
         init.xavier_uniform_(tensor)
     elif name == "glorot_normal":

@@ -332,6 +332,9 @@ class Model(gg.Model):
                 penalized.keras_loss = base.keras_loss
             object.__setattr__(self, "loss_fn", penalized)
         object.__setattr__(self, "keras_optimizer", opt)
+        # the weights that train are those trainable when compile ran (Keras 2: a GAN's discriminator, frozen
+        # afterwards for the combined model, still trains through its own train_on_batch)
+        object.__setattr__(self, "_compiled_trainable", {id(p) for p in self.parameters() if p.requires_grad})
 
     def _inputs_of(self, x: Any) -> Any:
         """Keras' list of arrays for a model with several inputs as graphgrad's tuple."""
@@ -403,6 +406,20 @@ class Model(gg.Model):
     def train_step(self, x, y) -> tuple:
         """graphgrad's step, with the class-weighted loss while ``fit(class_weight=...)`` runs, the layers'
         penalties (``add_loss``, regularizers) added to the loss and their constraints applied after the update."""
+        compiled = self.__dict__.get("_compiled_trainable")
+        switched = []
+        if compiled is not None:
+            for p in self.parameters():
+                if p.requires_grad != (id(p) in compiled):
+                    switched.append((p, p.requires_grad))
+                    p.requires_grad_(id(p) in compiled)
+        try:
+            return self._train_step(x, y)
+        finally:
+            for p, was in switched:
+                p.requires_grad_(was)
+
+    def _train_step(self, x, y) -> tuple:
         train_loss = getattr(self, "_train_loss", None)
         layers = [m for m in self.modules() if isinstance(m, Layer)]
         for layer in layers:
@@ -495,18 +512,38 @@ class Model(gg.Model):
     def predict_on_batch(self, x: Any):
         return self.predict(x, batch_size=len(x), verbose=0)
 
-    def train_on_batch(self, x: Any, y: Any):
+    def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, class_weight: Any = None,
+                       return_dict: bool = False):
+        """One update on the batch; the loss, or ``[loss, *metrics]`` (the metrics of this batch's
+        predictions, before the update) when compiled with metrics, as Keras."""
         self._ready("train_on_batch", x)
         xb = self._tensor(self._inputs_of(x), self._float_dtype())
-        yb = self._tensor(_multi.targets_of(self, y), self._float_dtype())
+        yb = self._tensor(self._targets_or_none(x, y), self._float_dtype())
         self.train()
-        loss, _ = self.train_step(xb, yb)
-        return float(loss.item())
+        loss, output = self.train_step(xb, yb)
+        values = {"loss": float(loss.item())}
+        for metric in self._make_metrics():
+            with gg.no_grad():
+                metric.update(output.detach() if isinstance(output, gg.Tensor) else output, yb)
+            values[getattr(metric, "name", "metric")] = float(metric.result())
+        if return_dict:
+            return values
+        return values["loss"] if len(values) == 1 else list(values.values())
 
     def test_on_batch(self, x: Any, y: Any):
         return self.evaluate(x, y, batch_size=len(x), verbose=0)
 
     # ---- weights ------------------------------------------------------------------------------------------------------
+    @property
+    def metrics_names(self) -> list:
+        """``["loss", *metric names]``: the order of ``evaluate``'s list (Keras 2)."""
+        if self._keras_compile is None:
+            return []
+        if not self.compiled:
+            return ["loss"] + [m if isinstance(m, str) else getattr(m, "name", getattr(m, "__name__", "metric"))
+                               for m in (self._keras_compile[2] if isinstance(self._keras_compile[2], list) else [])]
+        return ["loss"] + [getattr(m, "name", "metric") for m in (self.metric_specs or [])]
+
     def get_weights(self) -> list:
         """Every layer's weights in Keras' order and shapes (see ``Layer.get_weights``)."""
         return [w for layer in self.layers for w in layer.get_weights()]
