@@ -431,6 +431,30 @@ def test_tf_contrib_layers_arg_scope_batch_norm_and_dropout():
         assert sess.run(out, {x: data, train_mode: False}).shape == (8, 2)
 
 
+
+def test_tf_rnn_decoder_and_feeding_a_state_structure():
+    # char-rnn-tensorflow: legacy_seq2seq.rnn_decoder(inputs, cell.zero_state(...), cell, loop_function)
+    # and sess.run(..., {model.initial_state: state}) with the state tuple as one feed key
+    cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.LSTMCell(4), tf.nn.rnn_cell.GRUCell(4)])
+    steps = [tf.placeholder(tf.float32, [2, 3]) for _ in range(3)]
+    initial = cell.zero_state(2, tf.float32)
+    outputs, state = tf.contrib.legacy_seq2seq.rnn_decoder(steps, initial, cell, scope="rnnlm")
+    project = tf.get_variable("project", [4, 3])
+    looped, _ = tf.contrib.legacy_seq2seq.rnn_decoder(steps, initial, cell, scope="rnnlm",
+                                                      loop_function=lambda prev, i: tf.matmul(prev, project))
+    assert len(outputs) == 3 and len(tf.trainable_variables()) == 7  # both decoders share the cells
+    data = np.random.RandomState(0).rand(3, 2, 3).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        feed = {s: d for s, d in zip(steps, data)}
+        first, final = sess.run([outputs, state], feed)
+        again = sess.run(outputs, {**feed, initial: final})  # a structure key, fed a structure
+        assert not np.allclose(again[0], first[0])
+        differ = sess.run(looped, feed)
+    np.testing.assert_allclose(differ[0], first[0], rtol=1e-6)  # the first step reads the real input
+    assert not np.allclose(differ[2], first[2])
+
+
 # ---- whole programs ---------------------------------------------------------------------------------------------
 #: program -> (arguments, the least final accuracy); "{mnist}" is a folder of MNIST-format files, "{tmp}" a
 #: fresh folder
@@ -441,6 +465,7 @@ PROGRAMS = {
     "bidirectional_rnn.py": ([], 0.7),
     "word2vec.py": ([], 0.7),
     "mnist_with_summaries.py": (["--data_dir", "{mnist}", "--summaries_dir", "{tmp}/logs"], 0.8),
+    "char_rnn.py": (["--save_dir", "{tmp}/save"], 0.8),
 }
 
 

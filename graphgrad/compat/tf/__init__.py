@@ -627,7 +627,10 @@ class Session(_gg.Session):
         """As TF1's: integer placeholders take float values (``np.ones(n)`` for labels) as
         ``np.asarray(value, dtype)`` does."""
         if feed_dict:
-            feed_dict = {key: _fed(key, value) for key, value in feed_dict.items()}
+            flat_feed: dict = {}
+            for key, value in feed_dict.items():
+                _flatten_feed(key, value, flat_feed)
+            feed_dict = {key: _fed(key, value) for key, value in flat_feed.items()}
         strings = graph_state(self.graph).get("strings")
         if strings:  # the values of tf.constant("text")
             feed_dict = {**strings, **(feed_dict or {})}
@@ -636,6 +639,18 @@ class Session(_gg.Session):
             self._flatten(fetches, flat)
             feed_dict = data.session_feeds(self, flat, feed_dict)
         return super().run(fetches, feed_dict)
+
+
+def _flatten_feed(key: Any, value: Any, out: dict) -> None:
+    """A feed whose key is a structure of tensors (an LSTM state tuple, a list of them) fed part by part
+    from the same structure of values, as TF1's session allows."""
+    if isinstance(key, (tuple, list)) and not getattr(key, "is_variable", False):
+        if len(key) != len(value):
+            raise ValueError(f"feed_dict: a structure of {len(key)} tensors fed {len(value)} values")
+        for k, v in zip(key, value):
+            _flatten_feed(k, v, out)
+    else:
+        out[key] = value
 
 
 def _fed(key: Any, value: Any) -> Any:
@@ -1254,7 +1269,8 @@ reverse_sequence = _rnn.reverse_sequence
 from graphgrad.compat.tf.contrib import contrib  # noqa: E402
 contrib.seq2seq = types.SimpleNamespace(sequence_loss=_more.sequence_loss)
 contrib.legacy_seq2seq = types.SimpleNamespace(sequence_loss_by_example=_more.sequence_loss_by_example,
-                                               sequence_loss=_more.legacy_sequence_loss)
+                                               sequence_loss=_more.legacy_sequence_loss,
+                                               rnn_decoder=_more.rnn_decoder)
 from graphgrad.compat.tf import examples  # noqa: E402
 
 

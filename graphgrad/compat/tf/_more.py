@@ -419,3 +419,22 @@ def legacy_sequence_loss(logits: list, targets: list, weights: list, average_acr
         if average_across_batch:
             cost = cost / _gg.astype(_gg.shape_of(targets[0])[0], cost.dtype)
         return cost
+
+
+def rnn_decoder(decoder_inputs: list, initial_state: Any, cell: Any, loop_function: Optional[Callable] = None,
+                scope: Any = None) -> tuple:
+    """``tf.contrib.legacy_seq2seq.rnn_decoder``: ``(outputs, state)`` of ``cell`` over a list of (batch,
+    features) inputs from ``initial_state``; with ``loop_function(prev_output, i)`` each input after the
+    first is made from the previous output instead (sampling)."""
+    tf = _tf()
+    with _gg.get_default_graph().as_default(), tf.variable_scope(scope or "rnn_decoder"):
+        state, outputs, prev = initial_state, [], None
+        for i, inp in enumerate(decoder_inputs):
+            if loop_function is not None and prev is not None:
+                with tf.variable_scope("loop_function", reuse=True):
+                    inp = loop_function(prev, i)
+            output, state = cell(inp, state)
+            outputs.append(output)
+            if loop_function is not None:
+                prev = output
+        return outputs, state
