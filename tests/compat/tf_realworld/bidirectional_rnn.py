@@ -22,6 +22,7 @@ data = (digits.images / 16.0).astype(np.float32)
 targets = np.eye(num_classes)[digits.target]  # float64 one-hot rows, fed to a float32 placeholder
 train_x, train_y, test_x, test_y = data[:1500], targets[:1500], data[1500:], targets[1500:]
 
+tf.set_random_seed(1)
 X = tf.placeholder("float", [None, timesteps, num_input])
 Y = tf.placeholder("float", [None, num_classes])
 weights = {'out': tf.Variable(tf.random_normal([2 * num_hidden, num_classes]))}

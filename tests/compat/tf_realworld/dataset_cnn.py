@@ -10,7 +10,7 @@ import tensorflow as tf
 from sklearn.datasets import load_digits
 
 learning_rate = 0.005
-num_steps = 200
+num_steps = 150
 batch_size = 64
 display_step = 50
 
