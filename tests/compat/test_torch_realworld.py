@@ -243,3 +243,23 @@ def test_shape_functions_take_pytorch_keyword_names():
     assert torch.gather(x, dim=1, index=torch.tensor([[2], [0]])).tolist() == [[2.0], [3.0]]
     assert torch.transpose(x, dim0=0, dim1=1).shape == (3, 2) and len(torch.chunk(x, 3, dim=1)) == 3
     assert torch.tile(x, dims=(2,)).shape == (2, 6)
+
+
+def test_anomaly_switch_and_triangle_keywords():
+    """torch.autograd.set_detect_anomaly(True) as a call or a context; torch.triu(x, diagonal=1)."""
+    from graphgrad.compat.torch import autograd
+
+    assert not autograd.is_anomaly_enabled()
+    autograd.set_detect_anomaly(True)
+    assert autograd.is_anomaly_enabled()
+    autograd.set_detect_anomaly(False)
+    assert not autograd.is_anomaly_enabled()
+    with autograd.set_detect_anomaly(True):
+        assert autograd.is_anomaly_enabled()
+        with pytest.raises(Exception, match="NaN|inf"):
+            torch.log(torch.tensor([-1.0], requires_grad=True)).sum().backward()
+    assert not autograd.is_anomaly_enabled()
+    with autograd.detect_anomaly(check_nan=True):
+        pass
+    assert torch.triu(torch.ones(3, 3), diagonal=1).sum().item() == 3.0
+    assert torch.tril(torch.ones(3, 3), diagonal=-1).sum().item() == 3.0

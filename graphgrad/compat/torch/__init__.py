@@ -406,6 +406,7 @@ flatten = _renamed("flatten", start_dim="start_axis", end_dim="end_axis")
 chunk, gather = _renamed("chunk", dim="axis"), _renamed("gather", dim="axis")
 flip, tile = _renamed("flip", dims="axis"), _renamed("tile", dims="reps")
 roll = _renamed("roll", shifts="shift", dims="axis")
+triu, tril = _renamed("triu", diagonal="k"), _renamed("tril", diagonal="k")
 
 
 def transpose(input, dim0: int, dim1: int) -> Tensor:  # noqa: F811

@@ -100,3 +100,43 @@ class Variable(metaclass=_VariableType):
         data = data if isinstance(data, Tensor) else _gg.tensor(data)
         out = data.detach()
         return out.requires_grad_(True) if requires_grad else out
+
+
+class detect_anomaly(_gg.detect_anomaly):
+    """``torch.autograd.detect_anomaly()``: graphgrad's (an op that yields NaN/inf raises, naming it)."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        super().__init__()
+
+
+_ANOMALY: list = []  # the detect_anomaly entered by set_detect_anomaly(True), if any
+
+
+def _set_anomaly(mode: bool) -> None:
+    if mode and not _ANOMALY:
+        _ANOMALY.append(_gg.detect_anomaly().__enter__())
+    elif not mode and _ANOMALY:
+        _ANOMALY.pop().__exit__(None, None, None)
+
+
+class set_detect_anomaly:
+    """``torch.autograd.set_detect_anomaly(mode)``: anomaly detection on or off from here on, or, used as a
+    context manager, inside the block only."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = bool(_ANOMALY)
+        _set_anomaly(bool(mode))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        _set_anomaly(self.prev)
+        return False
+
+
+def is_anomaly_enabled() -> bool:
+    return bool(_ANOMALY)
+
+
+set_grad_enabled, enable_grad = _gg.set_grad_enabled, _gg.enable_grad
