@@ -6,7 +6,7 @@ from graphgrad.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, Sa
 from graphgrad.data import RandomSampler as _RandomSampler
 from graphgrad.distributed import DistributedSampler  # noqa: F401,E402
 from graphgrad.backend import np
-from graphgrad.core.random import rng_of
+import graphgrad as _gg
 
 #: above this many indices an epoch's indices are drawn as they are read rather than all at once
 _LAZY_ABOVE = 1 << 22
@@ -41,7 +41,7 @@ class RandomSampler(_RandomSampler):
     def index_array(self):
         n, k = len(self.data_source), self.num_samples
         if self.replacement and k > _LAZY_ABOVE and n > 0:
-            return _DrawnIndices(rng_of(self.generator), n, k)
+            return _DrawnIndices((self.generator or _gg.default_generator).rng, n, k)
         return super().index_array()
 
     def __iter__(self):
