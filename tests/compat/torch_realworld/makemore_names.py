@@ -210,7 +210,7 @@ if __name__ == '__main__':
     batch_loader = InfiniteDataLoader(train_dataset, batch_size=32, pin_memory=True, num_workers=0)
 
     best_loss = None
-    for step in range(151):
+    for step in range(101):
         X, Y = [t.to(device) for t in batch_loader.next()]
         logits, loss = model(X, Y)
         model.zero_grad(set_to_none=True)
