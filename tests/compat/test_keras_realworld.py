@@ -280,6 +280,26 @@ def test_gan_idiom_weights_train_as_they_were_at_compile():
     assert 0.0 <= acc <= 1.0 and loss > 0
 
 
+def test_to_json_model_from_json_input_shape_and_dict_inputs(tmp_path):
+    model = keras.Sequential([layers.Dense(3, input_shape=(2,), activation="relu"), layers.Dense(1)])
+    assert model.input_shape == (None, 2) and model.output_shape == (None, 1)
+    model.save_weights(str(tmp_path / "model.h5"))
+    from graphgrad.compat.keras.models import model_from_json
+
+    again = model_from_json(model.to_json())
+    again.load_weights(str(tmp_path / "model.h5"))
+    x = np.ones((2, 2), "float32")
+    assert np.allclose(again.predict(x, verbose=0), model.predict(x, verbose=0))
+    a, b = keras.Input(shape=(5,), dtype="int32", name="words"), keras.Input(shape=(3,), name="extra")
+    h = layers.concatenate([layers.LSTM(4)(layers.Embedding(10, 3)(a)), b])
+    two = keras.Model([a, b], [layers.Dense(1, activation="sigmoid", name="out")(h), layers.Dense(1, name="aux")(h)])
+    assert two.input_shape == [(None, 5), (None, 3)]
+    two.compile(optimizer="rmsprop", loss={"out": "binary_crossentropy", "aux": "mse"}, loss_weights={"out": 1.0, "aux": 0.2})
+    inputs = {"words": np.zeros((4, 5), "int32"), "extra": np.zeros((4, 3), "float32")}
+    two.fit(inputs, {"out": np.zeros(4), "aux": np.zeros(4)}, epochs=1, verbose=0)
+    assert [p.shape for p in two.predict(inputs, verbose=0)] == [(4, 1), (4, 1)]
+
+
 # ---- preprocessing --------------------------------------------------------------------------------------------------------
 def test_tokenizer_as_keras_2():
     from graphgrad.compat.keras.preprocessing.text import Tokenizer, text_to_word_sequence, tokenizer_from_json

@@ -17,7 +17,7 @@ from graphgrad.compat.keras.utils import get_custom_objects, register_keras_seri
 from graphgrad.compat.keras.engine import (Input, InputLayer, KerasTensor, Layer, as_tensor, snake_case, top_level_losses,
                                            unique_name)
 
-__all__ = ["Model", "Sequential", "load_model", "save_model"]
+__all__ = ["Model", "Sequential", "load_model", "save_model", "model_from_json", "model_from_config", "clone_model"]
 
 
 def _with_penalties(model, loss):
@@ -115,6 +115,7 @@ class Model(gg.Model):
         object.__setattr__(self, "_input_was_list", isinstance(inputs, (list, tuple)))
         object.__setattr__(self, "_output_was_list", isinstance(outputs, (list, tuple)))
         object.__setattr__(self, "_nodes", nodes)
+        object.__setattr__(self, "output_shape", [t.shape for t in outs] if len(outs) > 1 else outs[0].shape)
         for t in nodes:
             self._register(t.layer)
 
@@ -336,6 +337,40 @@ class Model(gg.Model):
         # afterwards for the combined model, still trains through its own train_on_batch)
         object.__setattr__(self, "_compiled_trainable", {id(p) for p in self.parameters() if p.requires_grad})
 
+    def _dict_inputs(self, x: Any) -> Any:
+        """Keras' dict of input arrays by ``Input`` name as the list in the model's input order."""
+        if not isinstance(x, dict) or self._inputs is None:
+            return x
+        names = [t.name for t in self._inputs]
+        missing = [n for n in names if n not in x]
+        if missing:
+            raise ValueError(f"{self.name}: no arrays for the inputs {missing} (the dict has {sorted(x)})")
+        values = [x[n] for n in names]
+        return values if len(values) > 1 else values[0]
+
+    @property
+    def input_shape(self) -> Any:
+        """The inputs' shapes with ``None`` for the batch (a list for several inputs), as Keras 2."""
+        if self._inputs is not None:
+            shapes = [t.shape for t in self._inputs]
+            return shapes if len(shapes) > 1 else shapes[0]
+        seen = self.__dict__.get("input_shape_seen")
+        if seen is not None:
+            return seen
+        raise AttributeError(f"{self.name}: the input shape is not known before the model is built")
+
+    def to_json(self, **kwargs) -> str:
+        """The architecture as JSON (``keras.models.model_from_json`` rebuilds it, with new weights)."""
+        import json
+
+        return json.dumps({"class_name": type(self).__name__, "config": self.get_config()}, **kwargs)
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: Optional[dict] = None) -> "Model":
+        from graphgrad.compat.keras import saving
+
+        return saving.model_from_config(config, custom_objects)
+
     def _inputs_of(self, x: Any) -> Any:
         """Keras' list of arrays for a model with several inputs as graphgrad's tuple."""
         if self._inputs is not None and len(self._inputs) > 1 and isinstance(x, (list, tuple)):
@@ -365,6 +400,9 @@ class Model(gg.Model):
             initial_epoch: int = 0, steps_per_epoch: Any = None, validation_steps: Any = None,
             validation_batch_size: Any = None, validation_freq: int = 1, **kwargs):
         """Keras' ``fit``; returns the ``History`` (``history.history["val_loss"]``...)."""
+        x = self._dict_inputs(x)
+        if isinstance(validation_data, (list, tuple)) and validation_data and isinstance(validation_data[0], dict):
+            validation_data = (self._dict_inputs(validation_data[0]), *validation_data[1:])
         if sample_weight is not None:
             raise NotImplementedError("fit: sample_weight is not supported by graphgrad.compat.keras (class_weight is)")
         if _utils.is_generator(x) or (steps_per_epoch is not None and _utils.is_dataset(x)):
@@ -446,6 +484,7 @@ class Model(gg.Model):
                  **kwargs):
         """The loss (a float), or ``[loss, *metrics]`` when compiled with metrics, as Keras;
         ``return_dict=True`` gives ``{"loss": ..., "accuracy": ...}``."""
+        x = self._dict_inputs(x)
         if _utils.is_generator(x) or (steps is not None and _utils.is_dataset(x)):
             x = _utils.steps_of(x, steps)
             self._ready("evaluate", _batch_inputs(tuple(x.first())))
@@ -465,6 +504,7 @@ class Model(gg.Model):
     def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Any = "auto", steps: Any = None,
                 callbacks: Any = None, **kwargs):
         """The model's outputs as a NumPy array (probabilities when it ends in a softmax)."""
+        x = self._dict_inputs(x)
         if _utils.is_generator(x) or (steps is not None and _utils.is_dataset(x)):
             batches = list(_utils.steps_of(x, steps))
             parts = [self.predict(_batch_inputs(b), batch_size=batch_size, verbose=0) for b in batches]
@@ -654,6 +694,8 @@ class Sequential(Model):
         self._layer_list.append(layer)
         if self._symbolic is not None:
             object.__setattr__(self, "_symbolic", layer(self._symbolic))
+            if isinstance(self._symbolic, KerasTensor):
+                object.__setattr__(self, "output_shape", self._symbolic.shape)
 
     def pop(self) -> Layer:
         layer = self._layer_list.pop()
@@ -702,3 +744,20 @@ def clone_model(model: Model) -> Model:
     from graphgrad.compat.keras import saving
 
     return saving.model_from_config(saving.model_config(model))
+
+
+def model_from_json(json_string: str, custom_objects: Optional[dict] = None) -> Model:
+    """The model ``model.to_json()`` described (new weights; ``load_weights`` fills them)."""
+    import json
+
+    from graphgrad.compat.keras import saving
+
+    spec = json.loads(json_string)
+    return saving.model_from_config(spec.get("config", spec), custom_objects)
+
+
+def model_from_config(config: dict, custom_objects: Optional[dict] = None) -> Model:
+    from graphgrad.compat.keras import saving
+
+    return saving.model_from_config(config.get("config", config) if "class_name" in config else config,
+                                    custom_objects)
