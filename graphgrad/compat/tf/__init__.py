@@ -867,7 +867,8 @@ def _holds_tensor(value: Any) -> builtins.bool:
 
 
 def _same(fn):
-    return in_graph(lambda x, *args, **kwargs: fn(_packed(x), *args, **kwargs))
+    return in_graph(lambda *args, **kwargs: fn(*(_packed(a) if i == 0 else a for i, a in enumerate(args)),
+                                               **kwargs))
 
 
 add = in_graph(lambda x, y: _gg.add(_packed(x), _packed(y)))
