@@ -38,10 +38,14 @@ def test_a_pytorch_file_says_what_it_is_and_how_to_convert_it(tmp_path, torch, z
         assert "model.pt" in message and "PyTorch" in message and "torch.save" in message
         assert "never unpickles" in message and ("zip" in message) == zipped
         assert "dtype |S" not in message
-    # the compat facade maps torch.load onto the same loader
+    # the compat facade's torch.load reads PyTorch's zip format, weights only (as PyTorch's default),
+    # and refuses the legacy format like the core loader
     from graphgrad.compat import torch as gtorch
-    with pytest.raises(FileLoadError, match="PyTorch"):
-        gtorch.load(str(path))
+    if zipped:
+        np.testing.assert_array_equal(gtorch.load(str(path))["fc.weight"].numpy(), np.arange(6.0).reshape(2, 3))
+    else:
+        with pytest.raises(FileLoadError, match="PyTorch"):
+            gtorch.load(str(path))
     # the conversion the message suggests works, and its output loads
     command = re.search(r'python -c "(.*)"', message).group(1)
     exec(command, {})

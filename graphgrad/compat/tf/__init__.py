@@ -659,7 +659,7 @@ def _fed(key: Any, value: Any) -> Any:
     if dtype is None or getattr(dtype, "kind", "") not in "iu" or isinstance(value, Tensor):
         return value
     if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f" or isinstance(value, (list, tuple, float)):
-        import numpy as _np
+        from graphgrad.backend import np as _np
 
         return _np.asarray(value, dtype=dtype)
     return value
@@ -686,7 +686,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     """A constant node; Python floats make float32 and ints int32, as in TensorFlow. A string (or a list
     of them) makes a ``tf.string`` tensor whose value a session run gives as bytes."""
     if _is_text(value):
-        import numpy as _np
+        from graphgrad.backend import np as _np
 
         array = _np.vectorize(lambda v: v.encode() if isinstance(v, str) else v, otypes=[object])(
             _np.asarray(value, dtype=object))

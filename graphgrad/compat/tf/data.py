@@ -17,7 +17,7 @@ import itertools
 import types
 from typing import Any, Callable, Iterator as _PyIterator, Optional
 
-import numpy as np
+from graphgrad.backend import np
 
 import graphgrad as _gg
 from graphgrad.compat.tf._common import as_dtype, default_dtype, graph_state

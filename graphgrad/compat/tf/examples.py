@@ -15,7 +15,7 @@ import os
 import types
 from typing import Any, Optional
 
-import numpy as np
+from graphgrad.backend import np
 
 import graphgrad as _gg
 
