@@ -201,6 +201,12 @@ class TensorShape(tuple):
     def __repr__(self) -> str:
         return f"TensorShape({self.as_list() if self._known else None})"
 
+    def __str__(self) -> str:  # TF1's: (?, 784), or <unknown>
+        if not self._known:
+            return "<unknown>"
+        dims = ["?" if d is None else str(d) for d in tuple.__iter__(self)]
+        return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
 
 class _ShapeTuple(TensorShape):
     """``tensor.shape`` once :func:`install` ran: the static shape tuple (unknown dimensions ``None``,
@@ -219,6 +225,9 @@ class _ShapeTuple(TensorShape):
 
     def __iter__(self):
         return tuple.__iter__(self)
+
+    # printed as the plain tuple it was before install(): graphgrad's own messages stay the same
+    __repr__ = __str__ = tuple.__repr__
 
 
 def _tf_shape(self) -> Any:
