@@ -59,9 +59,10 @@ def _parse_key(key) -> tuple:
             struct.append(k)
         elif isinstance(k, slice):
             struct.append(("slice", _opt_int(k.start), _opt_int(k.stop), _opt_int(k.step)))
-        elif isinstance(k, (bool, list, tuple)) or isinstance(k, Tensor) or is_array(k):
-            # a tuple inside the key is an index array, as in NumPy and PyTorch: x[(0,), b]
-            t = _index_tensor(k)
+        elif isinstance(k, (bool, list, tuple, range)) or isinstance(k, Tensor) or is_array(k):
+            # a tuple inside the key is an index array, as in NumPy and PyTorch: x[(0,), b]; so is a
+            # range (PyTorch's x[range(n), target])
+            t = _index_tensor(list(k) if isinstance(k, range) else k)
             if t.dtype.kind in "iu" and t.ndim == 0 and not t.is_symbolic:
                 struct.append(int(t.item()))  # a concrete 0-d integer indexes like an int (NumPy)
             elif t.dtype.kind == "b":

@@ -338,6 +338,40 @@ def _install() -> None:
     for family in ops.FAMILIES:
         for name, fn in getattr(ops._families[family], "TORCH_METHODS", {}).items():
             setattr(Tensor, name, fn)
+    for name, (renames, spread) in TORCH_KEYWORDS.items():
+        setattr(Tensor, name, _torch_keywords(getattr(Tensor, name), renames, spread))
+
+
+#: PyTorch's keyword names for methods whose graphgrad parameters are named otherwise: ``{torch name:
+#: graphgrad name}``, and the keywords whose value is spread as positional arguments (``x.permute(dims=...)``)
+TORCH_KEYWORDS = {
+    "unsqueeze": ({"dim": "axis"}, ()), "squeeze": ({"dim": "axis"}, ()),
+    "flatten": ({"start_dim": "start_axis", "end_dim": "end_axis"}, ()),
+    "flip": ({"dims": "axis"}, ()), "roll": ({"shifts": "shift", "dims": "axis"}, ()),
+    "gather": ({"dim": "axis"}, ()), "tile": ({"dims": "reps"}, ()),
+    "triu": ({"diagonal": "k"}, ()), "tril": ({"diagonal": "k"}, ()),
+    "transpose": ({}, ("dim0", "dim1")), "permute": ({}, ("dims",)), "view": ({}, ("size",)),
+    "expand": ({}, ("size",)), "reshape": ({}, ("shape",)),
+}
+
+
+def _torch_keywords(fn: Callable, renames: dict, spread: tuple) -> Callable:
+    """``fn`` that also takes PyTorch's keyword names (``x.unsqueeze(dim=0)``, ``x.transpose(dim0=0,
+    dim1=1)``, ``x.view(size=(2, 3))``); a call without keywords goes straight through."""
+
+    def method(x, *args, **kwargs):
+        if kwargs:
+            for torch_name, own in renames.items():
+                if torch_name in kwargs:
+                    kwargs[own] = kwargs.pop(torch_name)
+            for torch_name in spread:
+                if torch_name in kwargs:
+                    value = kwargs.pop(torch_name)
+                    args += tuple(value) if isinstance(value, (list, tuple)) and len(spread) == 1 else (value,)
+        return fn(x, *args, **kwargs)
+
+    method.__name__, method.__qualname__, method.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    return method
 
 
 _install()

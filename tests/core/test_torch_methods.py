@@ -114,3 +114,15 @@ def test_share_memory_makes_in_place_updates_visible_across_fork():
         os._exit(0)
     os.waitpid(pid, 0)
     np.testing.assert_allclose(model.weight.numpy(), before - 1.0)
+
+
+def test_methods_take_pytorchs_keyword_names_and_a_range_index():
+    x = gg.arange(12.0).reshape(3, 4)
+    assert x.unsqueeze(dim=0).shape == (1, 3, 4) and x.unsqueeze(0).squeeze(dim=0).shape == (3, 4)
+    assert x.reshape(3, 2, 2).flatten(start_dim=1).shape == (3, 4)
+    assert x.transpose(dim0=0, dim1=1).shape == (4, 3) and x.permute(dims=(1, 0)).shape == (4, 3)
+    assert x.view(size=(4, 3)).shape == (4, 3) and x[:1].expand(size=(3, 4)).shape == (3, 4)
+    assert x.flip(dims=[1])[0].tolist() == [3, 2, 1, 0] and x.roll(1, dims=1)[0].tolist() == [3, 0, 1, 2]
+    assert x.gather(dim=1, index=gg.tensor([[0], [1], [2]])).tolist() == [[0], [5], [10]]
+    assert x.tile(dims=(2,)).shape == (3, 8) and x.tril(diagonal=-1)[0].tolist() == [0, 0, 0, 0]
+    assert x[range(3), gg.tensor([0, 1, 2])].tolist() == [0, 5, 10]  # (the nn tutorial's nll by hand)

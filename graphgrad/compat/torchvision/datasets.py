@@ -142,13 +142,9 @@ class MNIST(VisionDataset):
     def class_to_idx(self) -> dict:
         return {c: i for i, c in enumerate(self.classes)}
 
-    @property
-    def train_data(self):
-        return self.data
-
-    @property
-    def train_labels(self):
-        return self.targets
+    # torchvision's deprecated names of the same tensors
+    train_data = test_data = property(lambda self: self.data)
+    train_labels = test_labels = property(lambda self: self.targets)
 
     def __len__(self) -> int:
         return len(self.data)
