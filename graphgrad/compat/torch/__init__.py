@@ -436,14 +436,9 @@ def real(input: Tensor) -> Tensor:
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
                      sci_mode=None) -> None:
-    """How tensors print (NumPy's print options underneath)."""
-    from graphgrad.backend import np
-
-    options = {k: v for k, v in dict(precision=precision, threshold=threshold, edgeitems=edgeitems,
-                                     linewidth=linewidth).items() if v is not None}
-    if sci_mode is not None:
-        options["suppress"] = not sci_mode
-    np.set_printoptions(**options)
+    """How tensors print (``gg.set_printoptions``, PyTorch's arguments)."""
+    _gg.set_printoptions(precision=precision, threshold=threshold, edgeitems=edgeitems, linewidth=linewidth,
+                         profile=profile, sci_mode=sci_mode)
 
 
 def compile(model=None, **kwargs):  # noqa: A001
