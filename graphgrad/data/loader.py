@@ -53,6 +53,36 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+#: Above this many indices, an epoch drawn with replacement is drawn as it is read, not all at once
+#: (makemore's ``RandomSampler(replacement=True, num_samples=int(1e10))``, an endless stream of batches,
+#: would allocate 75 GiB).
+_DRAW_AS_READ_ABOVE = 1 << 22
+
+
+class _DrawnIndices:
+    """An epoch's indices drawn with replacement as they are read: ``len()``, consecutive slices (what
+    ``BatchSampler`` reads; each a fresh draw of its length) and iteration."""
+
+    def __init__(self, rng, n: int, k: int) -> None:
+        self.rng, self.n, self.k = rng, n, k
+
+    def __len__(self) -> int:
+        return self.k
+
+    def __getitem__(self, where):
+        if not isinstance(where, slice):
+            raise TypeError("indices drawn as they are read are read in slices")
+        start, stop, step = where.indices(self.k)
+        return self.rng.integers(0, self.n, size=len(range(start, stop, step)), dtype=np.int64)
+
+    def tolist(self) -> Iterator[int]:  # (what Sampler.__iter__ walks: k indices, 4096 drawn at a time)
+        left = self.k
+        while left > 0:
+            block = self.rng.integers(0, self.n, size=min(left, 4096), dtype=np.int64).tolist()
+            left -= len(block)
+            yield from block
+
+
 class RandomSampler(Sampler):
     """A new random order of the dataset's indices on every iteration (epoch).
 
@@ -85,6 +115,8 @@ class RandomSampler(Sampler):
     def index_array(self):
         n, k = len(self.data_source), self.num_samples
         rng = rng_of(self.generator)
+        if self.replacement and k > _DRAW_AS_READ_ABOVE and n > 0:
+            return _DrawnIndices(rng, n, k)
         if self.replacement:
             return rng.integers(0, n, size=k, dtype=np.int64)
         if n == 0:
