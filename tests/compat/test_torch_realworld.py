@@ -11,6 +11,7 @@ import pytest
 
 import graphgrad.compat.torch as torch
 from graphgrad.compat.torch.utils.data import DataLoader, Dataset
+from tests.compat.test_programs import _reached, _run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -129,20 +130,6 @@ PROGRAMS = {"makemore_names.py": ("loss", 1.2), "gcn_citations.py": ("accuracy",
             "per_sample_dp_sgd.py": ("accuracy", 0.9)}
 SHIM = ("import graphgrad.compat.torch as t; t.install(); import runpy, sys; "
         "runpy.run_path(sys.argv[1], run_name='__main__')")
-
-
-def _reached(stdout: str, goal: tuple) -> bool:
-    what, value = stdout.strip().splitlines()[-1].split()
-    kind, target = goal
-    assert what == kind, stdout[-500:]
-    return float(value) >= target if kind == "accuracy" else float(value) <= target
-
-
-def _run(args) -> str:
-    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
 
 
 @pytest.mark.parametrize("program, goal", PROGRAMS.items())

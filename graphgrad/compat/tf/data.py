@@ -100,7 +100,21 @@ def _spec_of(leaf: Any) -> _Spec:
 
 
 # ---- datasets ---------------------------------------------------------------------------------------------------
-class Dataset:
+class _Structured:
+    """What a dataset and an iterator tell of their elements (``_structure`` and ``_specs``)."""
+
+    @property
+    def output_types(self) -> Any:
+        return _repack(self._structure, [_gg.as_dtype(s.dtype) for s in self._specs])
+
+    @property
+    def output_shapes(self) -> Any:
+        from graphgrad.compat.tf import TensorShape
+
+        return _repack(self._structure, [TensorShape(s.shape) for s in self._specs])
+
+
+class Dataset(_Structured):
     """A pipeline of elements (a structure of arrays: one array, a tuple, or a dict of them)."""
 
     def __init__(self, make: Callable, structure: Any, specs: list, inputs: tuple = ()) -> None:
@@ -172,17 +186,7 @@ class Dataset:
         return Dataset(make, structure, [s for p in parts for s in p._specs],
                        tuple(t for p in parts for t in p._inputs))
 
-    # -- what it holds
-    @property
-    def output_types(self) -> Any:
-        return _repack(self._structure, [_gg.as_dtype(s.dtype) for s in self._specs])
-
-    @property
-    def output_shapes(self) -> Any:
-        from graphgrad.compat.tf import TensorShape
-
-        return _repack(self._structure, [TensorShape(s.shape) for s in self._specs])
-
+    # -- derived datasets
     def _derived(self, make: Callable, structure: Any = None, specs: Optional[list] = None) -> "Dataset":
         return Dataset(make, self._structure if structure is None else structure,
                        self._specs if specs is None else specs, self._inputs)
@@ -351,7 +355,7 @@ class _Traced:
 
 
 # ---- iterators --------------------------------------------------------------------------------------------------
-class Iterator:
+class Iterator(_Structured):
     """What ``make_one_shot_iterator`` / ``make_initializable_iterator`` / ``Iterator.from_structure``
     give: ``get_next()``, ``initializer``, ``make_initializer(dataset)``."""
 
@@ -372,16 +376,6 @@ class Iterator:
         shapes = _flatten(output_shapes) if output_shapes is not None else [None] * len(types_)
         specs = [_Spec(np.dtype(as_dtype(t)), () if s is None else _flatten_shape(s)) for t, s in zip(types_, shapes)]
         return Iterator(_structure_of(output_types), specs)
-
-    @property
-    def output_types(self) -> Any:
-        return _repack(self._structure, [_gg.as_dtype(s.dtype) for s in self._specs])
-
-    @property
-    def output_shapes(self) -> Any:
-        from graphgrad.compat.tf import TensorShape
-
-        return _repack(self._structure, [TensorShape(s.shape) for s in self._specs])
 
     def make_initializer(self, dataset: Dataset, name: Optional[str] = None):
         """The op that (re)starts this iterator on ``dataset`` when a session runs it."""
