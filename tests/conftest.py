@@ -49,3 +49,37 @@ def _tensor_data_semantics(request):
     gg.Tensor._data_as_torch = compat and saved
     yield
     gg.Tensor._data_as_torch = saved
+
+
+#: the top-level names the facades' install() functions take over in sys.modules
+_FACADE_ROOTS = ("torch", "torchvision", "tensorflow", "keras", "tensorboard")
+
+
+def _facade_entries() -> dict:
+    import sys
+
+    return {name: module for name, module in list(sys.modules.items())
+            if name.split(".")[0] in _FACADE_ROOTS and _is_facade(module)}
+
+
+def _is_facade(module) -> bool:
+    """A module object that graphgrad put there (a compat package, or a namespace it made for one):
+    real PyTorch, TensorFlow or TensorBoard modules are never touched (a C extension cannot load twice)."""
+    name = getattr(module, "__name__", "") or ""
+    return name.startswith("graphgrad") or getattr(module, "__file__", None) is None and not hasattr(module, "__path__")
+
+
+@pytest.fixture(autouse=True)
+def _facade_modules_put_back():
+    """A test that calls a facade's ``install()`` in this process (``import tensorflow`` then gives
+    graphgrad's) leaves sys.modules as it found it: a later test on the same worker that imports the
+    real framework (to compare with it) must get the real one."""
+    import sys
+
+    before = _facade_entries()
+    yield
+    for name, module in _facade_entries().items():
+        if before.get(name) is not module:
+            del sys.modules[name]
+    for name, module in before.items():
+        sys.modules.setdefault(name, module)
