@@ -52,21 +52,16 @@ def _tensor_data_semantics(request):
 
 
 #: the top-level names the facades' install() functions take over in sys.modules
-_FACADE_ROOTS = ("torch", "torchvision", "tensorflow", "keras", "tensorboard")
+_FACADE_ROOTS = ("torch", "torchvision", "tensorflow", "keras")
 
 
-def _facade_entries() -> dict:
-    import sys
-
-    return {name: module for name, module in list(sys.modules.items())
-            if name.split(".")[0] in _FACADE_ROOTS and _is_facade(module)}
-
-
-def _is_facade(module) -> bool:
-    """A module object that graphgrad put there (a compat package, or a namespace it made for one):
-    real PyTorch, TensorFlow or TensorBoard modules are never touched (a C extension cannot load twice)."""
+def _ours(module) -> bool:
+    """A module object graphgrad put in sys.modules: one of its packages, or the bare namespace the
+    TensorFlow facade makes for ``tensorflow.compat``. Real PyTorch or TensorFlow modules never match
+    (a C extension's submodule cannot be imported twice), nor TensorBoard's ``compat.notf`` switch."""
     name = getattr(module, "__name__", "") or ""
-    return name.startswith("graphgrad") or getattr(module, "__file__", None) is None and not hasattr(module, "__path__")
+    return name.startswith("graphgrad") or (name == "tensorflow.compat" and getattr(module, "__file__", None) is None
+                                            and getattr(module, "__spec__", None) is None)
 
 
 @pytest.fixture(autouse=True)
@@ -76,10 +71,13 @@ def _facade_modules_put_back():
     real framework (to compare with it) must get the real one."""
     import sys
 
-    before = _facade_entries()
+    before = {name: module for name, module in list(sys.modules.items()) if name.split(".")[0] in _FACADE_ROOTS}
+    finders = list(sys.meta_path)
     yield
-    for name, module in _facade_entries().items():
-        if before.get(name) is not module:
-            del sys.modules[name]
-    for name, module in before.items():
-        sys.modules.setdefault(name, module)
+    sys.meta_path[:] = [f for f in sys.meta_path if f in finders or not type(f).__module__.startswith("graphgrad")]
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in _FACADE_ROOTS and before.get(name) is not module and _ours(module):
+            if name in before:
+                sys.modules[name] = before[name]
+            else:
+                del sys.modules[name]

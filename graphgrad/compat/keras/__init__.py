@@ -14,6 +14,7 @@ this package, so a script written for Keras runs unchanged. See docs/keras.md.
 from __future__ import annotations
 
 import sys
+import types
 
 from graphgrad.compat.keras import (activations, backend, callbacks, config, constraints, datasets, engine, initializers,
                                     layers, losses, metrics, models, ops, optimizers, preprocessing, random,
@@ -69,6 +70,9 @@ def install() -> None:
         setattr(sys.modules["tensorflow"], "keras", me)
     elif not any(isinstance(f, _TensorflowFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TensorflowFinder())
+    # TensorBoard's writer (the TensorBoard callback) uses TensorFlow when `import tensorflow` works; from
+    # now on that gives graphgrad's facade, so tell TensorBoard (its documented switch) to use its stand-in
+    sys.modules.setdefault("tensorboard.compat.notf", types.ModuleType("tensorboard.compat.notf"))
 
 
 class _TensorflowFinder:
