@@ -100,6 +100,16 @@ def _spec_of(leaf: Any) -> _Spec:
 
 
 # ---- datasets ---------------------------------------------------------------------------------------------------
+def _chunks(source, batch_size: int, drop_remainder: bool):
+    """Lists of ``batch_size`` consecutive elements of ``source`` (the last shorter unless
+    ``drop_remainder``)."""
+    while True:
+        chunk = list(itertools.islice(source, int(batch_size)))
+        if not chunk or drop_remainder and len(chunk) < batch_size:
+            return
+        yield chunk
+
+
 class _Structured:
     """What a dataset and an iterator tell of their elements (``_structure`` and ``_specs``)."""
 
@@ -222,11 +232,7 @@ class Dataset(_Structured):
     def batch(self, batch_size: int, drop_remainder: bool = False) -> "Dataset":
         """Consecutive elements stacked into batches (the last one smaller unless ``drop_remainder``)."""
         def make(resolve):
-            source = self._make(resolve)
-            while True:
-                chunk = list(itertools.islice(source, int(batch_size)))
-                if not chunk or drop_remainder and len(chunk) < batch_size:
-                    return
+            for chunk in _chunks(self._make(resolve), batch_size, drop_remainder):
                 yield [np.stack(leaves) for leaves in zip(*chunk)]
 
         first = int(batch_size) if drop_remainder else None
@@ -252,11 +258,7 @@ class Dataset(_Structured):
             return out
 
         def make(resolve):
-            source = self._make(resolve)
-            while True:
-                chunk = list(itertools.islice(source, int(batch_size)))
-                if not chunk or drop_remainder and len(chunk) < batch_size:
-                    return
+            for chunk in _chunks(self._make(resolve), batch_size, drop_remainder):
                 yield [pad(leaves, s, v) for leaves, s, v in zip(zip(*chunk), shapes, values)]
 
         specs = [_Spec(s.dtype, (int(batch_size) if drop_remainder else None,) + tuple(
