@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from graphgrad import backend
 from graphgrad.core.op import as_tensor_args
 from graphgrad.core.random import Generator
 from graphgrad.core.tensor import Tensor
@@ -32,14 +33,16 @@ from graphgrad.ops.composite import elu, hardtanh, leaky_relu, mish, selu, silu,
 from graphgrad.ops.unary import gelu
 from graphgrad.ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from graphgrad.ops.dropout_more import alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
-from graphgrad.ops.elementwise import maximum
+from graphgrad.ops.elementwise import astype, maximum
+from graphgrad.ops.sorting_more import bincount
 from graphgrad.ops.im2col import fold, unfold
 from graphgrad.ops.linalg import einsum, matmul
 from graphgrad.ops.linalg import linear as _linear
 from graphgrad.ops.losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
                                   hinge_embedding_loss, huber_loss, kl_div, l1_loss, mse_loss, multi_margin_loss,
                                   nll_loss, smooth_l1_loss)
-from graphgrad.ops.nn import batch_norm, embedding, group_norm, layer_norm
+from graphgrad.ops.nn import batch_norm, group_norm, layer_norm
+from graphgrad.ops.nn import embedding as _embedding
 from graphgrad.ops.nn import dropout as _dropout
 from graphgrad.ops.nn import log_softmax as _log_softmax
 from graphgrad.ops.nn import softmax as _softmax
@@ -53,7 +56,7 @@ from graphgrad.ops.sampling import affine_grid, grid_sample
 from graphgrad.ops.pool_fractional import fractional_max_pool2d, fractional_max_pool3d
 from graphgrad.ops.norm_spatial import instance_norm, local_response_norm
 from graphgrad.ops.reduce import norm
-from graphgrad.ops.shape import flatten, one_hot, pad as _pad, transpose
+from graphgrad.ops.shape import flatten, one_hot, pad as _pad, reshape, take, transpose
 from graphgrad.ops.unary import relu, sigmoid, tanh
 
 __all__ = [
@@ -125,6 +128,45 @@ def bilinear(input1, input2, weight, bias=None) -> Tensor:
         raise ShapeError(f"bilinear: weight must be 3-D (out, in1, in2), got {tuple(weight.shape)}")
     y = einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else y + bias
+
+
+def embedding(input, weight, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` for the integer indices ``input``, with PyTorch's options.
+
+    ``max_norm``: the looked-up rows whose ``norm_type``-norm exceeds it are first scaled down to it *in
+    the table* (in place, outside autograd, as PyTorch does). ``scale_grad_by_freq``: a row's gradient
+    is divided by how often its index occurs in ``input``. ``sparse``: accepted; the gradient is
+    dense (graphgrad has no sparse tensors). ``padding_idx``'s row gets no gradient.
+    Shapes: input (*) integer, weight (num_embeddings, D) -> (*, D).
+    """
+    input, weight = as_tensor_args(input, weight)
+    if max_norm is not None:
+        _renorm_rows(input, weight, max_norm, norm_type)
+    out = _embedding(input, weight, padding_idx)
+    if not scale_grad_by_freq:
+        return out
+    counts = bincount(reshape(input, (-1,)), minlength=weight.shape[0])
+    inverse = reshape(1.0 / astype(take(counts, input), out.dtype), tuple(input.shape) + (1,))
+    # the value of ``out`` unchanged (the second term is exactly zero), its gradient divided by the count
+    return out.detach() + (out - out.detach()) * inverse
+
+
+def _renorm_rows(input: Tensor, weight: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale the rows of ``weight`` that ``input`` selects down to ``max_norm`` where their norm exceeds
+    it, in place (PyTorch's ``embedding_renorm_``: scale ``max_norm / (norm + 1e-7)``)."""
+    if input._data is None or weight._data is None:
+        raise ShapeError("embedding: max_norm rescales the table in place when the rows are looked up, which a "
+                         "graph being built cannot do; renormalize the table in the training step instead")
+    xp = backend.namespace_of(weight._data)
+    rows = xp.unique(input._data.reshape(-1))
+    table = weight._data[rows]
+    norms = xp.linalg.norm(table.astype("float64"), ord=norm_type, axis=1)
+    over = norms > max_norm
+    if over.any():
+        scale = (max_norm / (norms[over] + 1e-7)).astype(table.dtype)
+        weight._data[rows[over]] = table[over] * scale[:, None]
+        note_inplace_write(weight._data, "embedding's max_norm renormalization")
 
 
 def relu6(input, inplace: bool = False) -> Tensor:

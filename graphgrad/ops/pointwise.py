@@ -13,8 +13,8 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 from graphgrad.ops.composite import softplus
 from graphgrad.backend import np
-from graphgrad.ops.elementwise import (clip, equal, greater, less_equal, logical_and, logical_or, maximum, minimum, pow,
-                                       where)
+from graphgrad.ops.elementwise import (clip, equal, greater, less, less_equal, logical_and, logical_or, maximum, minimum,
+                                       not_equal, pow, remainder, where)
 from graphgrad.ops.unary import abs as _abs, exp, isnan, log, log1p, sigmoid, trunc
 from graphgrad.ops.linalg import matmul
 from graphgrad.ops.nn import softmax
@@ -96,8 +96,16 @@ def threshold(x, threshold: float, value: Any) -> Tensor:
 
 
 def fmod(a, b) -> Tensor:
-    """The remainder of ``a / b`` rounded towards zero (C's ``fmod``: the sign of ``a``). Broadcasts."""
+    """The remainder of ``a / b`` rounded towards zero (C's ``fmod``: the sign of ``a``). Broadcasts;
+    integers give integers."""
+    if _integral(a) and _integral(b):
+        r = remainder(a, b)  # the sign of b: step back by b where it differs from a's
+        return where(logical_and(not_equal(r, 0), not_equal(less(r, 0), less(a, 0))), r - b, r)
     return a - b * trunc(a / b)
+
+
+def _integral(v: Any) -> bool:
+    return v.dtype.kind in "iub" if isinstance(v, Tensor) else isinstance(v, int)
 
 
 def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:

@@ -71,6 +71,11 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool 
     return _argsort(x, dim if axis is None else axis, descending)
 
 
+def flip(x: Tensor, *dims: Any, axis: Any = None) -> Tensor:
+    """PyTorch's ``x.flip(dims)``, also with the dims spread (``x.flip(0, 2)``)."""
+    return shape.flip(x, axis if not dims else dims[0] if len(dims) == 1 else dims)
+
+
 def _strides(x: Tensor) -> tuple:
     """Element strides (PyTorch's ``stride()``) of the row-major layout."""
     out, step = [], 1
@@ -192,7 +197,7 @@ METHODS: dict = {
     "conj_physical": lambda x: x, "real": property(lambda x: x), "positive": lambda x: x, "angle": angle,
     "adjoint": lambda x: shape.swapaxes(x, -1, -2), "sum_to_size": lambda x, *size: reduce.sum_to(x, _shape_args(size)),
     "split_with_sizes": lambda x, split_sizes, dim=0: x.split(list(split_sizes), dim),
-    "unfold": unfold_windows, "fill_diagonal_": fill_diagonal_, "hardshrink": None, "prelu": None,
+    "unfold": unfold_windows, "flip": flip, "fill_diagonal_": fill_diagonal_, "hardshrink": None, "prelu": None,
     "cov": None, "corrcoef": None, "diagflat": None, "multinomial": None, "retains_grad": None,
 }
 

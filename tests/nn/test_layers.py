@@ -528,8 +528,35 @@ def test_embedding_from_pretrained():
     assert emb.weight.numpy()[0, 0] == 0
     trainable = nn.Embedding.from_pretrained(table, freeze=False, padding_idx=1)
     assert trainable.weight.requires_grad and trainable.padding_idx == 1
-    with pytest.raises(NotImplementedError):
-        nn.Embedding(3, 2, max_norm=1.0)
+
+
+# PyTorch 2.13's results for the table below, indices [[0, 2, 2], [3, 0, 2]] and an upstream gradient
+# arange(12).reshape(2, 3, 2): the table after the lookup, and its gradient
+EMBEDDING_OPTIONS = [
+    ({"max_norm": 2.0}, [[1.2, 1.6], [0.3, 0.4], [0.894427, -1.788854], [1.2, 1.6]],
+     [[8.0, 10.0], [0.0, 0.0], [16.0, 19.0], [6.0, 7.0]]),
+    ({"max_norm": 2.0, "norm_type": 1.0}, [[0.857143, 1.142857], [0.3, 0.4], [0.666667, -1.333333],
+                                           [0.857143, 1.142857]], [[8.0, 10.0], [0.0, 0.0], [16.0, 19.0], [6.0, 7.0]]),
+    ({"scale_grad_by_freq": True}, [[3.0, 4.0], [0.3, 0.4], [1.0, -2.0], [6.0, 8.0]],
+     [[4.0, 5.0], [0.0, 0.0], [5.333333, 6.333333], [6.0, 7.0]]),
+]
+
+
+@pytest.mark.parametrize("options,table_after,grad", EMBEDDING_OPTIONS)
+@pytest.mark.parametrize("form", ["functional", "module"])
+def test_embedding_max_norm_and_scale_grad_by_freq(options, table_after, grad, form):
+    table = gg.tensor([[3.0, 4.0], [0.3, 0.4], [1.0, -2.0], [6.0, 8.0]], dtype="float64", requires_grad=True)
+    idx = gg.tensor([[0, 2, 2], [3, 0, 2]])
+    if form == "functional":
+        out = F.embedding(idx, table, **options)
+        weight = table
+    else:
+        emb = nn.Embedding(4, 2, _weight=table.detach(), sparse=True, **options)
+        out, weight = emb(idx), emb.weight
+    (out * gg.arange(12.0, dtype="float64").reshape(2, 3, 2)).sum().backward()
+    np.testing.assert_allclose(weight.detach().numpy(), table_after, atol=1e-6)
+    np.testing.assert_allclose(weight.grad.numpy(), grad, atol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy(), np.asarray(table_after)[idx.numpy()], atol=1e-6)
 
 
 # ---- loss modules -----------------------------------------------------------------------------------------

@@ -134,3 +134,18 @@ def test_scatter_with_an_index_of_another_rank_is_an_error_in_eager_mode():
         gg.scatter(gg.zeros((2, 3)), 1, gg.tensor([2, 0]), value=1.0)
     with pytest.raises(gg.ShapeError, match="must have the rank of the input"):
         gg.gather(gg.zeros((2, 3)), 1, gg.tensor([2, 0]))
+
+
+def test_fmod_of_integers_stays_integer():
+    """C's fmod of integers is an integer with the dividend's sign (it came back float32)."""
+    out = gg.fmod(gg.tensor([-7, 7, -7, 7, 0, 6]), gg.tensor([2, 2, -2, -2, 3, 3]))
+    assert out.dtype == gg.int64 and out.tolist() == [-1, 1, -1, 1, 0, 0]
+    assert gg.fmod(gg.tensor([-7, 7]), 3).tolist() == [-1, 1]
+    assert gg.tensor([-7, 8]).fmod(3).dtype == gg.int64
+
+
+def test_flip_method_takes_its_dims_spread_as_pytorch():
+    x = gg.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(x.flip(0, 2).numpy(), x.numpy()[::-1, :, ::-1])
+    np.testing.assert_array_equal(x.flip([1]).numpy(), x.numpy()[:, ::-1])
+    np.testing.assert_array_equal(x.flip(dims=(0, 1)).numpy(), x.numpy()[::-1, ::-1])

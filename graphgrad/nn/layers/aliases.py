@@ -9,6 +9,7 @@ from graphgrad.nn.layers.linear import Linear
 from graphgrad.nn.layers.norm import _BatchNorm
 from graphgrad.nn.layers.recurrent import _CellBase, _RNNBase
 from graphgrad.nn.losses import NLLLoss
+from graphgrad.core.tensor import Tensor
 from graphgrad.nn.module import Module
 
 RNNBase = _RNNBase
@@ -66,8 +67,10 @@ class EmbeddingBag(Module):
         from graphgrad.core.creation import randn
         from graphgrad.nn.parameter import Parameter
 
-        if max_norm is not None or scale_grad_by_freq or sparse:
-            raise ValueError("EmbeddingBag: max_norm, scale_grad_by_freq and sparse are not supported")
+        if scale_grad_by_freq:
+            raise ValueError("EmbeddingBag: scale_grad_by_freq is not supported (sparse=True is accepted; the "
+                             "gradient is dense)")
+        self.max_norm, self.norm_type, self.sparse = max_norm, norm_type, sparse
         self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
         self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
         weight = _weight if _weight is not None else randn(num_embeddings, embedding_dim, dtype=dtype)
@@ -76,8 +79,12 @@ class EmbeddingBag(Module):
             self.weight._data[padding_idx] = 0
 
     def forward(self, input, offsets=None, per_sample_weights=None):
+        from graphgrad.nn.functional import _renorm_rows
         from graphgrad.ops.embedding_bag import embedding_bag
 
+        if self.max_norm is not None:
+            _renorm_rows(input if isinstance(input, Tensor) else Tensor(input), self.weight, self.max_norm,
+                         self.norm_type)
         return embedding_bag(input, self.weight, offsets, self.mode, per_sample_weights, self.include_last_offset,
                              self.padding_idx)
 

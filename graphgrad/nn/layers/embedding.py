@@ -9,6 +9,7 @@ from graphgrad.core.random import Generator
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 from graphgrad.nn import init
+from graphgrad.nn.functional import embedding as embedding_with_options
 from graphgrad.nn.module import Module
 from graphgrad.nn.parameter import Parameter
 from graphgrad.ops.nn import embedding
@@ -23,8 +24,10 @@ class Embedding(Module):
         num_embeddings: size of the table.
         embedding_dim: size of each vector.
         padding_idx: this row starts at zero and receives no gradient (negative counts from the end).
-        max_norm, norm_type, scale_grad_by_freq, sparse: PyTorch options that are not supported
-            (only their defaults are accepted).
+        max_norm: rows looked up whose ``norm_type``-norm exceeds it are scaled down to it in the
+            table, in place (as PyTorch does).
+        scale_grad_by_freq: divide each row's gradient by its index's count in the batch.
+        sparse: accepted for PyTorch programs; the gradient is a dense tensor.
         _weight: an initial table (num_embeddings, embedding_dim) instead of N(0, 1).
         _freeze: make the weight non-trainable.
         generator: random source for the initialization.
@@ -43,8 +46,6 @@ class Embedding(Module):
                  sparse: bool = False, _weight: Optional[Tensor] = None, _freeze: bool = False, dtype=None,
                  device: Optional[str] = None, generator: Optional[Generator] = None) -> None:
         super().__init__()
-        if max_norm is not None or scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: max_norm, scale_grad_by_freq and sparse are not supported")
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         if padding_idx is not None:
             if not -self.num_embeddings <= padding_idx < self.num_embeddings:
@@ -76,7 +77,10 @@ class Embedding(Module):
                 self.weight._data[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
-        return embedding(input, self.weight, self.padding_idx)
+        if self.max_norm is None and not self.scale_grad_by_freq:
+            return embedding(input, self.weight, self.padding_idx)
+        return embedding_with_options(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                            self.scale_grad_by_freq)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx: Optional[int] = None,
