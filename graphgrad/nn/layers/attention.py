@@ -12,7 +12,7 @@ import copy
 import math
 from typing import Callable, Optional, Union
 
-from graphgrad.core.creation import uniform, zeros
+from graphgrad.core.creation import normal, uniform, zeros
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 from graphgrad.nn.init import zeros_
@@ -28,7 +28,8 @@ from graphgrad.ops.linalg import linear, matmul
 from graphgrad.ops.nn import dropout as _dropout
 from graphgrad.ops.nn import softmax
 from graphgrad.ops.reduce import mean
-from graphgrad.ops.shape import expand_dims, reshape, squeeze, swapaxes, transpose
+from graphgrad.ops.array import zeros_like
+from graphgrad.ops.shape import concatenate, expand_dims, pad, reshape, squeeze, swapaxes, transpose
 from graphgrad.ops.unary import gelu, logical_not, relu
 
 __all__ = ["scaled_dot_product_attention", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
@@ -68,6 +69,11 @@ def _additive(mask: Tensor) -> Tensor:
     return where(mask, _NEG_INF, 0.0) if _is_bool(mask) else mask
 
 
+def _one_more_key(mask: Optional[Tensor]) -> Optional[Tensor]:
+    """A mask over S keys extended to S + 1 (the appended key is allowed: False or 0.0)."""
+    return None if mask is None else pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
+
+
 # ---- multi-head attention -------------------------------------------------------------------------
 class MultiheadAttention(Module):
     """Multi-head attention (PyTorch's ``nn.MultiheadAttention``)::
@@ -83,6 +89,9 @@ class MultiheadAttention(Module):
         kdim, vdim: feature sizes of key and value (default E); when they differ from E the
             projections are ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight`` instead of the
             packed ``in_proj_weight`` (3E, E), as PyTorch.
+        add_bias_kv: append a learned key and value (``bias_k``, ``bias_v``, (1, 1, E)) to the
+            projected keys and values.
+        add_zero_attn: append a zero key and value to each head's keys and values.
 
     Parameters: ``in_proj_weight`` (3E, E), ``in_proj_bias`` (3E,), ``out_proj.weight`` (E, E),
     ``out_proj.bias`` (E,) (PyTorch's ``state_dict`` keys).
@@ -102,8 +111,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim ({embed_dim}) must be divisible by num_heads "
                              f"({num_heads}), both positive")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported")
         self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)
         self.head_dim = embed_dim // num_heads
         self.kdim = embed_dim if kdim is None else int(kdim)
@@ -133,6 +140,12 @@ class MultiheadAttention(Module):
         self.out_proj = Linear(E, E, bias=bias)
         if bias:
             zeros_(self.out_proj.bias)
+        if add_bias_kv:  # one more key and value position, learned (PyTorch: xavier_normal_ of (1, 1, E))
+            std = math.sqrt(2.0 / (1 + E))
+            self.bias_k, self.bias_v = Parameter(normal(0.0, std, (1, 1, E))), Parameter(normal(0.0, std, (1, 1, E)))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = bool(add_zero_attn)
         self._factory(device, dtype)
 
     def extra_repr(self) -> str:
@@ -228,13 +241,22 @@ class MultiheadAttention(Module):
                                  f"{key_padding_mask.shape}")
             key_padding_mask = expand_dims(key_padding_mask, (1, 2))  # (N, 1, 1, S)
         dropping = self.training and self.dropout > 0.0
-        if same[0] and same[1] and self._qkv_same_embed_dim and not need_weights and not dropping:
+        extra_keys = self.bias_k is not None or self.add_zero_attn
+        if same[0] and same[1] and self._qkv_same_embed_dim and not need_weights and not dropping and not extra_keys:
             out = self._fused_self_attention(query, attn_mask, key_padding_mask, causal)
         else:
             if causal:
                 attn_mask = _causal_mask(L, S)
             q, k, v = self._projections(query, key, value)
+            if self.bias_k is not None:  # a learned key and value appended to the sequence
+                k = concatenate([k, zeros_like(k[:, :1]) + self.bias_k], axis=1)
+                v = concatenate([v, zeros_like(v[:, :1]) + self.bias_v], axis=1)
+                attn_mask, key_padding_mask = _one_more_key(attn_mask), _one_more_key(key_padding_mask)
             q, k, v = self._heads(q), self._heads(k), self._heads(v)
+            if self.add_zero_attn:  # a zero key and value appended (per head)
+                k = concatenate([k, zeros_like(k[:, :, :1])], axis=2)
+                v = concatenate([v, zeros_like(v[:, :, :1])], axis=2)
+                attn_mask, key_padding_mask = _one_more_key(attn_mask), _one_more_key(key_padding_mask)
             scores = matmul(q * (1.0 / math.sqrt(self.head_dim)), swapaxes(k, -1, -2))  # (N, h, L, S)
             scores = _add_mask(_add_mask(scores, attn_mask, True), key_padding_mask, True)
             weights = softmax(scores, axis=-1)

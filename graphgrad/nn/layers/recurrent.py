@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Tuple
 
-from graphgrad.core.creation import uniform
+from graphgrad.core.creation import uniform, zeros
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 from graphgrad.nn.module import Module
@@ -25,7 +25,7 @@ from graphgrad.ops.recurrent import gru, lstm
 from graphgrad.backend import np
 from graphgrad.nn.rnn_utils import PackedSequence, pack_padded_sequence, pad_packed_sequence
 from graphgrad.ops.shape import concatenate, expand_dims, pad, reshape, squeeze, stack, swapaxes, take, transpose
-from graphgrad.ops.unary import relu, tanh
+from graphgrad.ops.unary import relu, sigmoid, tanh
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
 
@@ -71,6 +71,28 @@ def _as_sequence(input: Tensor, unbatched: bool) -> Tensor:
 
 def _as_batch(state: Tensor, unbatched: bool) -> Tensor:
     return expand_dims(state, 0) if unbatched else state
+
+
+def _projected_lstm(x: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Optional[Tensor], b_hh: Optional[Tensor],
+                    w_hr: Tensor, state, reverse: bool):
+    """One direction of an LSTM with projections (PyTorch's ``proj_size``): ``h = (o * tanh(c)) W_hr^T``,
+    so the recurrent input and the output have ``proj_size`` features. Steps as ops in a Python loop
+    (the fused sequence op has no projection). Shapes: x (L, N, H_in) -> y (L, N, P), (h (N, P), c (N, H))."""
+    H = w_hr.shape[1]
+    proj = _input_projection(x, w_ih, None if b_ih is None else b_ih + b_hh)
+    h, c = state if state is not None else (None, None)
+    w_hh_t, w_hr_t = transpose(w_hh), transpose(w_hr)
+    L = x.shape[0]
+    outputs = [None] * L
+    projections = _unstack(proj)
+    for t in (range(L - 1, -1, -1) if reverse else range(L)):
+        gates = projections[t] if h is None else projections[t] + matmul(h, w_hh_t)
+        i, f = sigmoid(gates[:, :H]), sigmoid(gates[:, H:2 * H])
+        g, o = tanh(gates[:, 2 * H:3 * H]), sigmoid(gates[:, 3 * H:])
+        c = i * g if c is None else f * c + i * g
+        h = matmul(o * tanh(c), w_hr_t)
+        outputs[t] = h
+    return stack(outputs, 0), (h, c)
 
 
 # ---- cells ------------------------------------------------------------------------------------------
@@ -126,8 +148,11 @@ class RNNCell(_CellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
-        self._check_input(input)
+        unbatched = self._check_input(input)
         act = tanh if self.nonlinearity == "tanh" else relu
+        if hx is None and (unbatched or input.shape[0] is not None):
+            # a zero state, multiplied as PyTorch does: weight_hh gets its (zero) gradient, not None
+            hx = zeros((self.hidden_size,) if unbatched else (input.shape[0], self.hidden_size), dtype=input.dtype)
         return _rnn_step(self._projection(input), hx, transpose(self.weight_hh), act)
 
 
@@ -182,8 +207,10 @@ class _RNNBase(Module):
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None) -> None:
+                 device=None, dtype=None, proj_size: int = 0) -> None:
         super().__init__()
+        if not isinstance(proj_size, int) or proj_size < 0 or (proj_size and proj_size >= hidden_size):
+            raise ValueError(f"{type(self).__name__}: proj_size must be an int in [0, hidden_size), got {proj_size!r}")
         if not isinstance(hidden_size, int) or hidden_size <= 0:
             raise ValueError(f"{type(self).__name__}: hidden_size must be a positive int, got {hidden_size!r}")
         if not isinstance(num_layers, int) or num_layers <= 0:
@@ -193,19 +220,22 @@ class _RNNBase(Module):
         self.mode = mode
         self.input_size, self.hidden_size, self.num_layers = int(input_size), hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bool(bias), bool(batch_first), float(dropout)
-        self.bidirectional = bool(bidirectional)
+        self.bidirectional, self.proj_size = bool(bidirectional), proj_size
         G = _GATES[mode] * hidden_size
+        state_size = proj_size or hidden_size  # the size of h (LSTM with projections: proj_size)
         k = 1.0 / math.sqrt(hidden_size)
         directions = 2 if bidirectional else 1
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else state_size * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
                 self.register_parameter("weight_ih" + suffix, _uniform_parameter((G, layer_input), k))
-                self.register_parameter("weight_hh" + suffix, _uniform_parameter((G, hidden_size), k))
+                self.register_parameter("weight_hh" + suffix, _uniform_parameter((G, state_size), k))
                 if bias:
                     self.register_parameter("bias_ih" + suffix, _uniform_parameter((G,), k))
                     self.register_parameter("bias_hh" + suffix, _uniform_parameter((G,), k))
+                if proj_size:
+                    self.register_parameter("weight_hr" + suffix, _uniform_parameter((proj_size, hidden_size), k))
         self._factory(device, dtype)
 
     @property
@@ -228,6 +258,8 @@ class _RNNBase(Module):
             text += f", dropout={self.dropout}"
         if self.bidirectional:
             text += ", bidirectional=True"
+        if self.proj_size:
+            text += f", proj_size={self.proj_size}"
         return text
 
     # -- one layer, one direction --
@@ -237,6 +269,8 @@ class _RNNBase(Module):
         w_hh = getattr(self, "weight_hh" + suffix)
         b_ih = getattr(self, "bias_ih" + suffix) if self.bias else None
         b_hh = getattr(self, "bias_hh" + suffix) if self.bias else None
+        if self.mode == "LSTM" and self.proj_size:
+            return _projected_lstm(x, w_ih, w_hh, b_ih, b_hh, getattr(self, "weight_hr" + suffix), state, reverse)
         if self.mode == "LSTM":
             y, h, c = lstm(x, w_ih, w_hh, b_ih, b_hh, *(state or (None, None)), reverse=reverse)
             return y, (h, c)
@@ -269,9 +303,9 @@ class _RNNBase(Module):
         states = () if hx is None else (tuple(hx) if self.mode == "LSTM" else (hx,))
         if self.mode == "LSTM" and hx is not None and len(states) != 2:
             raise ShapeError(f"{name}: hx must be a pair (h_0, c_0)")
-        expected = (self.num_layers * self.num_directions,) + ((input.shape[1 - seq_axis],) if batched else ()) \
-            + (self.hidden_size,)
-        for s in states:
+        front = (self.num_layers * self.num_directions,) + ((input.shape[1 - seq_axis],) if batched else ())
+        for s, size in zip(states, (self.proj_size or self.hidden_size, self.hidden_size)):
+            expected = front + (size,)
             if len(s.shape) != len(expected) or any(a is not None and b is not None and a != b
                                                     for a, b in zip(s.shape, expected)):
                 raise ShapeError(f"{name}: initial state must have shape {expected}, got {s.shape}")
@@ -396,10 +430,13 @@ class LSTM(_RNNBase):
         i, f, o = sigmoid(W_i* x + b_i* + W_h* h + b_h*)   g = tanh(W_ig x + b_ig + W_hg h + b_hg)
         c' = f * c + i * g                               h' = o * tanh(c')
 
-    Args: as :class:`RNN` (no ``nonlinearity``; ``proj_size`` is not supported).
+    Args: as :class:`RNN` (no ``nonlinearity``), and ``proj_size``: when > 0, each step's hidden state
+    is projected to ``proj_size`` features, ``h = (o * tanh(c)) W_hr^T`` (parameters ``weight_hr_l{k}``
+    (proj_size, hidden_size)); the output and h have proj_size features, c keeps hidden_size.
 
     Shapes: input (L, N, H_in) (or (N, L, H_in) with ``batch_first``, or unbatched (L, H_in)); hx a
-    pair (h_0, c_0) of (D * num_layers, N, H) -> ``(output, (h_n, c_n))``, output (L, N, D * H).
+    pair (h_0, c_0) of (D * num_layers, N, P) and (D * num_layers, N, H), P = proj_size or H ->
+    ``(output, (h_n, c_n))``, output (L, N, D * P).
 
     Examples:
         >>> lstm = gg.nn.LSTM(10, 20, batch_first=True)
@@ -411,10 +448,8 @@ class LSTM(_RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
                  proj_size: int = 0, device=None, dtype=None) -> None:
-        if proj_size:
-            raise NotImplementedError("LSTM: proj_size is not supported")
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         device, dtype)
+                         device, dtype, proj_size)
 
     def forward(self, input: Tensor, hx: Optional[tuple] = None) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
         """Returns ``(output, (h_n, c_n))``."""
