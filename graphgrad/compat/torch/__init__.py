@@ -57,10 +57,25 @@ _gg.Tensor._data_as_torch = True
 
 class _TensorType(type):
     """The metaclass of :class:`Tensor`: graphgrad's tensors are instances, and the class's attributes
-    are graphgrad Tensor's (``torch.Tensor.add`` is the method)."""
+    are graphgrad Tensor's (``torch.Tensor.add`` is the method). A typed class (``torch.FloatTensor``,
+    ``torch.cuda.LongTensor``) holds only the tensors of its dtype and device kind."""
+
+    _dtype = None
+    _cuda = False
 
     def __instancecheck__(cls, obj) -> builtins.bool:
-        return isinstance(obj, _gg.Tensor) and (cls._dtype is None or obj.dtype == cls._dtype)
+        if not isinstance(obj, _gg.Tensor) or cls._dtype is None:
+            return isinstance(obj, _gg.Tensor)
+        return obj.dtype == cls._dtype and _on_cuda(obj) == cls._cuda
+
+    @property
+    def dtype(cls):
+        """``torch.FloatTensor.dtype`` is ``torch.float32``; ``torch.Tensor.dtype`` is the tensors' attribute."""
+        return _gg.Tensor.dtype if cls._dtype is None else cls._dtype
+
+    @property
+    def is_cuda(cls):
+        return _gg.Tensor.is_cuda if cls._dtype is None else cls._cuda
 
     def __subclasscheck__(cls, other) -> builtins.bool:
         return issubclass(other, _gg.Tensor)
@@ -79,8 +94,23 @@ class Tensor(metaclass=_TensorType):
 
     def __new__(cls, *args, **kwargs):
         dtype = cls._dtype or _gg.get_default_dtype()
+        device = kwargs.pop("device", None)
+        if kwargs:
+            raise TypeError(f"torch.{cls.__name__}(): unexpected keyword arguments {sorted(kwargs)} (only device=; "
+                            "torch.tensor(data, dtype=...) takes a dtype)")
+        out = cls._made(args, dtype)
+        return out if device is None else out.to(device)
+
+    @classmethod
+    def _made(cls, args, dtype):
         if args and builtins.all(isinstance(a, builtins.int) for a in args):
             return _gg.zeros(tuple(args), dtype=dtype)
+        if builtins.len(args) == 1 and isinstance(args[0], Size):  # torch.FloatTensor(x.size()): that shape
+            return _gg.zeros(tuple(args[0]), dtype=dtype)
+        if builtins.len(args) == 1 and isinstance(args[0], _gg.Tensor) and cls._dtype is not None \
+                and args[0].dtype != cls._dtype:
+            raise TypeError(f"torch.{cls.__name__}(tensor): expected a tensor of dtype {cls._dtype}, got "
+                            f"{args[0].dtype} (convert with .type(torch.{cls.__name__}) or .to(dtype))")
         if builtins.len(args) == 1 and isinstance(args[0], (tuple, list)) and not args[0]:
             return _gg.zeros((0,), dtype=dtype)
         if builtins.len(args) == 1:
@@ -88,8 +118,18 @@ class Tensor(metaclass=_TensorType):
         return _gg.zeros((0,), dtype=dtype)
 
 
-def _typed_tensor(name: str, dtype) -> type:
-    return _TensorType(name, (Tensor,), {"_dtype": _gg.dtypes.as_dtype(dtype), "__doc__": f"``torch.{name}``."})
+def _on_cuda(x) -> builtins.bool:
+    return str(x.device).startswith("cuda")
+
+
+def _typed_tensor(name: str, dtype, cuda: builtins.bool = False) -> type:
+    where = "torch.cuda" if cuda else "torch"
+    made = _TensorType(name, (Tensor,), {"_dtype": _gg.dtypes.as_dtype(dtype), "_cuda": cuda,
+                                         "__doc__": f"``{where}.{name}``: tensors of dtype {dtype}"
+                                                    f"{' on a GPU' if cuda else ''}."})
+    made.__module__ = where
+    made.__qualname__ = name
+    return made
 
 
 FloatTensor = _typed_tensor("FloatTensor", "float32")
@@ -101,16 +141,135 @@ ShortTensor = _typed_tensor("ShortTensor", "int16")
 ByteTensor = _typed_tensor("ByteTensor", "uint8")
 CharTensor = _typed_tensor("CharTensor", "int8")
 BoolTensor = _typed_tensor("BoolTensor", "bool")
+#: the dtype of each legacy tensor type (``x.type()`` is ``"torch." + its name``)
+TENSOR_TYPE_DTYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+                      "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "ByteTensor": "uint8",
+                      "CharTensor": "int8", "BoolTensor": "bool", "ComplexFloatTensor": "complex64",
+                      "ComplexDoubleTensor": "complex128"}
+if not isinstance(bfloat16, str):
+    BFloat16Tensor = _typed_tensor("BFloat16Tensor", bfloat16)
+    TENSOR_TYPE_DTYPES["BFloat16Tensor"] = bfloat16
+#: the typed classes of torch.cuda (``torch.cuda.FloatTensor``...): their tensors live on a GPU
+CUDA_TENSOR_TYPES = {name: _typed_tensor(name, dtype, cuda=True) for name, dtype in TENSOR_TYPE_DTYPES.items()}
+_TYPE_NAME_OF_DTYPE = {_gg.dtypes.as_dtype(dtype): name for name, dtype in TENSOR_TYPE_DTYPES.items()}
+
+
+def _tensor_type_name(x) -> str:
+    """PyTorch's ``x.type()``: ``"torch.FloatTensor"``, ``"torch.cuda.LongTensor"``..."""
+    name = _TYPE_NAME_OF_DTYPE.get(x.dtype)
+    if name is None:
+        raise TypeError(f"x.type(): no PyTorch tensor type for dtype {x.dtype}")
+    return ("torch.cuda." if _on_cuda(x) else "torch.") + name
+
+
+_core_tensor_type = _gg.Tensor.type
+
+
+def _tensor_type(self, dtype=None, non_blocking: builtins.bool = False, **kwargs):
+    """PyTorch's ``Tensor.type``: without ``dtype`` the type's name (``"torch.FloatTensor"``); with one (a
+    dtype, a typed class such as ``torch.LongTensor`` / ``torch.cuda.FloatTensor``, or its name as a
+    string) the tensor converted to it, or the tensor itself when it is of that type already.
+    (graphgrad's own ``Tensor.type`` gives the dtype's name: it is kept outside programs run through
+    the facade, whose switch is ``Tensor._data_as_torch``.)"""
+    if not self._data_as_torch:
+        return _core_tensor_type(self, dtype)
+    dtype = kwargs.pop("dst_type", dtype)
+    if kwargs:
+        raise TypeError(f"type() got unexpected keyword arguments {sorted(kwargs)}")
+    if dtype is None:
+        return _tensor_type_name(self)
+    cuda = None
+    if isinstance(dtype, str):
+        name = dtype
+        prefix, _, short = name.rpartition(".")
+        if prefix not in ("torch", "torch.cuda") or short not in TENSOR_TYPE_DTYPES:
+            raise ValueError(f"invalid type: {name!r}")
+        dtype, cuda = _gg.dtypes.as_dtype(TENSOR_TYPE_DTYPES[short]), prefix == "torch.cuda"
+    elif isinstance(dtype, _TensorType):
+        if dtype._dtype is None:  # torch.Tensor: the default dtype
+            dtype, cuda = _gg.get_default_dtype(), False
+        else:
+            dtype, cuda = dtype._dtype, dtype._cuda
+    else:
+        dtype = _gg.dtypes.as_dtype(dtype)
+    out = self
+    if cuda is not None and cuda != _on_cuda(self):
+        out = out.to("cuda" if cuda else "cpu")
+    return out if out.dtype == dtype else out.to(dtype)
+
+
+_gg.Tensor.type = _tensor_type
+
+
+def set_default_tensor_type(t) -> None:
+    """``torch.set_default_tensor_type(torch.DoubleTensor)`` (or its name): the default float dtype
+    (and, for a ``torch.cuda`` type, the default device: a GPU, which must be available)."""
+    if isinstance(t, str):
+        prefix, _, short = t.rpartition(".")
+        if prefix not in ("torch", "torch.cuda") or short not in TENSOR_TYPE_DTYPES:
+            raise TypeError(f"invalid type: {t!r}")
+        dtype, cuda_type = _gg.dtypes.as_dtype(TENSOR_TYPE_DTYPES[short]), prefix == "torch.cuda"
+    elif isinstance(t, _TensorType) and t._dtype is not None:
+        dtype, cuda_type = t._dtype, t._cuda
+    else:
+        raise TypeError(f"set_default_tensor_type: expected a tensor type such as torch.FloatTensor, got {t!r}")
+    if dtype.kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    if cuda_type and not _gg.cuda.is_available():
+        raise TypeError(f"type {typename_of_class(t)} not available: no GPU (CuPy sees none)")
+    _gg.set_default_dtype(dtype)
+    _gg.set_default_device("cuda" if cuda_type else "cpu")
+
+
+def typename_of_class(t) -> str:
+    return t if isinstance(t, str) else f"{t.__module__}.{t.__name__}"
+
+
+def typename(obj) -> str:
+    """``torch.typename``: a tensor's type name (``"torch.FloatTensor"``), else the object's class's
+    qualified name."""
+    if isinstance(obj, _gg.Tensor):
+        return _tensor_type_name(obj)
+    kind = obj if isinstance(obj, type) else type(obj)
+    module = kind.__module__
+    return kind.__qualname__ if module in ("builtins", None) else f"{module}.{kind.__qualname__}"
 
 
 class Size(tuple):
-    """``torch.Size``: a shape, a tuple (graphgrad's shapes are plain tuples, which compare equal)."""
+    """``torch.Size``: a shape, a tuple (graphgrad's shapes are plain tuples, which compare equal).
+    ``x.size()`` returns one in a program run through the facade, so ``torch.FloatTensor(x.size())``
+    makes a tensor of that shape as in PyTorch."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def __getitem__(self, index):
+        got = tuple.__getitem__(self, index)
+        return Size(got) if isinstance(index, slice) else got
 
     def numel(self) -> int:
         out = 1
         for d in self:
             out *= d
         return out
+
+
+class _SizeOrCount(_gg.core.tensor.ElementCount):
+    """``x.size`` in a program run through the facade: called, a :class:`Size` (PyTorch's ``x.size()``)."""
+
+    def __call__(self, dim=None):
+        return Size(self.shape) if dim is None else self.shape[dim]
+
+
+_core_size = _gg.Tensor.size
+
+
+def _size(self):
+    count = _core_size.fget(self)
+    return _SizeOrCount(count, count.shape) if self._data_as_torch else count
+
+
+_gg.Tensor.size = property(_size, doc=_core_size.__doc__)
 
 
 def _reduce_with_indices(value_fn, index_fn):

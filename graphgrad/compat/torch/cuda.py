@@ -14,3 +14,13 @@ empty_cache = _cuda.empty_cache
 def is_bf16_supported(including_emulation: bool = True) -> bool:
     """Whether a GPU computes in bfloat16: never without a GPU."""
     return is_available()
+
+
+def __getattr__(name: str):
+    """``torch.cuda.FloatTensor``, ``torch.cuda.LongTensor``...: the typed classes of GPU tensors."""
+    from graphgrad.compat import torch
+
+    try:
+        return torch.CUDA_TENSOR_TYPES[name]
+    except KeyError:
+        raise AttributeError(f"graphgrad.compat.torch.cuda has no {name!r}") from None

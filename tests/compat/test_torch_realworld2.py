@@ -1,0 +1,57 @@
+"""More idioms of public PyTorch programs (pytorch/examples, the official PyTorch tutorials) that
+graphgrad.compat.torch runs, and short programs in their style that train (tests/compat/torch_realworld2/)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import graphgrad.compat.torch as torch
+from tests.compat.test_programs import _reached, _run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_legacy_tensor_types_name_convert_and_construct():
+    """Older programs: x.type() == 'torch.FloatTensor', x.type(torch.LongTensor), x.type('torch.DoubleTensor'),
+    torch.FloatTensor(x.size()).normal_(), isinstance(x, torch.LongTensor), torch.typename(x)."""
+    x = torch.ones(2, 3)
+    assert x.type() == "torch.FloatTensor" and torch.typename(x) == "torch.FloatTensor"
+    assert torch.tensor([1, 2]).type() == "torch.LongTensor" and torch.tensor([True]).type() == "torch.BoolTensor"
+    assert torch.ones(1, dtype=torch.float16).type() == "torch.HalfTensor"
+    assert torch.ones(1, dtype=torch.uint8).type() == "torch.ByteTensor"
+    assert x.type(torch.FloatTensor) is x and x.type("torch.FloatTensor") is x  # no copy when already of the type
+    assert x.type("torch.LongTensor").dtype == torch.int64 and x.type(torch.float64).type() == "torch.DoubleTensor"
+    assert torch.tensor([1.7, -1.7]).type(torch.LongTensor).tolist() == [1, -1]
+    assert torch.tensor([1, 2]).type(torch.Tensor).dtype == torch.float32
+    assert torch.ones(2).type(dtype=torch.int32).dtype == torch.int32
+    with pytest.raises(ValueError, match="invalid type"):
+        x.type("float")
+
+    assert isinstance(x, torch.FloatTensor) and not isinstance(x, torch.LongTensor) and isinstance(x, torch.Tensor)
+    assert not isinstance(x, torch.cuda.FloatTensor) and torch.cuda.FloatTensor.is_cuda
+    assert torch.FloatTensor.dtype == torch.float32 and torch.LongTensor.dtype == torch.int64
+    assert x.size() == (2, 3) and repr(x.size()) == "torch.Size([2, 3])" and x.size()[1:] == torch.Size([3])
+    assert torch.FloatTensor(x.size()).normal_().shape == (2, 3) and torch.Tensor(torch.Size([4])).shape == (4,)
+    assert torch.Tensor((2, 3)).tolist() == [2.0, 3.0]  # a plain tuple is data, a Size a shape
+    assert torch.FloatTensor(2, 3).shape == (2, 3) and torch.LongTensor([1, 2]).dtype == torch.int64
+    assert torch.FloatTensor(np.ones(2)).dtype == torch.float32 and torch.FloatTensor().shape == (0,)
+    with pytest.raises(TypeError):
+        torch.FloatTensor(torch.ones(2, dtype=torch.float64))
+    with pytest.raises(TypeError):
+        torch.FloatTensor([1, 2], dtype=torch.int64)
+    assert torch.typename(torch.nn.Linear(1, 1)).endswith("Linear") and torch.typename(3) == "int"
+
+
+def test_set_default_tensor_type_sets_the_default_float_dtype():
+    """Older programs begin with torch.set_default_tensor_type('torch.DoubleTensor')."""
+    try:
+        torch.set_default_tensor_type("torch.DoubleTensor")
+        assert torch.ones(2).dtype == torch.float64 and torch.Tensor(2).type() == "torch.DoubleTensor"
+        torch.set_default_tensor_type(torch.FloatTensor)
+        assert torch.ones(2).dtype == torch.float32
+        with pytest.raises(TypeError):
+            torch.set_default_tensor_type(torch.LongTensor)
+    finally:
+        torch.set_default_dtype(torch.float32)
