@@ -225,6 +225,81 @@ class ASGD(_Eager):
         return param
 
 
+def _cubic_minimum(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float, bounds=None) -> float:
+    """The minimizer, within ``bounds`` (default: between x1 and x2), of the cubic through two points
+    with their values f and slopes g (Nocedal & Wright, eq. 3.59); the bounds' middle when the cubic
+    has no minimum."""
+    low, high = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    square = d1 * d1 - g1 * g2
+    if square < 0:
+        return (low + high) / 2.0
+    d2 = math.sqrt(square)
+    if x1 <= x2:
+        at = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+    else:
+        at = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    return min(max(at, low), high)
+
+
+def _strong_wolfe(evaluate, t: float, d, f: float, g, gtd: float, c1: float = 1e-4, c2: float = 0.9,
+                  tolerance_change: float = 1e-9, max_ls: int = 25) -> tuple:
+    """A step length along ``d`` satisfying the strong Wolfe conditions (Nocedal & Wright, algorithms
+    3.5 and 3.6: bracket, then zoom by cubic interpolation), starting from ``t``. ``evaluate(t)``
+    gives (loss, flat gradient) at the point moved by ``t * d``; f, g, gtd are the loss, gradient and
+    slope ``g . d`` at t = 0. Returns (loss, gradient, t, evaluations)."""
+    d_norm = float(abs(d).max())
+    f_new, g_new = evaluate(t)
+    evals, gtd_new = 1, float(g_new @ d)
+    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
+    done, ls_iter, bracket = False, 0, None
+    while ls_iter < max_ls:  # grow the step until a bracket of acceptable points is known
+        overshot = f_new > f + c1 * t * gtd or (ls_iter > 1 and f_new >= f_prev)
+        if not overshot and abs(gtd_new) <= -c2 * gtd:
+            bracket, done = [[t, f_new, g_new, gtd_new]], True
+            break
+        if overshot or gtd_new >= 0:
+            bracket = [[t_prev, f_prev, g_prev, gtd_prev], [t, f_new, g_new, gtd_new]]
+            break
+        t_next = _cubic_minimum(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
+                                bounds=(t + 0.01 * (t - t_prev), t * 10))
+        t_prev, f_prev, g_prev, gtd_prev, t = t, f_new, g_new, gtd_new, t_next
+        f_new, g_new = evaluate(t)
+        evals, gtd_new, ls_iter = evals + 1, float(g_new @ d), ls_iter + 1
+    if bracket is None:
+        bracket = [[0.0, f, g, gtd], [t, f_new, g_new, gtd_new]]
+    insufficient = False
+    low, high = (0, 1) if bracket[0][1] <= bracket[-1][1] else (1, 0)
+    while not done and ls_iter < max_ls:  # zoom into the bracket
+        (a, fa, _, ga), (b, fb, _, gb) = bracket
+        if abs(b - a) * d_norm < tolerance_change:
+            break
+        t = _cubic_minimum(a, fa, ga, b, fb, gb)
+        lo, hi = min(a, b), max(a, b)
+        margin = 0.1 * (hi - lo)
+        if min(hi - t, t - lo) < margin:  # too close to an end: move away from it, or note it
+            if insufficient or t >= hi or t <= lo:
+                t = hi - margin if abs(t - hi) < abs(t - lo) else lo + margin
+                insufficient = False
+            else:
+                insufficient = True
+        else:
+            insufficient = False
+        f_new, g_new = evaluate(t)
+        evals, gtd_new, ls_iter = evals + 1, float(g_new @ d), ls_iter + 1
+        if f_new > f + c1 * t * gtd or f_new >= bracket[low][1]:
+            bracket[high] = [t, f_new, g_new, gtd_new]
+            low, high = (0, 1) if bracket[0][1] <= bracket[1][1] else (1, 0)
+        else:
+            if abs(gtd_new) <= -c2 * gtd:
+                done = True
+            elif gtd_new * (bracket[high][0] - bracket[low][0]) >= 0:
+                bracket[high] = bracket[low]
+            bracket[low] = [t, f_new, g_new, gtd_new]
+    t, f_new, g_new, _ = bracket[low]
+    return f_new, g_new, t, evals
+
+
 class LBFGS(Optimizer):
     """Limited-memory BFGS, as PyTorch's ``LBFGS``: each ``step(closure)`` runs up to ``max_iter``
     quasi-Newton iterations, re-evaluating ``closure`` (which must clear the gradients, compute the
@@ -233,14 +308,16 @@ class LBFGS(Optimizer):
 
     Args: ``lr`` (1, the step length), ``max_iter`` (20), ``max_eval`` (``max_iter * 5 / 4``),
     ``tolerance_grad`` (1e-7), ``tolerance_change`` (1e-9), ``history_size`` (100), ``line_search_fn``
-    (``None``: fixed steps; PyTorch's 'strong_wolfe' is not provided).
+    (``None``: steps of length ``lr``; ``'strong_wolfe'``: each step's length found by a line search
+    satisfying the strong Wolfe conditions, c1 = 1e-4, c2 = 0.9, at most 25 evaluations, by cubic
+    interpolation as PyTorch's).
     """
 
     def __init__(self, params: Iterable, lr: float = 1.0, max_iter: int = 20, max_eval=None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
                  line_search_fn=None) -> None:
-        if line_search_fn is not None:
-            raise ValueError(f"LBFGS: line_search_fn={line_search_fn!r} is not provided; use None (fixed steps)")
+        if line_search_fn not in (None, "strong_wolfe"):
+            raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got {line_search_fn!r}")
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval if max_eval is not None
                                       else max_iter * 5 // 4, tolerance_grad=tolerance_grad,
                                       tolerance_change=tolerance_change, history_size=history_size,
@@ -265,6 +342,20 @@ class LBFGS(Optimizer):
             n = p._data.size
             p._data[...] += (step * direction[offset:offset + n]).reshape(p._data.shape).astype(p._data.dtype, copy=False)
             offset += n
+
+    def _evaluate_at(self, closure, step: float, direction) -> tuple:
+        """The loss and flat gradient at the parameters moved by ``step * direction``; the parameters
+        are put back afterwards."""
+        from graphgrad.core.autograd import enable_grad
+
+        saved = [p._data.copy() for p in self._params()]
+        self._move(step, direction)
+        with enable_grad():
+            value = closure()
+        loss, grad = float(value.item() if isinstance(value, Tensor) else value), self._flat_grad()
+        for p, data in zip(self._params(), saved):
+            p._data[...] = data
+        return loss, grad
 
     def step(self, closure=None):
         """One LBFGS step (several iterations). Returns the first loss ``closure`` computed."""
@@ -314,14 +405,19 @@ class LBFGS(Optimizer):
             t = min(1.0, 1.0 / float(xp.abs(flat_grad).sum())) * lr if state["n_iter"] == 1 else lr
             if float(flat_grad @ d) > -tol_change:  # not a descent direction
                 break
-            self._move(t, d)
             evaluated = 0
-            if n_iter != max_iter:
-                with enable_grad():
-                    value = closure()
-                loss = float(value.item() if isinstance(value, Tensor) else value)
-                flat_grad = self._flat_grad()
-                evaluated = 1
+            if group["line_search_fn"] == "strong_wolfe":
+                loss, flat_grad, t, evaluated = _strong_wolfe(
+                    lambda step: self._evaluate_at(closure, step, d), t, d, loss, flat_grad, float(flat_grad @ d))
+                self._move(t, d)
+            else:
+                self._move(t, d)
+                if n_iter != max_iter:
+                    with enable_grad():
+                        value = closure()
+                    loss = float(value.item() if isinstance(value, Tensor) else value)
+                    flat_grad = self._flat_grad()
+                    evaluated = 1
             evals += evaluated
             state["func_evals"] += evaluated
             if n_iter == max_iter or evals >= max_eval:

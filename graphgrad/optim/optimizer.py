@@ -241,6 +241,7 @@ class Optimizer:
                         hyper, isinstance(group["lr"], Tensor)))
         key = tuple(key)
         concrete = self._fused_steps.get(key)
+        before = None if concrete is not None else {p: dict(s) for p, s in self.state.items()}
         try:
             if concrete is None:
                 if self._compiled_step is None:
@@ -260,6 +261,11 @@ class Optimizer:
                 concrete(leaves)
         except GraphError:
             self.fused = False  # a rule that needs tensor values in Python: step op by op from now on
+            if before is not None:  # the failed trace may have made state (SGD's velocity, as zeros)
+                for p in [p for p in self.state if p not in before]:
+                    del self.state[p]
+                for p, s in before.items():
+                    self.state[p] = s
             return False
         for group in self.param_groups:
             for p in group["params"]:

@@ -65,7 +65,7 @@ def test_torch_facade_names():
     assert torch.optim.LBFGS is gg.optim.LBFGS
 
 
-@pytest.mark.parametrize("case", ["lbfgs", "lbfgs_defaults"])
+@pytest.mark.parametrize("case", ["lbfgs", "lbfgs_defaults", "lbfgs_strong_wolfe", "lbfgs_strong_wolfe_defaults"])
 def test_lbfgs_matches_pytorch(case):
     from tests.oracle.generate_optim import CORPUS, LBFGS_CASES, lbfgs_problem
 
@@ -84,9 +84,43 @@ def test_lbfgs_matches_pytorch(case):
         np.testing.assert_allclose(w.numpy(), want[step], rtol=1e-9, atol=1e-12)
 
 
+def test_lbfgs_strong_wolfe_on_rosenbrock_matches_pytorch():
+    """PyTorch 2.13's losses and point after three steps (18 evaluations) from (-1.2, 1, 0.5, -0.3)."""
+    x = gg.tensor([-1.2, 1.0, 0.5, -0.3], dtype="float64", requires_grad=True)
+    opt = gg.optim.LBFGS([x], line_search_fn="strong_wolfe", max_iter=5, history_size=3)
+
+    def closure():
+        opt.zero_grad()
+        loss = (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+        loss.backward()
+        return loss
+
+    losses = [float(opt.step(closure)) for _ in range(3)]
+    np.testing.assert_allclose(losses, [79.7, 3.702317960602306, 3.7017418457958513], rtol=1e-12)
+    np.testing.assert_allclose(x.detach().numpy(), [-0.775913495881178, 0.6135470101654614, 0.38245988962655475,
+                                                    0.1467952619039764], rtol=1e-10)
+    assert opt._lbfgs["func_evals"] == 18
+
+
 def test_lbfgs_rules():
     params = [gg.nn.Parameter(gg.zeros(2))]
     with pytest.raises(ValueError, match="strong_wolfe"):
-        gg.optim.LBFGS(params, line_search_fn="strong_wolfe")
+        gg.optim.LBFGS(params, line_search_fn="backtracking")
     with pytest.raises(ValueError, match="closure"):
         gg.optim.LBFGS(params).step()
+
+
+def test_sgd_dampening_on_plain_tensors_starts_its_velocity_at_the_gradient():
+    """A plain tensor can't be assigned in the compiled step, so the step falls back to op by op; the
+    failed trace had left a zero velocity behind, and dampening then scaled the first gradient."""
+    for make in (lambda: gg.tensor([1.0, 2.0], requires_grad=True), lambda: gg.nn.Parameter(gg.tensor([1.0, 2.0]))):
+        w = make()
+        opt = gg.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.5)
+        seen = []
+        for _ in range(3):
+            opt.zero_grad()
+            (w ** 2).sum().backward()
+            opt.step()
+            seen.append(w.detach().numpy().copy())
+        # PyTorch: v1 = g, later v = 0.9 v + 0.5 g
+        np.testing.assert_allclose(seen, [[0.8, 1.6], [0.54, 1.08], [0.252, 0.504]], rtol=1e-6)

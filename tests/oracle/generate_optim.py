@@ -207,6 +207,8 @@ def run_schedule(torch, case: str) -> dict:
 LBFGS_CASES = {
     "lbfgs": dict(lr=0.8, max_iter=7, history_size=3),
     "lbfgs_defaults": dict(),
+    "lbfgs_strong_wolfe": dict(line_search_fn="strong_wolfe", max_iter=5, history_size=3),
+    "lbfgs_strong_wolfe_defaults": dict(line_search_fn="strong_wolfe"),
 }
 
 
