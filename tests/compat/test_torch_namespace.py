@@ -47,6 +47,68 @@ def test_autograd_function_maps_onto_an_op():
     assert torch.autograd.gradcheck(Cube.apply, (torch.randn(3, dtype=torch.float64),))
 
 
+def test_autograd_function_with_several_outputs_gets_one_gradient_per_output():
+    class ProductAndSum(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b, a + b
+
+        @staticmethod
+        def backward(ctx, g_product, g_sum):
+            a, b = ctx.saved_tensors
+            return g_product * b + g_sum, g_product * a + g_sum
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0], requires_grad=True)
+    product, total = ProductAndSum.apply(a, b)
+    assert product.tolist() == [3.0, 8.0] and total.tolist() == [4.0, 6.0]
+    (product * 2 + total).sum().backward()
+    assert a.grad.tolist() == [7.0, 9.0] and b.grad.tolist() == [3.0, 5.0]
+
+    class RowMax(torch.autograd.Function):  # an index output, marked non-differentiable
+        @staticmethod
+        def forward(ctx, x):
+            values, index = x.max(dim=1)
+            ctx.mark_non_differentiable(index)
+            ctx.save_for_backward(x, index)
+            return values, index
+
+        @staticmethod
+        def backward(ctx, g_values, g_index):
+            x, index = ctx.saved_tensors
+            g = torch.zeros_like(x)
+            g[torch.arange(x.shape[0]), index] = g_values
+            return g
+
+    x = torch.tensor([[1.0, 3.0], [4.0, 2.0]], requires_grad=True)
+    values, index = RowMax.apply(x)
+    assert index.tolist() == [1, 0] and index.dtype == torch.int64
+    (values * torch.tensor([1.0, 2.0])).sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0], [2.0, 0.0]]
+
+
+def test_autograd_function_in_pytorch_2_form_with_setup_context():
+    class MatMul(torch.autograd.Function):
+        @staticmethod
+        def forward(a, w):
+            return a @ w
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, g):
+            a, w = ctx.saved_tensors
+            return g @ w.T, a.T @ g
+
+    a = torch.ones(2, 3, requires_grad=True)
+    w = torch.ones(3, 4, requires_grad=True)
+    MatMul.apply(a, w).sum().backward()
+    assert a.grad.tolist() == [[4.0] * 3] * 2 and w.grad.tolist() == [[2.0] * 4] * 3
+
+
 def test_install_makes_import_torch_resolve_here():
     import sys
 

@@ -6,6 +6,7 @@ tensors without recording, its gradient rule calls the user's ``backward``.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import graphgrad as _gg
@@ -43,13 +44,16 @@ class _Context:
 
 
 class _FunctionOp(Op):
-    """One application of a ``Function``: an impure op (never merged) holding its ``ctx``."""
+    """One application of a ``Function``: an impure op (never merged) holding its ``ctx``. A forward
+    that returns several tensors gives one op whose output is its floating-point outputs raveled and
+    concatenated (``layout`` says how to cut it back); other outputs (indices) are kept aside."""
 
     pure = False
 
     def __init__(self, function: type, inputs: tuple) -> None:
         self.function = function
         self.ctx = _Context(tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs))
+        self.layout, self.aside = None, {}
 
     @property
     def name(self) -> str:
@@ -58,29 +62,77 @@ class _FunctionOp(Op):
     def forward(self, xp, *arrays):
         args = [Tensor(a) if hasattr(a, "shape") and hasattr(a, "dtype") else a for a in arrays]
         with no_grad():
-            out = self.function.forward(self.ctx, *args)
-        return out._data if isinstance(out, Tensor) else xp.asarray(out)
+            if _overrides(self.function, "setup_context"):  # forward(*args), then setup_context(ctx, ...)
+                out = self.function.forward(*args)
+                self.function.setup_context(self.ctx, tuple(args), out)
+            else:
+                out = self.function.forward(self.ctx, *args)
+        if not isinstance(out, (tuple, list)):
+            return out._data if isinstance(out, Tensor) else xp.asarray(out)
+        arrays = [o._data if isinstance(o, Tensor) else xp.asarray(o) for o in out]
+        self.layout = [(a.shape, a.dtype, a.dtype.kind in "fc") for a in arrays]
+        packed = [a.reshape(-1) for a in arrays if a.dtype.kind in "fc"]
+        self.aside = {i: a for i, a in enumerate(arrays) if a.dtype.kind not in "fc"}
+        dtype = xp.result_type(*packed) if packed else xp.float32
+        return xp.concatenate([p.astype(dtype, copy=False) for p in packed]) if packed else xp.zeros(0, dtype)
+
+    def outputs(self, packed: Tensor):
+        """The Function's outputs: ``packed`` itself, or cut back into the tensors forward returned."""
+        if self.layout is None:
+            return packed
+        results, offset = [], 0
+        for i, (shape, dtype, differentiable) in enumerate(self.layout):
+            if not differentiable:
+                results.append(Tensor(self.aside[i]))
+                continue
+            n = math.prod(shape)
+            piece = _gg.reshape(packed[offset:offset + n], shape)
+            results.append(piece if piece.dtype == dtype else piece.astype(dtype))
+            offset += n
+        return tuple(results)
 
     def backward(self, inputs, out, g):
-        grads = self.function.backward(self.ctx, g)
-        grads = grads if isinstance(grads, tuple) else (grads,)
-        return tuple(grads) + (None,) * (len(inputs) - len(grads))
+        if self.layout is None:
+            grads = self.function.backward(self.ctx, g)
+        else:  # one gradient per output, as PyTorch passes them (zeros for non-float outputs)
+            pieces, offset = [], 0
+            for i, (shape, dtype, differentiable) in enumerate(self.layout):
+                if not differentiable:
+                    pieces.append(_gg.zeros(shape, dtype=g.dtype))
+                    continue
+                n = math.prod(shape)
+                pieces.append(_gg.reshape(g[offset:offset + n], shape))
+                offset += n
+            grads = self.function.backward(self.ctx, *pieces)
+        grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+        return grads + (None,) * (len(inputs) - len(grads))
+
+
+def _overrides(function: type, name: str) -> bool:
+    return getattr(function, name, None) is not getattr(Function, name)
 
 
 class Function:
-    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``; call ``.apply``."""
+    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``; call ``.apply``.
+    PyTorch 2's form also works: ``forward(*args)`` with a static ``setup_context(ctx, inputs, output)``.
+    ``forward`` may return several tensors; ``backward`` then gets one gradient per output."""
 
     @staticmethod
     def forward(ctx, *args: Any) -> Any:
         raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
 
     @staticmethod
+    def setup_context(ctx, inputs: tuple, output: Any) -> None:
+        """Save what backward needs (PyTorch 2's form, with a ``forward`` that takes no ``ctx``)."""
+
+    @staticmethod
     def backward(ctx, *grad_outputs: Any) -> Any:
         raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs)")
 
     @classmethod
-    def apply(cls, *args) -> Tensor:
-        return _FunctionOp(cls, args).apply(*args)
+    def apply(cls, *args) -> Any:
+        op = _FunctionOp(cls, args)
+        return op.outputs(op.apply(*args))
 
 
 class _VariableType(type):
