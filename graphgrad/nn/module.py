@@ -8,13 +8,20 @@ walks these three registries.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 from graphgrad.core.autograd import note_inplace_write
 from graphgrad.core.tensor import RemovableHandle, Tensor, dtype_and_device, to_array
 from graphgrad.dtypes import as_dtype
 from graphgrad.errors import ShapeError
 from graphgrad.nn.parameter import Buffer, Parameter
+
+
+class IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict`` found: the model's keys the state dict lacked, and its extra keys."""
+
+    missing_keys: list
+    unexpected_keys: list
 
 
 class Module:
@@ -217,16 +224,19 @@ class Module:
         return RemovableHandle(lambda: table.pop(key, None))
 
     # ---- walking ----------------------------------------------------------------------------------
-    def named_modules(self, prefix: str = "", memo: Optional[set] = None) -> Iterator[tuple]:
-        """``(dotted name, module)`` for this module and every submodule, each once."""
+    def named_modules(self, memo: Optional[set] = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple]:
+        """``(dotted name, module)`` for this module and every submodule, each once (every path to it
+        with ``remove_duplicate=False``)."""
         memo = set() if memo is None else memo
-        if id(self) in memo:
-            return
-        memo.add(id(self))
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
         yield prefix, self
         for name, child in self._modules.items():
             if child is not None:
-                yield from child.named_modules(f"{prefix}.{name}" if prefix else name, memo)
+                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
     def modules(self) -> Iterator["Module"]:
         for _, module in self.named_modules():
@@ -243,7 +253,7 @@ class Module:
 
     def _named(self, registry: str, prefix: str, recurse: bool) -> Iterator[tuple]:
         seen = set()
-        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
         for module_prefix, module in modules:
             for name, value in getattr(module, registry).items():
                 if value is None or id(value) in seen:
@@ -401,27 +411,34 @@ class Module:
         return self.to(dtype="float32")
 
     # ---- state ----------------------------------------------------------------------------------
-    def state_dict(self, prefix: str = "") -> "OrderedDict[str, Tensor]":
-        """Every parameter and persistent buffer by dotted name (tensors sharing the module's data)."""
-        state: OrderedDict = OrderedDict()
-        for module_prefix, module in self.named_modules(prefix.rstrip(".")):
+    def state_dict(self, *args: Any, destination: Optional[dict] = None, prefix: str = "",
+                   keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+        """Every parameter and persistent buffer by dotted name, a module reached along two paths under
+        both names, as PyTorch's: tensors sharing the module's data (the parameters themselves with
+        ``keep_vars``), added to ``destination`` when given."""
+        if args:  # PyTorch's older positional form, state_dict(destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+            destination = destination if isinstance(destination, dict) else None
+        state: OrderedDict = OrderedDict() if destination is None else destination
+        for module_prefix, module in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
             dot = f"{module_prefix}." if module_prefix else ""
             for name, p in module._parameters.items():
                 if p is not None:
-                    state[dot + name] = Tensor._wrap(p._data)
+                    state[dot + name] = p if keep_vars else Tensor._wrap(p._data)
             for name, b in module._buffers.items():
                 if b is not None and name in module._persistent:
-                    state[dot + name] = Tensor._wrap(b._data)
+                    state[dot + name] = b if keep_vars else Tensor._wrap(b._data)
         return state
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True) -> tuple:
+    def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False) -> "IncompatibleKeys":
         """Copy values from ``state_dict`` into this module's parameters and buffers.
 
         With ``strict`` every key must match: missing and unexpected keys and shape mismatches are
-        all listed in one error, and nothing is changed. Returns ``(missing, unexpected)``.
+        all listed in one error, and nothing is changed. Returns ``IncompatibleKeys(missing_keys,
+        unexpected_keys)`` (a named pair, as PyTorch's). ``assign`` is accepted (values are copied).
         """
         targets = OrderedDict()
-        for module_prefix, module in self.named_modules():
+        for module_prefix, module in self.named_modules(remove_duplicate=False):
             dot = f"{module_prefix}." if module_prefix else ""
             for registry in (module._parameters, module._buffers):
                 for name, t in registry.items():
@@ -449,7 +466,7 @@ class Module:
             target = targets[key]
             target._data = value.astype(target.dtype, copy=True)
             note_inplace_write(target, "load_state_dict()")
-        return missing, unexpected
+        return IncompatibleKeys(missing, unexpected)
 
     # ---- display ---------------------------------------------------------------------------------
     def extra_repr(self) -> str:

@@ -219,11 +219,11 @@ class Model(Module):
             return self._data_parallel(*args, **kwargs)
         return self.module(*args, **kwargs)
 
-    def named_modules(self, prefix: str = "", memo: Optional[set] = None):
+    def named_modules(self, memo: Optional[set] = None, prefix: str = "", remove_duplicate: bool = True):
         if self.module is None:
-            yield from super().named_modules(prefix, memo)
+            yield from super().named_modules(memo, prefix, remove_duplicate)
         else:  # parameters(), state_dict(), load_state_dict(), train() all walk this
-            yield from self.module.named_modules(prefix, memo)
+            yield from self.module.named_modules(memo, prefix, remove_duplicate)
 
     def named_children(self):
         if self.module is None:

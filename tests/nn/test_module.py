@@ -303,3 +303,20 @@ def test_a_submodule_or_parameter_assigned_again_keeps_its_place():
     assert isinstance(list(net.children())[:-1][0], gg.nn.Conv2d)
     net.fc.weight = gg.nn.Parameter(gg.zeros(2, 4))
     assert list(net.fc.state_dict()) == ["weight", "bias"]
+
+
+def test_state_dict_lists_a_shared_module_under_each_name_and_load_returns_named_keys():
+    """As PyTorch: a module reached along two paths appears under both names (a PyTorch checkpoint of
+    such a model loads strictly), and load_state_dict returns (missing_keys, unexpected_keys) by name."""
+    shared = nn.Linear(2, 2)
+    net = nn.Sequential(shared, nn.ReLU(), shared)
+    assert list(net.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert len(list(net.parameters())) == 2
+    assert net.state_dict(keep_vars=True)["2.weight"] is shared.weight
+    result = net.load_state_dict({"0.weight": gg.ones(2, 2), "0.bias": gg.zeros(2), "extra": gg.zeros(1)},
+                                 strict=False)
+    assert result.missing_keys == ["2.weight", "2.bias"] and result.unexpected_keys == ["extra"]
+    missing, unexpected = result
+    assert missing == ["2.weight", "2.bias"]
+    assert [name for name, _ in net.named_modules(remove_duplicate=False)] == ["", "0", "1", "2"]
+    assert [name for name, _ in net.named_modules()] == ["", "0", "1"]
