@@ -234,3 +234,21 @@ def test_parametrizations_keep_pytorchs_layout_and_train():
     assert m.parametrizations.weight.original.grad is not None
     P.remove_parametrizations(m, "weight")
     assert sorted(n for n, _ in m.named_parameters()) == ["bias", "weight"] and not P.is_parametrized(m)
+
+
+def test_spectral_norm_parametrization_as_pytorch():
+    """PyTorch 2.13's output and weight gradient for this weight (the power iteration converges to the
+    top singular value 5.7554 of [[1, 2, 2], [0, 3, 4]])."""
+    lin = torch.nn.Linear(3, 2)
+    lin.weight.data = torch.tensor([[1.0, 2.0, 2.0], [0.0, 3.0, 4.0]])
+    lin.bias.data.zero_()
+    torch.nn.utils.parametrizations.spectral_norm(lin)
+    assert list(lin.state_dict()) == ["bias", "parametrizations.weight.original", "parametrizations.weight.0._u",
+                                      "parametrizations.weight.0._v"]
+    y = lin(torch.ones(1, 3))
+    y.sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), [[0.86875075, 1.216251]], rtol=1e-5)
+    np.testing.assert_allclose(lin.parametrizations.weight.original.grad.numpy(),
+                               [[0.15789254, 0.0600584, 0.0327329], [0.14642464, -0.02216114, -0.06924787]], atol=1e-6)
+    conv = torch.nn.utils.parametrizations.spectral_norm(torch.nn.ConvTranspose2d(2, 3, 3))
+    assert conv.parametrizations.weight[0].dim == 1 and tuple(conv(torch.ones(1, 2, 4, 4)).shape) == (1, 3, 6, 6)

@@ -138,8 +138,62 @@ class _WeightNorm(_nn.Module):
         return _norm_except_dim(weight, self.dim), weight
 
 
+class _SpectralNorm(_nn.Module):
+    """``weight / sigma``, sigma the largest singular value of the weight as a matrix (``dim`` first),
+    estimated by power iteration on the buffers ``_u`` and ``_v`` (``n_power_iterations`` steps per
+    forward in training mode; 15 when made). A 1-d weight is normalized instead."""
+
+    def __init__(self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12) -> None:
+        super().__init__()
+        if n_power_iterations <= 0:
+            raise ValueError(f"spectral_norm: n_power_iterations must be positive, got {n_power_iterations}")
+        self.dim = dim % weight.ndim if weight.ndim else 0
+        self.eps, self.n_power_iterations, self.ndim = eps, n_power_iterations, weight.ndim
+        if weight.ndim > 1:
+            matrix = self._matrix(weight.detach())
+            normalize = _gg.nn.functional.normalize
+            self.register_buffer("_u", normalize(_gg.randn(matrix.shape[0], dtype=weight.dtype), dim=0, eps=eps))
+            self.register_buffer("_v", normalize(_gg.randn(matrix.shape[1], dtype=weight.dtype), dim=0, eps=eps))
+            self._power_method(matrix, 15)
+
+    def _matrix(self, weight: Tensor) -> Tensor:
+        if self.dim != 0:
+            weight = _gg.moveaxis(weight, self.dim, 0)
+        return weight.reshape(weight.shape[0], -1)
+
+    def _power_method(self, matrix: Tensor, iterations: int) -> None:
+        normalize = _gg.nn.functional.normalize
+        with _gg.no_grad():
+            for _ in range(iterations):
+                self._u[...] = normalize(matrix @ self._v, dim=0, eps=self.eps)
+                self._v[...] = normalize(matrix.T @ self._u, dim=0, eps=self.eps)
+
+    def forward(self, weight: Tensor) -> Tensor:
+        if self.ndim == 1:
+            return _gg.nn.functional.normalize(weight, dim=0, eps=self.eps)
+        matrix = self._matrix(weight)
+        if self.training:
+            self._power_method(matrix.detach(), self.n_power_iterations)
+        u, v = self._u.clone(), self._v.clone()
+        return weight / _gg.sum(u * (matrix @ v))
+
+    def right_inverse(self, value: Tensor) -> Tensor:
+        return value
+
+
 class parametrizations:
-    """``torch.nn.utils.parametrizations``: ``weight_norm``."""
+    """``torch.nn.utils.parametrizations``: ``weight_norm`` and ``spectral_norm``."""
+
+    @staticmethod
+    def spectral_norm(module: _nn.Module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
+                      dim: Optional[int] = None) -> _nn.Module:
+        """``module.<name>`` divided by its largest singular value (power iteration; buffers
+        ``parametrizations.<name>.0._u`` and ``._v``, the weight in ``parametrizations.<name>.original``,
+        PyTorch's keys). ``dim`` (default 0, 1 for transposed convolutions) is the output dimension."""
+        weight = getattr(module, name)
+        if dim is None:
+            dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+        return register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
 
     @staticmethod
     def weight_norm(module: _nn.Module, name: str = "weight", dim: Optional[int] = 0) -> _nn.Module:
