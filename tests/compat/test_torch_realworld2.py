@@ -55,3 +55,15 @@ def test_set_default_tensor_type_sets_the_default_float_dtype():
             torch.set_default_tensor_type(torch.LongTensor)
     finally:
         torch.set_default_dtype(torch.float32)
+
+
+def test_repeat_and_tile_give_a_writable_copy():
+    """pytorch/examples fast_neural_style: style = style.repeat(batch_size, 1, 1, 1), later batch.div_(255.0)."""
+    style = torch.ones(3, 2, 2, requires_grad=True)
+    batch = style.repeat(4, 1, 1, 1)
+    batch.sum().backward()
+    assert style.grad.tolist() == (torch.ones(3, 2, 2) * 4).tolist()
+    batch = batch.detach().div_(255.0)
+    assert batch.shape == (4, 3, 2, 2) and batch[3, 2, 1, 1].item() == pytest.approx(1 / 255)
+    tiled = torch.tile(torch.arange(3.0), (2, 1)).mul_(2)
+    assert tiled.tolist() == [[0.0, 2.0, 4.0], [0.0, 2.0, 4.0]]

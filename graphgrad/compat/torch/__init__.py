@@ -272,6 +272,25 @@ def _size(self):
 _gg.Tensor.size = property(_size, doc=_core_size.__doc__)
 
 
+def _own_array(out):
+    """``out`` with an array of its own where it is a read-only view (graphgrad's tile of a tensor along
+    new leading dimensions is a broadcast view; PyTorch's ``repeat``/``tile`` always copy, and programs
+    write into the result in place: fast_neural_style's ``style.repeat(4, 1, 1, 1)`` then ``div_``)."""
+    flags = getattr(out._data, "flags", None)
+    return out.clone() if flags is not None and not flags.writeable else out
+
+
+_core_repeat = _gg.Tensor.repeat
+
+
+def _repeat(self, *sizes, **kwargs):
+    out = _core_repeat(self, *sizes, **kwargs)
+    return _own_array(out) if self._data_as_torch else out
+
+
+_gg.Tensor.repeat = _repeat
+
+
 def _reduce_with_indices(value_fn, index_fn):
     def reduce(x, dim=None, keepdim: bool = False, *, out=None):
         if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
@@ -563,7 +582,12 @@ def _renamed(name: str, **renames):
 unsqueeze, squeeze = _renamed("unsqueeze", dim="axis"), _renamed("squeeze", dim="axis")
 flatten = _renamed("flatten", start_dim="start_axis", end_dim="end_axis")
 chunk, gather = _renamed("chunk", dim="axis"), _renamed("gather", dim="axis")
-flip, tile = _renamed("flip", dims="axis"), _renamed("tile", dims="reps")
+flip, _tile = _renamed("flip", dims="axis"), _renamed("tile", dims="reps")
+
+
+def tile(*args, **kwargs) -> Tensor:
+    """``torch.tile(x, dims)``: ``x`` tiled (a copy, as PyTorch's; graphgrad's may be a view)."""
+    return _own_array(_tile(*args, **kwargs))
 roll = _renamed("roll", shifts="shift", dims="axis")
 triu, tril = _renamed("triu", diagonal="k"), _renamed("tril", diagonal="k")
 
