@@ -68,11 +68,22 @@ def install() -> None:
             setattr(holder, leaf, module)
     if "tensorflow" in sys.modules:
         setattr(sys.modules["tensorflow"], "keras", me)
+        _add_tape(sys.modules["tensorflow"])
     elif not any(isinstance(f, _TensorflowFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TensorflowFinder())
     # TensorBoard's writer (the TensorBoard callback) uses TensorFlow when `import tensorflow` works; from
     # now on that gives graphgrad's facade, so tell TensorBoard (its documented switch) to use its stand-in
     sys.modules.setdefault("tensorboard.compat.notf", types.ModuleType("tensorboard.compat.notf"))
+
+
+def _add_tape(tensorflow: types.ModuleType) -> None:
+    """``tf.GradientTape`` for Keras 3 programs' custom ``train_step``\ s (keras-io's GANs and VAEs) when the
+    ``tensorflow`` module has none: the tape of :mod:`graphgrad.compat.keras.trainer`, over graphgrad's eager
+    autodiff."""
+    if not hasattr(tensorflow, "GradientTape"):
+        from graphgrad.compat.keras.trainer import GradientTape
+
+        setattr(tensorflow, "GradientTape", GradientTape)
 
 
 class _TensorflowFinder:
@@ -93,6 +104,7 @@ class _TensorflowFinder:
         tf.install()
         module = sys.modules["tensorflow"]
         setattr(module, "keras", sys.modules[__name__])
+        _add_tape(module)
         return module
 
     def exec_module(self, module) -> None:

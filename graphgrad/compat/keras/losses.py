@@ -17,7 +17,8 @@ __all__ = ["sparse_categorical_crossentropy", "categorical_crossentropy", "binar
            "mean_squared_error", "mean_absolute_error", "huber", "mse", "mae", "Loss", "SparseCategoricalCrossentropy",
            "CategoricalCrossentropy", "BinaryCrossentropy", "MeanSquaredError", "MeanAbsoluteError", "Huber", "get",
            "as_graphgrad_loss", "with_class_weight", "kl_divergence", "kld", "cosine_similarity",
-           "binary_focal_crossentropy", "KLDivergence", "CosineSimilarity", "BinaryFocalCrossentropy"]
+           "binary_focal_crossentropy", "KLDivergence", "CosineSimilarity", "BinaryFocalCrossentropy", "reduce_weighted",
+           "class_weights_of"]
 
 EPSILON = 1e-7
 
@@ -146,6 +147,38 @@ mse, mae = mean_squared_error, mean_absolute_error
 kld = KLD = kullback_leibler_divergence = kl_divergence
 
 
+def _same_rank_weights(values, weights) -> tuple:
+    """Keras' ``squeeze_or_expand_to_same_rank`` of losses and sample weights: a trailing axis of 1 on one
+    side is added to a rank-1 other side (or squeezed away)."""
+    if values.ndim == weights.ndim + 1 and values.shape[-1] == 1:
+        return (values, gg.expand_dims(weights, -1)) if weights.ndim == 1 else (gg.squeeze(values, -1), weights)
+    if weights.ndim == values.ndim + 1 and weights.shape[-1] == 1:
+        return (gg.expand_dims(values, -1), weights) if values.ndim == 1 else (values, gg.squeeze(weights, -1))
+    return values, weights
+
+
+def reduce_weighted(values, sample_weight: Any = None, reduction: Any = "sum_over_batch_size"):
+    """Keras' reduction of per-sample losses: each times its weight (broadcast), then ``"sum"``, or
+    ``"sum_over_batch_size"`` / ``"mean"`` (the weighted sum over the number of loss values, not over the
+    weights' sum), ``"mean_with_sample_weight"`` (over the weights' sum), or ``"none"`` (kept)."""
+    values = as_tensor(values)
+    if sample_weight is not None:
+        weights = as_tensor(sample_weight)
+        weights = weights.astype(values.dtype) if weights.dtype != values.dtype else weights
+        values, weights = _same_rank_weights(values, weights)
+        values = values * weights
+    if reduction in (None, "none") or values.ndim == 0 or tuple(values.shape) == (0,):
+        return values
+    total = gg.sum(values)
+    if reduction == "sum":
+        return total
+    if reduction == "mean_with_sample_weight" and sample_weight is not None:
+        divisor = float(gg.sum(gg.broadcast_to(weights, tuple(values.shape))).item())
+    else:
+        divisor = float(values.size)
+    return total / divisor if divisor else total * 0.0
+
+
 class Loss:
     """A Keras loss object: ``loss(y_true, y_pred)`` is the mean over samples of ``fn``."""
 
@@ -153,17 +186,17 @@ class Loss:
     keras_name = "loss"
 
     def __init__(self, reduction: str = "sum_over_batch_size", name: Any = None, **kwargs) -> None:
-        if reduction not in ("sum_over_batch_size", "auto", "mean", "sum", "none", None):
+        if reduction not in ("sum_over_batch_size", "auto", "mean", "mean_with_sample_weight", "sum", "none", None):
             raise ValueError(f"{type(self).__name__}: unknown reduction {reduction!r}")
         self.reduction, self.name, self.kwargs = reduction, name or self.keras_name, kwargs
 
     def __call__(self, y_true, y_pred, sample_weight: Any = None):
-        per_sample = type(self).fn(y_true, y_pred, **self.kwargs)
-        if self.reduction == "sum":
-            return gg.sum(per_sample)
-        if self.reduction in ("none", None):
-            return per_sample
-        return gg.mean(per_sample)
+        per_sample = self.call(y_true, y_pred)
+        return reduce_weighted(per_sample, sample_weight, self.reduction)
+
+    def call(self, y_true, y_pred):
+        """The loss of each sample (a subclass of ``keras.losses.Loss`` overrides this, as in Keras)."""
+        return type(self).fn(y_true, y_pred, **self.kwargs)
 
     def get_config(self) -> dict:
         return {"name": self.name, "reduction": self.reduction, **self.kwargs}
@@ -284,11 +317,15 @@ def as_graphgrad_loss(identifier: Any) -> Any:
     keras_loss = get(identifier)
     plain = not isinstance(keras_loss, Loss)
 
-    def loss(y_pred, y_true):
+    def loss(y_pred, y_true, sample_weight: Any = None):
         if plain and isinstance(y_true, gg.Tensor) and isinstance(y_pred, gg.Tensor):
             if y_true.dtype != y_pred.dtype and y_pred.dtype.kind == "f":
                 y_true = y_true.astype(y_pred.dtype)
             y_true, y_pred = same_rank(y_true, y_pred)
+        if sample_weight is not None:  # Keras' LossFunctionWrapper: weighted, over the number of values
+            if plain:
+                return reduce_weighted(keras_loss(y_true, y_pred), sample_weight)
+            return keras_loss(y_true, y_pred, sample_weight=sample_weight)
         value = keras_loss(y_true, y_pred)
         return gg.mean(value) if value.ndim else value
 
@@ -326,6 +363,21 @@ def with_class_weight(loss: Any, class_weight: dict) -> Any:
     weighted.__name__ = loss.__name__
     weighted.keras_loss = keras_loss
     return weighted
+
+
+def class_weights_of(class_weight: dict, y_true) -> Any:
+    """Each sample's weight from ``fit(class_weight={class: weight})`` (Keras: the class is the label, the
+    argmax of one-hot targets, or the rounded value of binary targets; a class not in the dict weighs 1)."""
+    size = max(int(k) for k in class_weight) + 1
+    table = gg.tensor([float(class_weight.get(k, class_weight.get(str(k), 1.0))) for k in range(size)])
+    labels = as_tensor(y_true)
+    if labels.ndim > 1 and labels.shape[-1] > 1:
+        labels = gg.argmax(labels, axis=-1)
+    elif labels.ndim > 1:
+        labels = labels.reshape((int(labels.shape[0]),))
+    if labels.dtype.kind == "f":
+        labels = gg.round(labels)
+    return table[labels.astype("int64")]
 
 
 # on KerasTensors (Keras 2's losses written on a functional model's tensors, then model.add_loss) each

@@ -9,7 +9,8 @@ from graphgrad.backend import np
 
 __all__ = ["Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy", "TopKCategoricalAccuracy",
            "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError", "Precision", "Recall",
-           "as_graphgrad_metric", "AUC", "F1Score", "FBetaScore", "MeanIoU"]
+           "as_graphgrad_metric", "AUC", "F1Score", "FBetaScore", "MeanIoU", "Metric", "Mean", "Sum",
+           "MeanMetricWrapper"]
 
 _metrics = gg.train.metrics
 
@@ -65,13 +66,174 @@ def _ratio(a, b):
     return np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b != 0)
 
 
-class _KerasMetric(_metrics.Metric):
-    """A graphgrad metric that also answers Keras' ``update_state(y_true, y_pred)`` / ``reset_state()``."""
+class Scalar(float):
+    """A metric's result: a Python float that also answers ``numpy()`` (Keras returns a scalar tensor)."""
+
+    def numpy(self):
+        return np.float32(self)
+
+
+def _samplewise(values, sample_weight) -> tuple:
+    """Keras' ``reduce_to_samplewise_values``: values (and weights) as one number per sample, the values
+    multiplied by their weights (NumPy, float64)."""
+    values = _host(values)
+    if sample_weight is not None:
+        weights = _host(sample_weight)
+        if values.ndim == weights.ndim + 1 and values.shape[-1] == 1:
+            values = values[..., 0] if weights.ndim != 1 else values
+            weights = weights[:, None] if weights.ndim == 1 and values.ndim == 2 else weights
+        elif weights.ndim == values.ndim + 1 and weights.shape[-1] == 1:
+            weights = weights[..., 0] if values.ndim != 1 else weights
+            values = values[:, None] if values.ndim == 1 and weights.ndim == 2 else values
+        if values.ndim > weights.ndim:
+            values = values.mean(axis=tuple(range(weights.ndim, values.ndim)))
+        weights = np.broadcast_to(weights, values.shape)
+        values = values * weights
+        if weights.ndim > 1:
+            weights = weights.mean(axis=tuple(range(1, weights.ndim)))
+    else:
+        weights = None
+    if values.ndim > 1:
+        values = values.mean(axis=tuple(range(1, values.ndim)))
+    return values, weights
+
+
+class Metric(_metrics.Metric):
+    """``keras.metrics.Metric``: subclass it with ``update_state(...)``, ``result()`` and (optionally)
+    ``reset_state()``, keeping the state in ``add_weight``/``add_variable`` variables (``assign_add``...),
+    as in Keras. It is also a graphgrad metric, so ``compile(metrics=[...])`` takes it."""
+
+    def __init__(self, name: Optional[str] = None, dtype: Any = None, **kwargs) -> None:
+        self._variables: list = []
+        self.dtype = dtype or "float32"
+        super().__init__(name or _snake(type(self).__name__))
+
+    def add_variable(self, shape: Any = (), initializer: Any = "zeros", dtype: Any = None, aggregation: Any = "sum",
+                     name: Optional[str] = None):
+        from graphgrad.compat.keras.engine import Variable
+        from graphgrad.compat.keras.layers_core import _initialize
+
+        shape = (int(shape),) if isinstance(shape, int) else tuple(int(d) for d in (shape or ()))
+        variable = Variable(gg.zeros(shape, dtype=gg.dtypes.as_dtype(dtype or self.dtype)))
+        _initialize(variable, initializer if initializer is not None else "zeros")
+        variable.requires_grad_(False)
+        object.__setattr__(variable, "keras_name", name or "variable")
+        object.__setattr__(variable, "_initial", variable.numpy().copy())
+        self._variables.append(variable)
+        return variable
+
+    def add_weight(self, name: Optional[str] = None, shape: Any = (), initializer: Any = "zeros", dtype: Any = None,
+                   aggregation: Any = "sum", **kwargs):
+        return self.add_variable(shape=shape, initializer=initializer, dtype=dtype, name=name)
+
+    @property
+    def variables(self) -> list:
+        return list(self.__dict__.get("_variables", []))
+
+    def update_state(self, *args, **kwargs) -> None:
+        raise NotImplementedError(f"{type(self).__name__}: define update_state(...)")
+
+    def reset_state(self) -> None:
+        """Every variable back to its initial value (Keras' default)."""
+        for variable in self.__dict__.get("_variables", []):
+            variable.assign(variable._initial)
+
+    # graphgrad's metric protocol (fit's and evaluate's loops): update(y_pred, y_true), result(), reset()
+    def update(self, y_pred: Any, y_true: Any) -> None:
+        self.update_state(y_true, y_pred)
+
+    def reset(self) -> None:
+        if "_variables" in self.__dict__:
+            self.reset_state()
+
+    def __call__(self, *args, **kwargs):
+        """Keras: update with the arguments, return the result."""
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype}
+
+
+def _snake(name: str) -> str:
+    import re
+
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+class Sum(Metric):
+    """``keras.metrics.Sum``: the (weighted) sum of the values given to ``update_state``."""
+
+    def __init__(self, name: str = "sum", dtype: Any = None) -> None:
+        super().__init__(name=name, dtype=dtype)
+        self.total = 0.0
+
+    def update_state(self, values: Any, sample_weight: Any = None) -> None:
+        values, _ = _samplewise(values, sample_weight)
+        self.total += float(np.sum(values))
+
+    def reset_state(self) -> None:
+        self.total = 0.0
+
+    def result(self) -> Scalar:
+        return Scalar(self.total)
+
+
+class Mean(Metric):
+    """``keras.metrics.Mean``: the (weighted) mean of the values given to ``update_state(values,
+    sample_weight=None)`` (a tracker in custom ``train_step``\ s); ``result()`` is 0 before any update."""
+
+    def __init__(self, name: str = "mean", dtype: Any = None) -> None:
+        super().__init__(name=name, dtype=dtype)
+        self.total, self.count = 0.0, 0.0
+
+    def update_state(self, values: Any, sample_weight: Any = None) -> None:
+        values, weights = _samplewise(values, sample_weight)
+        self.total += float(np.sum(values))
+        if weights is not None:
+            self.count += float(np.sum(weights))
+        else:
+            self.count += float(values.shape[0]) if values.ndim >= 1 else 1.0
+
+    def reset_state(self) -> None:
+        self.total, self.count = 0.0, 0.0
+
+    def result(self) -> Scalar:
+        return Scalar(self.total / self.count if self.count else 0.0)
+
+
+class MeanMetricWrapper(Mean):
+    """``keras.metrics.MeanMetricWrapper(fn, name)``: the mean of ``fn(y_true, y_pred)`` over samples."""
+
+    def __init__(self, fn: Any, name: Optional[str] = None, dtype: Any = None, **kwargs) -> None:
+        self._fn, self._fn_kwargs = fn, kwargs
+        super().__init__(name=name or getattr(fn, "__name__", "mean_metric_wrapper"), dtype=dtype)
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        if sample_weight is not None:
-            raise NotImplementedError(f"{type(self).__name__}: sample_weight is not supported")
-        self.update(y_pred, y_true)
+        from graphgrad.compat.keras.losses import same_rank
+
+        y_true, y_pred = as_tensor_pair(y_true, y_pred)
+        y_true, y_pred = same_rank(y_true, y_pred)
+        with gg.no_grad():
+            super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
+
+
+def as_tensor_pair(y_true: Any, y_pred: Any) -> tuple:
+    from graphgrad.compat.keras.engine import as_tensor
+
+    y_pred = as_tensor(y_pred)
+    y_true = as_tensor(y_true)
+    if y_true.dtype != y_pred.dtype and y_pred.dtype.kind == "f":
+        y_true = y_true.astype(y_pred.dtype)
+    return y_true, y_pred
+
+
+class _KerasMetric(_metrics.Metric):
+    """A graphgrad metric that also answers Keras' ``update_state(y_true, y_pred, sample_weight=None)`` /
+    ``reset_state()``; ``sample_weight`` weighs each sample's counts (``update`` with weights)."""
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        self.update(y_pred, y_true, sample_weight)
 
     def reset_state(self) -> None:
         self.reset()
@@ -105,15 +267,18 @@ class AUC(_KerasMetric):
         n = len(self.thresholds)
         self.tp, self.fp, self.tn, self.fn = (np.zeros(n) for _ in range(4))
 
-    def update(self, y_pred: Any, y_true: Any) -> None:
+    def update(self, y_pred: Any, y_true: Any, sample_weight: Any = None) -> None:
         p, t = _host(y_pred).reshape(-1), _host(y_true).reshape(-1) > 0.5
+        w = np.ones_like(p) if sample_weight is None else np.broadcast_to(
+            _host(sample_weight).reshape(_host(sample_weight).shape + (1,) * (_host(y_pred).ndim - _host(sample_weight).ndim)),
+            _host(y_pred).shape).reshape(-1)
         if self.from_logits:
             p = 1.0 / (1.0 + np.exp(-p))
         above = p[None, :] > self.thresholds[:, None]  # (thresholds, samples)
-        self.tp += (above & t).sum(1)
-        self.fp += (above & ~t).sum(1)
-        self.fn += (~above & t).sum(1)
-        self.tn += (~above & ~t).sum(1)
+        self.tp += ((above & t) * w).sum(1)
+        self.fp += ((above & ~t) * w).sum(1)
+        self.fn += ((~above & t) * w).sum(1)
+        self.tn += ((~above & ~t) * w).sum(1)
 
     def _interpolate_pr(self) -> float:
         tp, fp, fn = self.tp, self.fp, self.fn
@@ -160,7 +325,7 @@ class FBetaScore(_KerasMetric):
     def reset(self) -> None:
         self.tp = self.fp = self.fn = self.support = 0.0
 
-    def update(self, y_pred: Any, y_true: Any) -> None:
+    def update(self, y_pred: Any, y_true: Any, sample_weight: Any = None) -> None:
         p, t = _host(y_pred), _host(y_true)
         if p.ndim == 1:
             p, t = p[:, None], t.reshape(-1, 1)
@@ -168,11 +333,12 @@ class FBetaScore(_KerasMetric):
             p = (p == p.max(axis=-1, keepdims=True)).astype(np.float64)
         else:
             p = (p > self.threshold).astype(np.float64)
+        w = 1.0 if sample_weight is None else _host(sample_weight).reshape(-1, 1)  # one weight per sample (row)
         axis = None if self.average == "micro" else 0
-        self.tp = self.tp + (p * t).sum(axis)
-        self.fp = self.fp + (p * (1 - t)).sum(axis)
-        self.fn = self.fn + ((1 - p) * t).sum(axis)
-        self.support = self.support + t.sum(0)
+        self.tp = self.tp + (p * t * w).sum(axis)
+        self.fp = self.fp + (p * (1 - t) * w).sum(axis)
+        self.fn = self.fn + ((1 - p) * t * w).sum(axis)
+        self.support = self.support + (t * w).sum(0)
 
     def result(self) -> Any:
         precision = self.tp / (self.tp + self.fp + _EPSILON)
@@ -208,17 +374,19 @@ class MeanIoU(_KerasMetric):
     def reset(self) -> None:
         self.matrix = np.zeros((self.num_classes, self.num_classes))
 
-    def update(self, y_pred: Any, y_true: Any) -> None:
+    def update(self, y_pred: Any, y_true: Any, sample_weight: Any = None) -> None:
         p, t = _host(y_pred), _host(y_true)
         if not self.sparse_y_pred:
             p = p.argmax(axis=self.axis)
         if not self.sparse_y_true:
             t = t.argmax(axis=self.axis)
+        w = np.ones(p.size) if sample_weight is None else np.broadcast_to(_host(sample_weight).reshape(
+            _host(sample_weight).shape + (1,) * (t.ndim - _host(sample_weight).ndim)), t.shape).reshape(-1)
         p, t = p.reshape(-1).astype(np.int64), t.reshape(-1).astype(np.int64)
         if self.ignore_class is not None:
             keep = t != int(self.ignore_class)
-            p, t = p[keep], t[keep]
-        np.add.at(self.matrix, (t, p), 1.0)
+            p, t, w = p[keep], t[keep], w[keep]
+        np.add.at(self.matrix, (t, p), w)
 
     def result(self) -> float:
         tp = np.diag(self.matrix)

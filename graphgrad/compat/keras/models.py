@@ -11,7 +11,9 @@ import graphgrad as gg
 
 from graphgrad.compat.keras import losses as _losses
 from graphgrad.compat.keras import optimizers as _optimizers
+from graphgrad.compat.keras import metrics as _keras_metrics
 from graphgrad.compat.keras import outputs as _multi
+from graphgrad.compat.keras import trainer as _trainer
 from graphgrad.compat.keras import utils as _utils
 from graphgrad.compat.keras.utils import get_custom_objects, register_keras_serializable  # noqa: F401  (keras.saving's)
 from graphgrad.compat.keras.engine import (Input, InputLayer, KerasTensor, Layer, as_tensor, snake_case, top_level_losses,
@@ -63,6 +65,9 @@ def _model_input(value: Any) -> Any:
     casts its inputs to the ``Input``'s float dtype."""
     tensor = as_tensor(value)
     return tensor.astype(gg.get_default_dtype()) if tensor.dtype == gg.bool_ else tensor
+
+
+_NO_TARGETS = object()  # train_step(data): Keras' form; train_step(x, y): graphgrad's
 
 
 def _verbose(verbose: Any) -> int:
@@ -276,8 +281,15 @@ class Model(gg.Model):
 
     @property
     def built(self) -> bool:
+        if self.__dict__.get("_marked_built"):
+            return True
         layers = self.layers
         return bool(layers) and all(getattr(l, "built", True) for l in layers)
+
+    @built.setter
+    def built(self, value: bool) -> None:
+        """``self.built = True`` (a subclass whose weights live in models it holds, as keras-io's GAN)."""
+        object.__setattr__(self, "_marked_built", bool(value))
 
     def _build_on(self, x: Any) -> None:
         """Build unbuilt layers by running two samples of ``x`` through the model (eval mode, no
@@ -313,25 +325,35 @@ class Model(gg.Model):
 
     def _apply_compile(self) -> None:
         optimizer, loss, metrics, loss_weights = self._keras_compile
-        opt = _optimizers.get(optimizer).bind(self.parameters())
+        user_loss = self.__dict__.get("loss_fn")  # a subclass's own compile may have set self.loss_fn (a GAN's)
+        opt = _optimizers.get(optimizer)
+        if list(self.parameters()) or opt._optimizer is None:
+            opt = opt.bind(self.parameters()) if list(self.parameters()) else opt
         gg_loss, gg_metrics = _multi.compile_arguments(self, loss, metrics, loss_weights)
         if gg_loss is None:  # compile(optimizer) alone: the loss is what add_loss adds (Keras 2's VAE)
-            def no_loss(y_pred, y_true):
+            def no_loss(y_pred, y_true, sample_weight=None):
                 return None
 
             no_loss.__name__ = "loss"
             gg_loss = no_loss
-        super().compile(optimizer=opt, loss=gg_loss, metrics=gg_metrics)
+        super().compile(optimizer=opt if opt._optimizer is not None else None, loss=gg_loss, metrics=gg_metrics)
+        object.__setattr__(self, "optimizer", opt)
         if self.loss_fn is not None:  # Keras' loss counts the layers' penalties (training and evaluation)
             base = self.loss_fn
 
-            def penalized(y_pred, y_true):
-                return _with_penalties(self, base(y_pred, y_true))
+            def penalized(y_pred, y_true, sample_weight=None):
+                if sample_weight is None:
+                    return _with_penalties(self, base(y_pred, y_true))
+                return _with_penalties(self, base(y_pred, y_true, sample_weight=sample_weight))
 
             penalized.__name__ = getattr(base, "__name__", "loss")
+            penalized.facade_loss = True
             if hasattr(base, "keras_loss"):
                 penalized.keras_loss = base.keras_loss
             object.__setattr__(self, "loss_fn", penalized)
+        if user_loss is not None and loss is None and not getattr(user_loss, "facade_loss", False):
+            object.__setattr__(self, "loss_fn", user_loss)
+        object.__setattr__(self, "_keras_trackers", None)  # model.metrics are made anew for this compile
         object.__setattr__(self, "keras_optimizer", opt)
         # the weights that train are those trainable when compile ran (Keras 2: a GAN's discriminator, frozen
         # afterwards for the combined model, still trains through its own train_on_batch)
@@ -399,12 +421,17 @@ class Model(gg.Model):
             validation_data: Any = None, shuffle: bool = True, class_weight: Any = None, sample_weight: Any = None,
             initial_epoch: int = 0, steps_per_epoch: Any = None, validation_steps: Any = None,
             validation_batch_size: Any = None, validation_freq: int = 1, **kwargs):
-        """Keras' ``fit``; returns the ``History`` (``history.history["val_loss"]``...)."""
+        """Keras' ``fit``; returns the ``History`` (``history.history["val_loss"]``...). A subclass's own
+        ``train_step(data)``, ``sample_weight`` (or batches ``(x, y, sample_weight)``) train in Keras' loop
+        (:mod:`graphgrad.compat.keras.trainer`); the rest in graphgrad's ``fit``."""
         x = self._dict_inputs(x)
         if isinstance(validation_data, (list, tuple)) and validation_data and isinstance(validation_data[0], dict):
             validation_data = (self._dict_inputs(validation_data[0]), *validation_data[1:])
-        if sample_weight is not None:
-            raise NotImplementedError("fit: sample_weight is not supported by graphgrad.compat.keras (class_weight is)")
+        if self._keras_loop_wanted("train_step", x, sample_weight) or (
+                isinstance(validation_data, (list, tuple)) and len(validation_data) == 3):
+            return self._fit_keras(x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
+                                   shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch,
+                                   validation_steps, validation_batch_size, validation_freq)
         if _utils.is_generator(x) or (steps_per_epoch is not None and _utils.is_dataset(x)):
             if y is not None:
                 raise ValueError("fit: when x is a generator or a PyDataset, y must be None (its batches carry the "
@@ -441,9 +468,13 @@ class Model(gg.Model):
         finally:
             object.__setattr__(self, "_train_loss", None)
 
-    def train_step(self, x, y) -> tuple:
-        """graphgrad's step, with the class-weighted loss while ``fit(class_weight=...)`` runs, the layers'
-        penalties (``add_loss``, regularizers) added to the loss and their constraints applied after the update."""
+    def train_step(self, data, y=_NO_TARGETS):
+        """Keras' ``train_step(data)`` (``data`` is ``x``, ``(x, y)`` or ``(x, y, sample_weight)``): forward,
+        ``compute_loss``, one update, ``compute_metrics``; returns the dict of metric results, as Keras (a
+        subclass overrides it, or calls it through ``super()``). Called as ``train_step(x, y)`` it is
+        graphgrad's step (``fit``'s loop), returning ``(loss, output)``. Both train the weights that were
+        trainable at ``compile``, take the class-weighted loss while ``fit(class_weight=...)`` runs, add the
+        layers' penalties (``add_loss``, regularizers) and apply their constraints after the update."""
         compiled = self.__dict__.get("_compiled_trainable")
         switched = []
         if compiled is not None:
@@ -452,10 +483,189 @@ class Model(gg.Model):
                     switched.append((p, p.requires_grad))
                     p.requires_grad_(id(p) in compiled)
         try:
-            return self._train_step(x, y)
+            if y is _NO_TARGETS:
+                return self._keras_train_step(data)
+            return self._train_step(data, y)
         finally:
             for p, was in switched:
                 p.requires_grad_(was)
+
+    # ---- Keras 3's trainer API: steps, compute_loss, metrics -------------------------------------------------------
+    def _targets_tensor(self, y: Any) -> Any:
+        y = _multi.targets_of(self, y) if isinstance(y, (list, dict)) else y
+        if isinstance(y, tuple):
+            return tuple(self._target_tensor(v) for v in y)
+        return self._target_tensor(y)
+
+    def _target_tensor(self, y: Any) -> Any:
+        if y is None:
+            return None
+        t = as_tensor(y)
+        return t.astype(self._float_dtype()) if t.dtype.kind == "f" and t.dtype != self._float_dtype() else t
+
+    def _keras_train_step(self, data) -> dict:
+        x, y, sample_weight = _trainer.unpack_x_y_sample_weight(data)
+        class_weight = self.__dict__.get("_class_weight")
+        if class_weight and y is not None:
+            weights = _losses.class_weights_of(class_weight, y)
+            sample_weight = weights if sample_weight is None else weights * as_tensor(sample_weight)
+        layers = [m for m in self.modules() if isinstance(m, Layer)]
+        for layer in layers:
+            layer._pending_losses.clear()
+        y_pred = self(x, training=True)
+        loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
+        self._trackers()[0].update_state(loss.detach(), sample_weight=_trainer._rows(x))
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        for layer in layers:
+            layer.apply_constraints()
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def test_step(self, data) -> dict:
+        """Keras' ``test_step(data)``: forward in inference mode, ``compute_loss``, ``compute_metrics``."""
+        x, y, sample_weight = _trainer.unpack_x_y_sample_weight(data)
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
+        if loss is not None:
+            self._trackers()[0].update_state(loss.detach(), sample_weight=_trainer._rows(x))
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def predict_step(self, data) -> Any:
+        x, _, _ = _trainer.unpack_x_y_sample_weight(data)
+        return self(x, training=False)
+
+    def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None,
+                     training: bool = True):
+        """The compiled loss of ``y_pred`` against ``y`` (each sample's loss times its ``sample_weight``, summed
+        and divided by the number of samples, as Keras' ``sum_over_batch_size``) plus the layers' and the
+        model's penalties (``add_loss``, regularizers)."""
+        loss_fn = self.loss_fn if self.__dict__.get("_keras_compile") is not None else None
+        if loss_fn is None or not getattr(loss_fn, "facade_loss", False):
+            return _with_penalties(self, None)
+        y = self._targets_tensor(y)
+        if y is None:
+            return loss_fn(y_pred, y)
+        if sample_weight is not None:
+            return loss_fn(y_pred, y, sample_weight=as_tensor(sample_weight))
+        return loss_fn(y_pred, y)
+
+    def _trackers(self) -> tuple:
+        """``(loss tracker, compile metrics or None)``: Keras' own entries of ``model.metrics``."""
+        trackers = self.__dict__.get("_keras_trackers")
+        if trackers is None:
+            compiled = self.compiled and bool(self.metric_specs)
+            trackers = (_keras_metrics.Mean(name="loss"),
+                        _trainer.CompileMetrics(self._make_metrics()) if compiled else None)
+            object.__setattr__(self, "_keras_trackers", trackers)
+        return trackers
+
+    @property
+    def metrics(self) -> list:
+        """Keras' ``model.metrics``: the loss tracker and the compiled metrics (after ``compile``), then the
+        Keras metrics held as the model's attributes (a custom ``train_step``'s trackers)."""
+        out = []
+        if self.__dict__.get("_keras_compile") is not None:
+            tracker, compiled = self._trackers()
+            out += [tracker] + ([compiled] if compiled is not None else [])
+        out += [v for k, v in self.__dict__.items() if isinstance(v, _keras_metrics.Metric) and not k.startswith("_")]
+        return out
+
+    def reset_metrics(self) -> None:
+        for metric in self.metrics:
+            metric.reset_state()
+
+    def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None) -> dict:
+        """Update the compiled metrics with ``y_pred`` against ``y``; the results of ``model.metrics``."""
+        compiled = self._trackers()[1] if self.__dict__.get("_keras_compile") is not None else None
+        if compiled is not None and y is not None:
+            compiled.update_state(self._targets_tensor(y), y_pred)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self) -> dict:
+        out = {}
+        for metric in self.metrics:
+            result = metric.result()
+            if isinstance(result, dict):
+                out.update(result)
+            else:
+                out[metric.name] = result
+        return out
+
+    @property
+    def compiled_loss(self):
+        """Keras 2's ``self.compiled_loss(y, y_pred, sample_weight, regularization_losses)`` (custom train steps)."""
+        def compiled_loss(y_true, y_pred, sample_weight=None, regularization_losses=None):
+            return self.compute_loss(None, y_true, y_pred, sample_weight)
+
+        return compiled_loss
+
+    @property
+    def compiled_metrics(self):
+        """Keras 2's ``self.compiled_metrics.update_state(y, y_pred)``."""
+        compiled = self._trackers()[1]
+        return compiled if compiled is not None else _trainer.CompileMetrics([])
+
+    def _overrides(self, name: str) -> bool:
+        return getattr(type(self), name) is not getattr(Model, name)
+
+    def _keras_loop_wanted(self, step: str, x: Any, sample_weight: Any) -> bool:
+        """Keras' loop for a subclass's own step, sample weights, or batches that carry them."""
+        if self._overrides(step) or sample_weight is not None:
+            return True
+        if _utils.is_dataset(x) and len(x):
+            first = x[0]
+            return isinstance(first, tuple) and len(first) == 3
+        return False
+
+    def _ready_keras(self, what: str, data: Any, x: Any) -> None:
+        """Compiled and built for Keras' loop; a subclass without ``call`` (its ``train_step`` uses the
+        models it holds) is not run to be built."""
+        if self._keras_compile is None:
+            raise RuntimeError(f"{what}: call model.compile(...) first")
+        if self._inputs is None and getattr(type(self), "call", None) is None:
+            if not self.compiled:
+                self._apply_compile()
+            return
+        if isinstance(data, _trainer.ArrayBatches):
+            self._build_on(x)
+        else:
+            first = next(iter(data.epoch(False)), None)
+            if first is not None:
+                inputs = _trainer.unpack_x_y_sample_weight(first)[0]
+                self._build_on(inputs.numpy() if isinstance(inputs, gg.Tensor) else inputs)
+            elif not self.compiled:
+                self._apply_compile()
+
+    def _fit_keras(self, x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data, shuffle,
+                   class_weight, sample_weight, initial_epoch, steps_per_epoch, validation_steps,
+                   validation_batch_size, validation_freq):
+        if class_weight and sample_weight is not None:
+            raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+        data = _trainer.batches(x, y, sample_weight, batch_size, steps_per_epoch)
+        self._ready_keras("fit", data, x)
+        validation = None
+        if validation_data is not None:
+            if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
+                vx = self._dict_inputs(validation_data[0])
+                validation = _trainer.ArrayBatches(vx, validation_data[1],
+                                                   validation_data[2] if len(validation_data) == 3 else None,
+                                                   validation_batch_size or batch_size)
+            else:
+                validation = _trainer.batches(validation_data, steps=validation_steps)
+        elif validation_split:
+            if not isinstance(data, _trainer.ArrayBatches):
+                raise ValueError("fit: validation_split needs array data; pass validation_data with a dataset")
+            data, validation = data.split(float(validation_split))
+        for callback in callbacks or []:
+            if hasattr(callback, "restore_into"):
+                initial_epoch = max(int(initial_epoch), callback.restore_into(self))
+        object.__setattr__(self, "_class_weight", dict(class_weight) if class_weight else None)
+        try:
+            return _trainer.fit_loop(self, data, epochs, _verbose(verbose), callbacks, validation, shuffle,
+                                     initial_epoch, validation_freq)
+        finally:
+            object.__setattr__(self, "_class_weight", None)
 
     def _train_step(self, x, y) -> tuple:
         train_loss = getattr(self, "_train_loss", None)
@@ -485,6 +695,16 @@ class Model(gg.Model):
         """The loss (a float), or ``[loss, *metrics]`` when compiled with metrics, as Keras;
         ``return_dict=True`` gives ``{"loss": ..., "accuracy": ...}``."""
         x = self._dict_inputs(x)
+        if self._keras_loop_wanted("test_step", x, sample_weight):
+            data = _trainer.batches(x, y, sample_weight, batch_size, steps)
+            self._ready_keras("evaluate", data, x)
+            logs = _trainer.evaluate_loop(self, data, callbacks)
+            if _verbose(verbose):
+                print(_trainer._line(logs), file=sys.stdout, flush=True)
+            if return_dict:
+                return logs
+            values = list(logs.values())
+            return values[0] if len(values) == 1 else values
         if _utils.is_generator(x) or (steps is not None and _utils.is_dataset(x)):
             x = _utils.steps_of(x, steps)
             self._ready("evaluate", _batch_inputs(tuple(x.first())))
@@ -555,7 +775,23 @@ class Model(gg.Model):
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, class_weight: Any = None,
                        return_dict: bool = False):
         """One update on the batch; the loss, or ``[loss, *metrics]`` (the metrics of this batch's
-        predictions, before the update) when compiled with metrics, as Keras."""
+        predictions, before the update) when compiled with metrics, as Keras. With ``sample_weight`` /
+        ``class_weight`` or a subclass's own ``train_step``, the step is Keras' ``train_step``."""
+        if self._overrides("train_step") or sample_weight is not None or class_weight:
+            x = self._dict_inputs(x)
+            data = _trainer.ArrayBatches(x, y, sample_weight, batch_size=_trainer._rows(x))
+            self._ready_keras("train_on_batch", data, x)
+            self.reset_metrics()
+            self.train()
+            object.__setattr__(self, "_class_weight", dict(class_weight) if class_weight else None)
+            try:
+                logs = _trainer.logs_of(self.train_step(next(iter(data.epoch(False)))))
+            finally:
+                object.__setattr__(self, "_class_weight", None)
+            if return_dict:
+                return logs
+            values = list(logs.values())
+            return values[0] if len(values) == 1 else values
         self._ready("train_on_batch", x)
         xb = self._tensor(self._inputs_of(x), self._float_dtype())
         yb = self._tensor(self._targets_or_none(x, y), self._float_dtype())
@@ -570,8 +806,11 @@ class Model(gg.Model):
             return values
         return values["loss"] if len(values) == 1 else list(values.values())
 
-    def test_on_batch(self, x: Any, y: Any):
-        return self.evaluate(x, y, batch_size=len(x), verbose=0)
+    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, return_dict: bool = False):
+        """The loss (and metrics) of one batch, as ``evaluate`` gives them."""
+        x = self._dict_inputs(x)
+        return self.evaluate(x, y, batch_size=_trainer._rows(x), verbose=0, sample_weight=sample_weight,
+                             return_dict=return_dict)
 
     # ---- weights ------------------------------------------------------------------------------------------------------
     @property

@@ -57,6 +57,47 @@ class Optimizer:
     def zero_grad(self, *args, **kwargs):
         return self._bound().zero_grad(*args, **kwargs)
 
+    def apply_gradients(self, grads_and_vars: Any, **kwargs) -> int:
+        """Keras' ``apply_gradients(zip(grads, variables))`` (custom ``train_step``\ s, ``GradientTape``
+        loops): one update of ``variables`` with ``grads`` (a ``None`` gradient leaves its variable as it
+        is). An optimizer not yet attached to a model attaches to these variables (a GAN's two
+        optimizers); variables it has not seen join it. Returns the number of updates made."""
+        pairs = [(g, v) for g, v in grads_and_vars]
+        variables = [v for _, v in pairs]
+        if self._optimizer is None:
+            self.bind(variables)
+        else:
+            known = {id(p) for group in self.param_groups for p in group["params"]}
+            new = [v for v in variables if id(v) not in known]
+            if new:
+                self._bound().add_param_group({"params": new})
+        given = {id(v) for v in variables}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if id(p) not in given:
+                    p.grad = None  # only the variables given here change
+        for g, v in pairs:
+            if g is None:
+                v.grad = None
+            else:
+                g = g.detach() if isinstance(g, gg.Tensor) else gg.tensor(g)
+                v.grad = g.astype(v.dtype) if g.dtype != v.dtype else g
+        self.step()
+        for _, v in pairs:
+            v.grad = None
+        return self.iterations
+
+    def apply(self, grads: Any, trainable_variables: Any = None) -> int:
+        """Keras 3's ``apply(grads, trainable_variables)``."""
+        if trainable_variables is None:
+            trainable_variables = [p for group in self.param_groups for p in group["params"]]
+        return self.apply_gradients(zip(grads, trainable_variables))
+
+    def build(self, variables: Any) -> None:
+        """Keras' ``optimizer.build(variables)``: attach to ``variables`` now."""
+        if self._optimizer is None:
+            self.bind(list(variables))
+
     @property
     def param_groups(self) -> list:
         return self._bound().param_groups

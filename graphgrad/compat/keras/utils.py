@@ -250,3 +250,28 @@ def register_keras_serializable(package: str = "Custom", name: Optional[str] = N
         return obj
 
     return register
+
+
+def unpack_x_y_sample_weight(data: Any) -> tuple:
+    """Keras' ``unpack_x_y_sample_weight``: ``(x, y, sample_weight)`` from ``x``, ``(x,)``, ``(x, y)`` or
+    ``(x, y, sample_weight)`` (missing items ``None``)."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data[0], data[1], data[2]
+    raise ValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, "
+                     f"found: {data}")
+
+
+def pack_x_y_sample_weight(x: Any, y: Any = None, sample_weight: Any = None) -> Any:
+    if y is None:
+        return x if not isinstance(x, (list, tuple)) else (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
