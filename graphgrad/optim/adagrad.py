@@ -33,6 +33,7 @@ class Adagrad(Optimizer):
         >>> opt = gg.optim.Adagrad(model.parameters(), lr=0.1)
     """
 
+    TORCH_STATE_NAMES = {"state_sum": "sum"}
     rule = "adagrad"
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,

@@ -36,6 +36,7 @@ class Adam(Optimizer):
         >>> opt = gg.optim.Adam(model.parameters(), lr=3e-4)
     """
 
+    TORCH_STATE_NAMES = {"m": "exp_avg", "v": "exp_avg_sq", "v_max": "max_exp_avg_sq"}
     rule = "adam"
     decoupled = False
 

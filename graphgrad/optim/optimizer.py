@@ -369,10 +369,14 @@ class Optimizer:
         return var
 
     # ---- state_dict -----------------------------------------------------------------------------------
+    #: graphgrad's state names that PyTorch calls otherwise (``{"m": "exp_avg"}``): a state dict carries
+    #: PyTorch's names, so the two load each other's optimizer checkpoints
+    TORCH_STATE_NAMES: dict = {}
+
     def state_dict(self) -> dict:
         """The optimizer's state, PyTorch-style: ``{"state": {index: {name: value}}, "param_groups":
-        [{hyperparameters..., "params": [index, ...]}]}``. Parameters are numbered in order across
-        the groups; arrays are copies (backend arrays), step counts are ints."""
+        [{hyperparameters..., "params": [index, ...]}]}``, with PyTorch's state names. Parameters are
+        numbered in order across the groups; arrays are copies (backend arrays), step counts are ints."""
         index = {}
         groups = []
         for group in self.param_groups:
@@ -386,9 +390,9 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p in self.state:
-                    state[index[id(p)]] = {k: (int(v._data) if k == "step" and isinstance(v, Tensor) else
-                                               v._data.copy() if isinstance(v, Tensor) else copy.deepcopy(v))
-                                           for k, v in self.state[p].items()}
+                    state[index[id(p)]] = {self.TORCH_STATE_NAMES.get(k, k): (
+                        int(v._data) if k == "step" and isinstance(v, Tensor) else
+                        v._data.copy() if isinstance(v, Tensor) else copy.deepcopy(v)) for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -405,10 +409,12 @@ class Optimizer:
                                  f"{len(saved['params'])} parameters in the state, {len(group['params'])} here")
             by_index.update(zip(saved["params"], group["params"]))
         previous, self.state = self.state, {}
+        own_names = {torch_name: own for own, torch_name in self.TORCH_STATE_NAMES.items()}
         for idx, saved_state in state_dict["state"].items():
             p = by_index[int(idx)]
             restored = {}
             for k, v in saved_state.items():
+                k = own_names.get(k, k)
                 if k == "step" or not hasattr(v, "shape"):
                     restored[k] = copy.deepcopy(v)
                     continue

@@ -36,6 +36,7 @@ class RMSprop(Optimizer):
         >>> opt = gg.optim.RMSprop(model.parameters(), lr=1e-3, momentum=0.9, centered=True)
     """
 
+    TORCH_STATE_NAMES = {"buf": "momentum_buffer"}
     rule = "rmsprop"
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,

@@ -31,6 +31,7 @@ class SGD(Optimizer):
         >>> opt = gg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
     """
 
+    TORCH_STATE_NAMES = {"velocity": "momentum_buffer"}
     rule = "momentum"
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,

@@ -231,11 +231,11 @@ def test_state_dict_layout_and_copies():
     assert sd["param_groups"][0]["params"] == [0] and sd["param_groups"][1]["params"] == [1]
     assert sd["param_groups"][1]["lr"] == 0.5 and sd["param_groups"][0]["betas"] == (0.9, 0.999)
     assert list(sd["state"]) == [0] and sd["state"][0]["step"] == 1  # b has no gradient yet: no state
-    sd["state"][0]["m"][...] = 99.0
+    sd["state"][0]["exp_avg"][...] = 99.0  # (PyTorch's name of graphgrad's "m")
     assert float(opt.state[a]["m"].numpy()[0]) != 99.0
     opt2 = gg.optim.Adam([{"params": [a]}, {"params": [b]}])
     opt2.load_state_dict(sd)
-    sd["state"][0]["m"][...] = 7.0
+    sd["state"][0]["exp_avg"][...] = 7.0
     assert float(opt2.state[a]["m"].numpy()[0]) == 99.0
     with pytest.raises(ValueError, match="param groups"):
         gg.optim.Adam([a, b]).load_state_dict(sd)

@@ -124,3 +124,35 @@ def test_sgd_dampening_on_plain_tensors_starts_its_velocity_at_the_gradient():
             seen.append(w.detach().numpy().copy())
         # PyTorch: v1 = g, later v = 0.9 v + 0.5 g
         np.testing.assert_allclose(seen, [[0.8, 1.6], [0.54, 1.08], [0.252, 0.504]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name,kwargs,keys", [
+    ("Adam", {"amsgrad": True}, ["exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"]),
+    ("SGD", {"lr": 0.1, "momentum": 0.9}, ["momentum_buffer"]),
+    ("RMSprop", {"momentum": 0.9, "centered": True}, ["grad_avg", "momentum_buffer", "square_avg"]),
+    ("Adagrad", {}, ["step", "sum"]),
+])
+def test_optimizer_state_dict_carries_pytorch_state_names(name, kwargs, keys):
+    """PyTorch's names in the state dict (PyTorch's keys are what checkpoints written by PyTorch carry);
+    a state dict loads into a fresh optimizer, which then continues as the first would have."""
+    def make():
+        gg.manual_seed(0)
+        net = gg.nn.Linear(2, 2)
+        return net, getattr(gg.optim, name)(net.parameters(), **kwargs)
+
+    def train(net, opt, steps):
+        for _ in range(steps):
+            opt.zero_grad()
+            (net(gg.ones(1, 2)) ** 2).sum().backward()
+            opt.step()
+
+    net, opt = make()
+    train(net, opt, 2)
+    state = opt.state_dict()
+    assert sorted(state["state"][0]) == keys
+    net2, opt2 = make()
+    net2.load_state_dict(net.state_dict())
+    opt2.load_state_dict(state)
+    train(net, opt, 1)
+    train(net2, opt2, 1)
+    np.testing.assert_allclose(net2.weight.detach().numpy(), net.weight.detach().numpy(), rtol=1e-6)
