@@ -282,6 +282,13 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tenso
     return _store(x, creation.uniform(a, b, tuple(x.shape), generator=generator, dtype=x.dtype), "uniform_")
 
 
+def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
+    """``x`` itself when its array is laid out row-major, else a row-major copy (in the autograd graph),
+    as PyTorch's: writing into the result of ``x.t().contiguous()`` leaves ``x`` alone."""
+    data = x._data
+    return x if data is None or data.flags.c_contiguous else array.clone(x)
+
+
 def _install() -> None:
     """Install the methods above (``torch_methods_more`` adds the rest, then every op family's
     ``TORCH_METHODS``)."""
@@ -304,7 +311,7 @@ def _install() -> None:
         setattr(T, name, fn)
     T.mT = property(matrix_transpose)
     T.dim = lambda x: x.ndim
-    T.contiguous = lambda x, memory_format=None: x  # arrays are laid out by NumPy; every layout reads the same
+    T.contiguous = contiguous
     T.cpu = lambda x: to(x, "cpu")
     T.cuda = lambda x, device=None: to(x, device or "cuda")
 

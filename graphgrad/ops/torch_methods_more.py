@@ -77,7 +77,9 @@ def flip(x: Tensor, *dims: Any, axis: Any = None) -> Tensor:
 
 
 def _strides(x: Tensor) -> tuple:
-    """Element strides (PyTorch's ``stride()``) of the row-major layout."""
+    """Element strides (PyTorch's ``stride()``): the array's, or the row-major layout's for a graph tensor."""
+    if x._data is not None and getattr(x._data, "strides", None) is not None:
+        return tuple(s // x._data.itemsize for s in x._data.strides)
     out, step = [], 1
     for d in reversed(x.shape):
         out.append(step)
@@ -185,7 +187,7 @@ METHODS: dict = {
     "argsort": argsort, "moveaxis": shape.moveaxis, "norm": norm, "type_as": lambda x, other: ew.astype(x, other.dtype),
     "is_floating_point": lambda x: x.dtype.kind == "f", "is_complex": lambda x: x.dtype.kind == "c",
     "is_signed": lambda x: x.dtype.kind in "fic", "is_nonzero": lambda x: bool(x.item()),
-    "is_contiguous": lambda x, memory_format=None: True, "element_size": _element_size,
+    "is_contiguous": lambda x, memory_format=None: x._data is None or bool(x._data.flags.c_contiguous), "element_size": _element_size,
     "nelement": lambda x: math.prod(x.shape), "ndimension": lambda x: x.ndim,
     "byte": lambda x: ew.astype(x, "uint8"), "char": lambda x: ew.astype(x, "int8"),
     "short": lambda x: ew.astype(x, "int16"), "reshape_as": lambda x, other: shape.reshape(x, tuple(other.shape)),

@@ -149,3 +149,17 @@ def test_flip_method_takes_its_dims_spread_as_pytorch():
     np.testing.assert_array_equal(x.flip(0, 2).numpy(), x.numpy()[::-1, :, ::-1])
     np.testing.assert_array_equal(x.flip([1]).numpy(), x.numpy()[:, ::-1])
     np.testing.assert_array_equal(x.flip(dims=(0, 1)).numpy(), x.numpy()[::-1, ::-1])
+
+
+def test_contiguous_copies_a_transposed_view_and_strides_are_the_arrays():
+    """As PyTorch: ``x.t().contiguous()`` is a copy (writing into it left ``x`` changed), and
+    ``is_contiguous``/``stride`` describe the actual layout."""
+    x = gg.ones(3, 2)
+    y = x.t().contiguous()
+    y[0, 0] = 5.0
+    assert float(x.sum()) == 6.0
+    assert not x.t().is_contiguous() and x.is_contiguous() and y.is_contiguous()
+    assert x.stride() == (2, 1) and x.t().stride() == (1, 2) and x.contiguous() is x
+    w = gg.ones(3, 2, requires_grad=True)
+    (w.t().contiguous() * 2).sum().backward()
+    assert w.grad.tolist() == [[2.0, 2.0]] * 3
