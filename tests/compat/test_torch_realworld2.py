@@ -67,3 +67,17 @@ def test_repeat_and_tile_give_a_writable_copy():
     assert batch.shape == (4, 3, 2, 2) and batch[3, 2, 1, 1].item() == pytest.approx(1 / 255)
     tiled = torch.tile(torch.arange(3.0), (2, 1)).mul_(2)
     assert tiled.tolist() == [[0.0, 2.0, 4.0], [0.0, 2.0, 4.0]]
+
+
+def test_generator_takes_a_device_and_has_pytorchs_methods():
+    """The char-RNN classification tutorial: random_split(data, [.85, .15],
+    generator=torch.Generator(device=device).manual_seed(2024))."""
+    g = torch.Generator(device="cpu")
+    assert str(g.device) == "cpu" and g.initial_seed() == 67280421310721  # PyTorch's default seed
+    assert g.manual_seed(2024) is g and g.initial_seed() == 2024
+    first = torch.randn(3, generator=g).tolist()
+    assert torch.randn(3, generator=torch.Generator().manual_seed(2024)).tolist() == first
+    train, test = torch.utils.data.random_split(range(20), [.85, .15], generator=torch.Generator().manual_seed(1))
+    assert (len(train), len(test)) == (17, 3) and sorted(list(train) + list(test)) == list(range(20))
+    seed = g.seed()
+    assert g.initial_seed() == seed and isinstance(g, torch.Generator)

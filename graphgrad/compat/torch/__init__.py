@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 import graphgrad as _gg
-from graphgrad import Generator, no_grad, enable_grad, set_grad_enabled, manual_seed  # noqa: F401
+from graphgrad import no_grad, enable_grad, set_grad_enabled, manual_seed  # noqa: F401
 from graphgrad import float16, float32, float64, int32, int64, bool_ as bool, uint8, int8, int16  # noqa: F401
 
 float = float32  # noqa: A001
@@ -40,6 +40,38 @@ def _bfloat16():
 
 
 bfloat16 = _bfloat16()
+
+
+class Generator(_gg.Generator):
+    """``torch.Generator(device="cpu")``: graphgrad's generator (any graphgrad function's ``generator=``)
+    with PyTorch's interface: ``manual_seed(s)`` returns it, ``initial_seed()`` and ``seed()`` are
+    methods, ``device`` the device named. Unseeded it starts from PyTorch's default seed, 67280421310721."""
+
+    DEFAULT_SEED = 67280421310721
+
+    def __init__(self, device="cpu") -> None:
+        self.device = _gg.device(device)
+        super().__init__(self.DEFAULT_SEED)
+
+    @property
+    def initial_seed(self):
+        """``g.initial_seed()``: the seed the generator was last seeded with."""
+        return lambda: self._seed
+
+    @initial_seed.setter
+    def initial_seed(self, seed) -> None:  # (graphgrad's Generator.manual_seed records it here)
+        self._seed = seed
+
+    def manual_seed(self, seed) -> "Generator":
+        return super().manual_seed(builtins.int(seed))
+
+    def seed(self) -> int:
+        """Seed from the system's entropy; returns the seed."""
+        from graphgrad.backend import np
+
+        seed = builtins.int(np.random.SeedSequence().entropy) % (1 << 63)
+        self.manual_seed(seed)
+        return seed
 atan2 = _gg.arctan2
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
