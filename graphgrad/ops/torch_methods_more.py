@@ -147,6 +147,19 @@ def angle(x: Tensor) -> Tensor:
     return ew.where(ew.less(x, 0), math.pi, 0.0).astype(x.dtype) + x * 0
 
 
+def _real(x: Tensor) -> Tensor:
+    """The real part: ``x`` itself for a real tensor; of a complex one (eigenvalues, FFTs), a real tensor
+    (not differentiated: graphgrad's autograd is real-valued)."""
+    return Tensor(x._data.real) if x.dtype.kind == "c" and x._data is not None else x
+
+
+def _imag(x: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor (PyTorch refuses it on a real one)."""
+    if x.dtype.kind != "c":
+        raise TypeError("imag is not implemented for tensors with non-complex dtypes")
+    return Tensor(x._data.imag)
+
+
 def share_memory_(x: Tensor) -> Tensor:
     """Move a CPU tensor's array into memory shared with the processes forked after the call (an
     anonymous shared mapping), so that in-place updates made by either side are seen by the other:
@@ -196,7 +209,7 @@ METHODS: dict = {
     "is_pinned": lambda x, device=None: False, "pin_memory": lambda x, device=None: x,
     "share_memory_": share_memory_, "is_shared": is_shared, "is_inference": lambda x: False, "is_conj": lambda x: False,
     "is_neg": lambda x: False, "conj": lambda x: x, "resolve_conj": lambda x: x, "resolve_neg": lambda x: x,
-    "conj_physical": lambda x: x, "real": property(lambda x: x), "positive": lambda x: x, "angle": angle,
+    "conj_physical": lambda x: x, "real": property(_real), "imag": property(_imag), "positive": lambda x: x, "angle": angle,
     "adjoint": lambda x: shape.swapaxes(x, -1, -2), "sum_to_size": lambda x, *size: reduce.sum_to(x, _shape_args(size)),
     "split_with_sizes": lambda x, split_sizes, dim=0: x.split(list(split_sizes), dim),
     "unfold": unfold_windows, "flip": flip, "fill_diagonal_": fill_diagonal_, "hardshrink": None, "prelu": None,

@@ -163,3 +163,14 @@ def test_contiguous_copies_a_transposed_view_and_strides_are_the_arrays():
     w = gg.ones(3, 2, requires_grad=True)
     (w.t().contiguous() * 2).sum().backward()
     assert w.grad.tolist() == [[2.0, 2.0]] * 3
+
+
+def test_real_and_imag_of_a_complex_tensor():
+    values = gg.linalg.eigvals(gg.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    assert values.dtype.kind == "c"
+    assert values.real.dtype.kind == "f" and sorted(values.real.tolist()) == [2.0, 3.0]
+    assert values.imag.tolist() == [0.0, 0.0]
+    x = gg.ones(2)
+    assert x.real is x
+    with pytest.raises(TypeError):
+        x.imag
