@@ -31,7 +31,8 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
 
     def __len__(self) -> int:
-        raise NotImplementedError(f"{type(self).__name__} must define __len__")
+        # a TypeError, as len() of an object without __len__ (list(loader) of a stream asks, and copes)
+        raise TypeError(f"{type(self).__name__} has no len(): define __len__")
 
     def __add__(self, other: "Dataset") -> "ConcatDataset":
         return ConcatDataset([self, other])

@@ -108,8 +108,9 @@ def _install() -> None:
     T.__rrshift__ = lambda a, b: ops.bitwise_right_shift(b, a)
     T.__xor__ = lambda a, b: ew.bitwise_xor(a, b)
     T.__rxor__ = lambda a, b: ew.bitwise_xor(b, a)
-    T.__eq__ = lambda a, b: ew.equal(a, b)
-    T.__ne__ = lambda a, b: ew.not_equal(a, b)
+    # a tensor compared with None or a string is simply not equal (Python's fallback), as in PyTorch
+    T.__eq__ = lambda a, b: NotImplemented if b is None or isinstance(b, str) else ew.equal(a, b)
+    T.__ne__ = lambda a, b: NotImplemented if b is None or isinstance(b, str) else ew.not_equal(a, b)
     T.__lt__ = lambda a, b: ew.less(a, b)
     T.__le__ = lambda a, b: ew.less_equal(a, b)
     T.__gt__ = lambda a, b: ew.greater(a, b)

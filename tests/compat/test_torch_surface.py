@@ -296,3 +296,9 @@ def test_layers_take_pytorchs_factory_arguments(layer, args):
     assert {p.dtype for p in made.parameters()} == {np.dtype(np.float64)}
     assert {p.dtype for p in getattr(torch.nn, layer)(*args, device=torch.device("cpu")).parameters()} == \
         {np.dtype(np.float32)}
+
+
+def test_torch_data_submodules_are_attributes():
+    sampler = torch.utils.data.distributed.DistributedSampler(list(range(10)), num_replicas=3, rank=1, shuffle=False)
+    assert list(sampler) == [1, 4, 7, 0]  # padded to 12 by wrapping around, as PyTorch
+    assert torch.utils.data.dataloader.default_collate is torch.utils.data.default_collate

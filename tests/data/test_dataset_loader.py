@@ -32,7 +32,7 @@ class PerSample(Dataset):
 
 
 def test_base_dataset_is_abstract_and_adds():
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(TypeError):  # as len() of an object without one (list() of a stream relies on it)
         len(Dataset())
     cat = PerSample(3) + PerSample(4)
     assert isinstance(cat, ConcatDataset) and len(cat) == 7
@@ -241,3 +241,16 @@ def test_training_loop_over_loader_learns():
                 w.data -= 0.1 * w.grad.data
     acc = ((x @ w).numpy().argmax(1) == y.numpy()).mean()
     assert acc > 0.95
+
+
+def test_list_of_a_loader_over_a_stream_without_length():
+    """list(loader) asks len() for a size hint; a stream without __len__ must answer with a TypeError."""
+    from graphgrad.data import IterableDataset
+
+    class Stream(IterableDataset):
+        def __iter__(self):
+            return iter(range(5))
+
+    batches = list(DataLoader(Stream(), batch_size=2))
+    assert [b.tolist() for b in batches] == [[0, 1], [2, 3], [4]]
+

@@ -174,3 +174,10 @@ def test_real_and_imag_of_a_complex_tensor():
     assert x.real is x
     with pytest.raises(TypeError):
         x.imag
+
+
+def test_a_tensor_compared_with_none_or_a_string_is_not_equal():
+    x = gg.tensor([1, 2])
+    assert (x == "a") is False and (x != None) is True and (x == None) is False  # noqa: E711
+    assert x not in [None, "a"]
+    assert (x == 1).tolist() == [True, False]

@@ -5,3 +5,9 @@ from graphgrad.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, Sa
                             default_convert)
 from graphgrad.data import RandomSampler  # noqa: F401  (epochs of any length drawn as read)
 from graphgrad.distributed import DistributedSampler  # noqa: F401,E402
+
+import sys as _sys  # noqa: E402
+
+# PyTorch's submodules reached as attributes (``torch.utils.data.distributed.DistributedSampler``,
+# ``torch.utils.data.dataloader.default_collate``): all of them are this module
+distributed = dataloader = dataset = sampler = _sys.modules[__name__]
