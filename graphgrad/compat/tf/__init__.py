@@ -1257,6 +1257,8 @@ from graphgrad.compat.tf._more import (argsort, case, cholesky, cond, convert_to
                                        map_fn, matrix_band_part, matrix_determinant, matrix_inverse, matrix_solve,
                                        metrics, multinomial, random_shuffle, sort, trace)
 from graphgrad.compat.tf import _more  # noqa: E402
+from graphgrad.compat.tf._control import TensorArray, foldl, foldr, scan, while_loop  # noqa: E402
+from graphgrad.compat.tf import _control  # noqa: E402
 from graphgrad.compat.tf.data import errors  # noqa: E402
 
 nn.rnn_cell = types.SimpleNamespace(
@@ -1284,6 +1286,9 @@ contrib.legacy_seq2seq = types.SimpleNamespace(sequence_loss_by_example=_more.se
 from graphgrad.compat.tf import examples  # noqa: E402
 
 
+nest = types.SimpleNamespace(flatten=_control.flatten, pack_sequence_as=_control.pack_sequence_as,
+                             map_structure=_control.map_structure, is_nested=_control.is_nested,
+                             assert_same_structure=_control.assert_same_structure)
 compat = types.SimpleNamespace(v1=sys.modules[__name__])
 
 

@@ -1,4 +1,4 @@
-"""More of TF1's namespace that real programs use: ``tf.cond`` (both branches built, the result selected),
+"""More of TF1's namespace that real programs use: ``tf.cond`` (see ``_control.py`` for a predicate known when run),
 ``tf.metrics`` (streaming accuracy and means over local variables), ``tf.train.ExponentialMovingAverage``,
 ``tf.multinomial`` / ``tf.random.categorical``, ``tf.map_fn`` over a known length, the sequence losses of
 ``tf.contrib.seq2seq`` / ``legacy_seq2seq``, ``tf.linalg`` and a few array helpers, each composed from
@@ -34,30 +34,20 @@ def _map_structure(fn: Callable, *structures: Any) -> Any:
 # ---- control flow ------------------------------------------------------------------------------------------------
 def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Callable] = None, strict: bool = False,
          name: Optional[str] = None, fn1: Optional[Callable] = None, fn2: Optional[Callable] = None) -> Any:
-    """``true_fn()`` where ``pred`` holds, else ``false_fn()`` (tensors, or structures of them). A Python
-    or constant ``pred`` picks one branch when the graph is built. A ``pred`` known only when run (a
-    placeholder such as ``is_training``) builds both branches and selects each output element-wise, so
-    both branches run: unlike TensorFlow's, side effects in the branch not taken (an assign, a
-    control dependency) happen too, and a branch may not return operations."""
+    """``true_fn()`` where ``pred`` holds, else ``false_fn()`` (tensors, operations, or structures of
+    them). A Python or constant ``pred`` picks one branch when the graph is built. A ``pred`` known
+    only when run (a placeholder such as ``is_training``) builds both branches, and each run runs only
+    the branch taken, with its side effects (an assign, a control dependency), as TensorFlow does.
+    Unless ``strict``, a branch result that is a list or tuple of one value gives that value."""
     true_fn, false_fn = true_fn or fn1, false_fn or fn2
     if true_fn is None or false_fn is None:
         raise TypeError("cond: true_fn and false_fn must both be given")
     if not isinstance(pred, Tensor) or not pred.is_symbolic:
         flag = pred.item() if isinstance(pred, Tensor) else pred
         return true_fn() if builtins.bool(flag) else false_fn()
-    graph = _gg.get_default_graph()
-    with graph.as_default():
-        yes, no = true_fn(), false_fn()
+    from graphgrad.compat.tf._control import runtime_cond
 
-        def select(a: Any, b: Any) -> Any:
-            if isinstance(a, _gg.GraphNode) or isinstance(b, _gg.GraphNode):
-                raise NotImplementedError("cond: with a predicate known only when run, the branches must return "
-                                          "tensors (both branches run; operations cannot be selected)")
-            flag = _gg.astype(pred, _gg.bool_)
-            return _gg.where(_gg.reshape(flag, ()) if flag.shape is None else flag, a, b)
-
-        return named(_map_structure(select, yes, no), name) if isinstance(yes, Tensor) else \
-            _map_structure(select, yes, no)
+    return runtime_cond(pred, true_fn, false_fn, strict, name)
 
 
 def case(pred_fn_pairs: Any, default: Optional[Callable] = None, exclusive: bool = False, strict: bool = False,
@@ -74,14 +64,15 @@ def case(pred_fn_pairs: Any, default: Optional[Callable] = None, exclusive: bool
 
 def map_fn(fn: Callable, elems: Any, dtype: Any = None, parallel_iterations: Any = None, back_prop: bool = True,
            swap_memory: bool = False, infer_shape: bool = True, name: Optional[str] = None) -> Any:
-    """``fn`` applied to each slice of ``elems`` along its first axis, whose size must be known when the
-    graph is built; the results stacked."""
+    """``fn`` applied to each slice of ``elems`` along its first axis, the results stacked: unrolled
+    when the size of that axis is known when the graph is built, else a ``tf.while_loop``."""
     tf = _tf()
     leaves = list(elems) if isinstance(elems, (tuple, list)) else [elems]
     n = leaves[0].shape[0] if isinstance(leaves[0], Tensor) else len(leaves[0])
-    if n is None:
-        raise _gg.ShapeError("map_fn: the first axis of elems must have a size known when the graph is built "
-                             f"(shape {leaves[0].shape})")
+    if n is None:  # known only when run: a loop
+        from graphgrad.compat.tf._control import map_fn_loop
+
+        return map_fn_loop(fn, elems, dtype, back_prop, name)
     with _gg.get_default_graph().as_default():
         slices = [tf.unstack(leaf, n) for leaf in leaves]
         outs = [fn(tuple(s[i] for s in slices) if isinstance(elems, (tuple, list)) else slices[0][i])

@@ -1,0 +1,216 @@
+"""TF1's control flow decided when the graph runs, as real TF1 programs use it (hand-written RNNs,
+decoders, ``tf.scan`` accumulators): ``tf.while_loop`` with fed trip counts and gradients,
+``tf.TensorArray``, ``tf.cond`` that runs only the branch taken, ``tf.scan`` / ``map_fn`` /
+``foldl`` / ``foldr``. The expected numbers are TensorFlow's (``tf.compat.v1`` in graph mode), then
+the programs of tests/compat/tf_realworld2/ run end to end."""
+from __future__ import annotations
+
+import collections
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import graphgrad.compat.tf as tf
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PROGRAMS_DIR = os.path.join(HERE, "tf_realworld2")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_graph():
+    tf.reset_default_graph()
+    yield
+
+
+def _close(got, expected, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(expected, np.float64), rtol=tol, atol=tol)
+
+
+# ---- while_loop ---------------------------------------------------------------------------------------------
+def test_while_loop_trip_count_fed_and_gradients_reach_weights_and_inputs():
+    n = tf.placeholder(tf.int32, [])
+    x = tf.placeholder(tf.float32, [None, 3])
+    W = tf.Variable(np.ones((3, 3), np.float32) * 0.1)
+    i, h = tf.while_loop(lambda i, h: i < n, lambda i, h: [i + 1, tf.tanh(tf.matmul(h, W) + x)],
+                         [tf.constant(0), x])
+    assert h.get_shape().as_list() == [None, 3] and i.dtype == tf.int32
+    gW, gx = tf.gradients(tf.reduce_sum(h * h), [W, x])
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3) / 10
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        iv, hv, gWv, gxv = sess.run([i, h, gW, gx], {n: 3, x: xv})
+        assert iv == 3
+        _close(hv, [[0.0410036, 0.14009905, 0.2364652], [0.42003652, 0.49882174, 0.5701442]])
+        _close(gWv, [[0.378437, 0.4023623, 0.40948218], [0.4706089, 0.5163897, 0.5400369],
+                     [0.5558669, 0.6226781, 0.66237205]])
+        _close(gxv, [[0.19240679, 0.38346204, 0.5515627], [0.92839116, 0.9664697, 0.9660758]])
+        assert sess.run(i, {n: 0, x: xv}) == 0  # no iteration: the initial values, gradient the identity
+        _close(sess.run(gx, {n: 0, x: xv}), 2 * xv)
+
+
+def test_while_loop_returns_what_tf1_returns():
+    n = tf.placeholder(tf.int32, [])
+    single = tf.while_loop(lambda i: i < n, lambda i: i + 1, [tf.constant(0)])
+    assert isinstance(single, tf.Tensor)  # one loop variable: the tensor itself
+    pair = tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * 2.0), (0, 1.5))
+    assert isinstance(pair, tuple)
+    with tf.Session() as sess:
+        assert sess.run(single, {n: 4}) == 4
+        assert sess.run(list(pair), {n: 4}) == [4, 24.0]
+    with pytest.raises(ValueError, match="enters the loop with shape \\(\\), but has shape \\(1,\\) after one"):
+        tf.while_loop(lambda i: i < 3, lambda i: tf.reshape(i, [1]), [tf.constant(0)])
+
+
+def test_while_loop_nested_structures_shape_invariants_and_maximum_iterations():
+    n = tf.placeholder(tf.int32, [])
+    P = collections.namedtuple("P", "a b")
+
+    def body(i, st):
+        return i + 1, P(a=tf.concat([st.a, st.a[-1:] * 2.0], 0), b={"x": st.b["x"] + 1.0, "y": st.b["y"] * 3})
+
+    start = (tf.constant(0), P(a=tf.constant([1.0]), b={"x": tf.constant(0.5), "y": tf.constant(2)}))
+    shapes = (tf.TensorShape([]), P(a=tf.TensorShape([None]), b={"x": tf.TensorShape([]), "y": tf.TensorShape([])}))
+    i, st = tf.while_loop(lambda i, st: i < n, body, start, shape_invariants=shapes, maximum_iterations=3)
+    assert isinstance(st, P) and st.a.get_shape().as_list() == [None]
+    with tf.Session() as sess:
+        iv, a, x, y = sess.run([i, st.a, st.b["x"], st.b["y"]], {n: 5})
+        assert iv == 3 and x == 3.5 and y == 54
+        _close(a, [1, 2, 4, 8])
+        assert sess.run(st.a, {n: 2}).tolist() == [1, 2, 4]
+
+
+def test_hand_written_rnn_with_tensor_arrays_trains_through_the_loop():
+    x = tf.placeholder(tf.float32, [None, None, 2])  # time, batch, features: both fed
+    y = tf.placeholder(tf.float32, [None, 1])
+    Wx = tf.Variable(np.linspace(-0.5, 0.5, 8).reshape(2, 4).astype(np.float32))
+    Wh = tf.Variable(np.linspace(-0.3, 0.4, 16).reshape(4, 4).astype(np.float32))
+    Wo = tf.Variable(np.linspace(-1, 1, 4).reshape(4, 1).astype(np.float32))
+    T = tf.shape(x)[0]
+    xs = tf.TensorArray(tf.float32, size=T).unstack(x)
+    hs = tf.TensorArray(tf.float32, size=T)
+
+    def step(t, h, hs):
+        h = tf.tanh(tf.matmul(xs.read(t), Wx) + tf.matmul(h, Wh))
+        return t + 1, h, hs.write(t, h)
+
+    _, hT, hs = tf.while_loop(lambda t, h, hs: t < T, step, [tf.constant(0), tf.zeros([tf.shape(x)[1], 4]), hs])
+    every = hs.stack()
+    assert every.get_shape().as_list() == [None, None, 4]
+    loss = tf.reduce_mean(tf.square(tf.matmul(hT, Wo) + 0.1 * tf.reduce_mean(every) - y))
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    rng = np.random.RandomState(0)
+    xv, yv = rng.randn(5, 3, 2).astype(np.float32), rng.randn(3, 1).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        losses = [sess.run([loss, train], {x: xv[:k], y: yv})[0] for k in (5, 4, 5, 3, 5)]
+        _close(losses, [1.33651, 0.18168, 0.06883, 0.65295, 0.11843], 1e-4)
+        _close(sess.run(Wh), [[-0.14424, -0.13932, -0.07578, 0.02042], [-0.01884, 0.01559, 0.09177, 0.17811],
+                              [-0.04202, 0.12235, 0.25018, 0.35394], [0.05013, 0.26511, 0.41552, 0.52606]], 1e-4)
+        assert sess.run(every, {x: xv}).shape == (5, 3, 4)
+
+
+def test_nested_while_loops_differentiate():
+    m = tf.placeholder(tf.int32, [])
+    z = tf.Variable(0.9)
+
+    def outer(i, acc):
+        _, b = tf.while_loop(lambda j, b: j < i, lambda j, b: (j + 1, b * z + tf.cast(j, tf.float32)), [0, acc])
+        return i + 1, b
+
+    _, res = tf.while_loop(lambda i, acc: i < m, outer, [0, tf.constant(1.0)])
+    (gz,) = tf.gradients(res, z)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        _close(sess.run([res, gz], {m: 4}), [4.1604404, 6.972939])
+
+
+# ---- cond ---------------------------------------------------------------------------------------------------
+def test_cond_runs_only_the_branch_taken():
+    p = tf.placeholder(tf.bool, [])
+    v, w = tf.Variable(1.0), tf.Variable(10.0)
+    r = tf.cond(p, lambda: tf.assign_add(v, 1.0), lambda: tf.assign_add(w, 1.0))
+
+    def with_effect():
+        with tf.control_dependencies([tf.assign(v, 100.0)]):
+            return tf.identity(w) * 2
+
+    r2 = tf.cond(p, with_effect, lambda: w * 3)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert [sess.run(r, {p: True}), sess.run(r, {p: False}), sess.run(r, {p: False})] == [2.0, 11.0, 12.0]
+        assert sess.run([v, w]) == [2.0, 12.0]
+        assert [sess.run(r2, {p: False}), sess.run(v), sess.run(r2, {p: True}), sess.run(v)] == [36.0, 2.0, 24.0, 100.0]
+
+
+def test_cond_gradient_follows_the_branch_taken():
+    p = tf.placeholder(tf.bool, [])
+    x = tf.placeholder(tf.float32, [None])
+    w = tf.Variable(2.0)
+    out = tf.cond(p, lambda: tf.reduce_sum(x * w * w), lambda: tf.reduce_sum(tf.sin(x) * w))
+    gw, gx = tf.gradients(out, [w, x])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        xv = np.array([0.5, 1.0], np.float32)
+        g = sess.run([gw, gx], {p: True, x: xv})
+        _close(g[0], 2 * 2.0 * xv.sum())
+        _close(g[1], [4.0, 4.0])
+        g = sess.run([gw, gx], {p: False, x: xv})
+        _close(g[0], np.sin(xv).sum())
+        _close(g[1], 2 * np.cos(xv))
+
+
+# ---- scan / map_fn / foldl / foldr --------------------------------------------------------------------------
+def test_scan_map_fn_folds_and_their_gradients():
+    e = tf.placeholder(tf.float32, [None, 2])
+    a = tf.Variable([[1.0, -1.0]])
+    sc = tf.scan(lambda acc, x: acc * 0.5 + x * a[0], e, initializer=tf.constant([0.0, 1.0]))
+    sc2 = tf.scan(lambda acc, x: acc + x, e)
+    scr = tf.scan(lambda acc, x: acc + x, e, reverse=True)
+    mf = tf.map_fn(lambda x: tf.reduce_sum(x * a[0]), e)
+    mf2 = tf.map_fn(lambda x: (x[0] * 2, tf.cast(x[1] > 0, tf.int32)), e, dtype=(tf.float32, tf.int32))
+    fl = tf.foldl(lambda acc, x: acc * x[0] + x[1], e, initializer=tf.constant(1.0))
+    fr = tf.foldr(lambda acc, x: acc * x[0] + x[1], e, initializer=tf.constant(1.0))
+    total = tf.reduce_sum(sc * sc) + tf.reduce_sum(mf) + fl * fr + tf.reduce_sum(sc2) * tf.reduce_sum(scr)
+    ga, ge = tf.gradients(total, [a, e])
+    ev = np.array([[0.5, 1.0], [2.0, -1.0], [0.3, 0.2], [-1.5, 0.7]], np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run([sc, sc2, scr, mf, mf2, fl, fr, ga, ge], {e: ev})
+    _close(got[0], [[0.5, -0.5], [2.25, 0.75], [1.425, 0.175], [-0.7875, -0.6125]])
+    _close(got[1], np.cumsum(ev, 0))
+    _close(got[2], np.cumsum(ev[::-1], 0)[::-1])
+    _close(got[3], [-0.5, 3.0, 0.1, -2.2])
+    _close(got[4][0], [1.0, 4.0, 0.6, -3.0])
+    assert got[4][1].tolist() == [1, 0, 1, 1] and got[4][1].dtype == np.int32
+    _close([got[5], got[6]], [-0.50000006, 0.45999998])
+    _close(got[7], [[17.22656, -1.69437]], 1e-4)
+    _close(got[8], [[21.29162, 14.80162], [30.03075, 20.97425], [33.2825, 29.2725], [38.243, 39.135]], 1e-4)
+
+
+def test_tensor_array_api():
+    ta = tf.TensorArray(tf.float32, size=3)
+    ta = ta.write(0, [1.0, 2.0]).write(1, [3.0, 4.0]).write(2, [5.0, 6.0])
+    grown = tf.TensorArray(tf.float32, size=0, dynamic_size=True).unstack(tf.constant([[1.0], [2.0]]))
+    with tf.Session() as sess:
+        stacked, one, size, cat, gathered = sess.run([ta.stack(), ta.read(1), ta.size(), ta.concat(),
+                                                       ta.gather([2, 0])])
+        assert stacked.tolist() == [[1, 2], [3, 4], [5, 6]] and one.tolist() == [3, 4] and size == 3
+        assert cat.tolist() == [1, 2, 3, 4, 5, 6] and gathered.tolist() == [[5, 6], [1, 2]]
+        assert sess.run([grown.size(), grown.write(3, [7.0]).stack()])[0] == 2
+        assert sess.run(grown.write(3, [7.0]).stack()).tolist() == [[1], [2], [0], [7]]
+    assert ta.element_shape.as_list() == [2] and ta.dtype == tf.float32
+
+
+# ---- programs -----------------------------------------------------------------------------------------------
+def _run_program(name: str, *args: str) -> str:
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    code = ("import sys, runpy, graphgrad.compat.tf as t; t.install(); sys.argv = sys.argv[1:]; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", code, os.path.join(PROGRAMS_DIR, name), *args],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=PROGRAMS_DIR)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
