@@ -84,3 +84,113 @@ def test_loss_and_mean_metric_take_sample_weight_as_keras():
     auc = keras.metrics.AUC()
     auc.update_state([0, 1, 1, 0], [0.1, 0.8, 0.3, 0.6], sample_weight=[1.0, 1.0, 2.0, 0.5])
     assert np.isclose(auc.result(), 0.7777777, atol=1e-5)
+
+
+# ---- a subclass's own train_step / test_step, GradientTape ------------------------------------------------------------
+def test_overridden_train_and_test_step_match_keras():
+    tape_of = keras.trainer.GradientTape
+    ops = keras.ops
+
+    class CustomModel(keras.Model):  # keras-io's "customizing what happens in fit", metrics by self.metrics
+        def train_step(self, data):
+            x, y = data
+            with tape_of() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+        def test_step(self, data):
+            x, y = data
+            y_pred = self(x, training=False)
+            loss = self.compute_loss(y=y, y_pred=y_pred)
+            for metric in self.metrics:
+                metric.update_state(loss) if metric.name == "loss" else metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(16, 3)).astype("float32")
+    y = (x @ np.array([[1.0], [-2.0], [0.5]], "float32")).astype("float32")
+    inputs = keras.Input(shape=(3,))
+    model = CustomModel(inputs, keras.layers.Dense(1)(inputs))
+    model.layers[-1].set_weights([np.array([[0.1], [0.2], [0.3]], "float32"), np.zeros(1, "float32")])
+    model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
+    history = model.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0)
+    assert np.allclose(history.history["loss"], [3.45467, 1.67458], atol=2e-5)
+    assert np.allclose(history.history["mae"], [1.45914, 1.04017], atol=2e-5)
+    assert np.allclose(model.layers[-1].get_weights()[0].ravel(), [0.50536, -0.82214, -0.00023], atol=2e-5)
+    logs = model.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
+    assert np.allclose([logs["loss"], logs["mae"]], [0.9855642, 0.8267792], atol=2e-5)
+    assert [m.name for m in model.metrics] == ["loss", "compile_metrics"]
+    assert ops is keras.ops
+
+
+def test_gradient_tape_watch_persistent_and_gradient_of_gradient():
+    tape_of = keras.trainer.GradientTape
+    x = keras.ops.convert_to_tensor(np.array([1.0, 2.0], "float32"))
+    with tape_of(persistent=True) as tape:
+        tape.watch(x)
+        cubes = keras.ops.sum(x * x * x)
+        doubled = x * 2.0
+    assert np.allclose(tape.gradient(cubes, x).numpy(), [3.0, 12.0])
+    assert np.allclose(tape.gradient(doubled, x).numpy(), [2.0, 2.0])  # d(sum)/dx for a non-scalar target
+    with tape_of() as outer:  # a gradient penalty: the inner gradient is differentiated again
+        outer.watch(x)
+        with tape_of() as inner:
+            inner.watch(x)
+            cubes = keras.ops.sum(x ** 3)
+        grad = inner.gradient(cubes, x)
+        penalty = keras.ops.sum(grad * grad)
+    assert np.allclose(outer.gradient(penalty, x).numpy(), [36.0, 288.0])
+    with pytest.raises(RuntimeError, match="non-persistent"):
+        inner.gradient(cubes, x)
+    w = keras.layers.Dense(2)
+    w.build((None, 3))
+    with tape_of() as tape:
+        out = keras.ops.sum(w(np.ones((1, 3), "float32")))
+    grads = tape.gradient(out, {"kernel": w.trainable_weights[0], "unused": keras.ops.convert_to_tensor(1.0)})
+    assert grads["unused"] is None and tuple(grads["kernel"].shape) == tuple(w.trainable_weights[0].shape)
+
+
+def test_tensorflow_module_gets_the_gradient_tape_after_install():
+    code = ("import graphgrad.compat.keras as k; k.install()\nimport tensorflow as tf\n"
+            "assert tf.GradientTape is k.trainer.GradientTape\nprint('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_optimizer_apply_gradients_attaches_to_the_variables_given():
+    layer = keras.layers.Dense(1, use_bias=False)
+    layer.build((None, 2))
+    layer.set_weights([np.array([[1.0], [2.0]], "float32")])
+    optimizer = keras.optimizers.SGD(learning_rate=0.5)
+    kernel = layer.trainable_weights[0]
+    ones = keras.ops.convert_to_tensor(np.ones(tuple(kernel.shape), "float32"))  # a gradient of the variable's shape
+    assert optimizer.apply_gradients([(ones, kernel)]) == 1
+    assert np.allclose(layer.get_weights()[0].ravel(), [0.5, 1.5])
+    optimizer.apply([None], [kernel])  # a None gradient leaves the variable as it is
+    assert np.allclose(layer.get_weights()[0].ravel(), [0.5, 1.5])
+
+
+# ---- programs -------------------------------------------------------------------------------------------------------------
+#: program -> the accuracy its last line must reach (each trains for a few epochs on small data)
+PROGRAMS = {"gan_digits_train_step.py": 0.7, "vae_digits_train_step.py": 0.25}
+SHIM = ("import graphgrad.compat.keras as k; k.install(); import runpy, sys; "
+        "runpy.run_path(sys.argv[1], run_name='__main__')")
+
+
+@pytest.mark.parametrize("program, goal", PROGRAMS.items())
+def test_a_keras_io_style_program_learns(program, goal, tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-c", SHIM, os.path.join(HERE, "keras_realworld2", program)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    what, value = done.stdout.strip().splitlines()[-1].split()
+    assert what == "accuracy" and float(value) >= goal, done.stdout[-1000:]

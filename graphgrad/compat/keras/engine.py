@@ -456,6 +456,11 @@ class Layer(nn.Module):
         ids = {id(p) for p in self.trainable_weights}
         return [t for t in self.weights if id(t) not in ids]
 
+    # Keras 3's names for the same lists
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
     def count_params(self) -> int:
         """The number of weights (trainable and not, as Keras counts: BatchNorm's moving statistics too)."""
         return sum(int(t.size) for t in self.weights)

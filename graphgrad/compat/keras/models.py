@@ -844,6 +844,16 @@ class Model(gg.Model):
     def trainable_weights(self) -> list:
         return [p for p in self.parameters() if p.requires_grad]
 
+    @property
+    def non_trainable_weights(self) -> list:
+        ids = {id(p) for p in self.trainable_weights}
+        return [t for t in self.weights if id(t) not in ids]
+
+    # Keras 3's names for the same lists
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
     def count_params(self) -> int:
         """All weights, as Keras counts them (BatchNorm's moving statistics included)."""
         if not self.built:

@@ -275,3 +275,30 @@ def pack_x_y_sample_weight(x: Any, y: Any = None, sample_weight: Any = None) -> 
     if sample_weight is None:
         return (x, y)
     return (x, y, sample_weight)
+
+
+def array_to_img(x: Any, data_format: Optional[str] = None, scale: bool = True, dtype: Optional[str] = None) -> Any:
+    """``keras.utils.array_to_img`` (see ``keras.preprocessing.image``)."""
+    from graphgrad.compat.keras.preprocessing import image
+
+    return image.array_to_img(x, data_format=data_format, scale=scale, dtype=dtype)
+
+
+def img_to_array(img: Any, data_format: Optional[str] = None, dtype: Optional[str] = None) -> Any:
+    from graphgrad.compat.keras.preprocessing import image
+
+    return image.img_to_array(img, data_format=data_format, dtype=dtype)
+
+
+def load_img(path: Any, color_mode: str = "rgb", target_size: Any = None, interpolation: str = "nearest",
+             keep_aspect_ratio: bool = False) -> Any:
+    from graphgrad.compat.keras.preprocessing import image
+
+    return image.load_img(path, color_mode=color_mode, target_size=target_size, interpolation=interpolation)
+
+
+def save_img(path: Any, x: Any, data_format: Optional[str] = None, file_format: Optional[str] = None,
+             scale: bool = True, **kwargs) -> None:
+    from graphgrad.compat.keras.preprocessing import image
+
+    image.save_img(path, x, data_format=data_format, file_format=file_format, scale=scale, **kwargs)

@@ -2,8 +2,8 @@
 (feature-wise statistics, ZCA), ``flow(x, y, batch_size)`` (an iterator of augmented batches that
 ``fit`` / ``evaluate`` / ``predict`` accept, and ``next()`` too), ``random_transform`` /
 ``apply_transform`` / ``standardize``. The affine augmentations (rotation, shifts, shear, zoom) sample
-bilinearly with Keras' fill modes (``nearest``, ``constant``, ``reflect``, ``wrap``). Reading images
-from directories (``flow_from_directory``, ``load_img``) needs an image library and is not provided."""
+bilinearly with Keras' fill modes (``nearest``, ``constant``, ``reflect``, ``wrap``). ``load_img`` /
+``array_to_img`` / ``save_img`` use Pillow (graphgrad's ``images`` extra), as Keras uses PIL."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -11,22 +11,89 @@ from typing import Any, Optional
 from graphgrad.backend import np
 from graphgrad.compat.keras.utils import PyDataset
 
-__all__ = ["ImageDataGenerator", "NumpyArrayIterator", "img_to_array", "array_to_img", "load_img",
+__all__ = ["ImageDataGenerator", "NumpyArrayIterator", "img_to_array", "array_to_img", "load_img", "save_img",
            "apply_affine_transform"]
 
 
-def img_to_array(img: Any, data_format: Optional[str] = None, dtype: str = "float32") -> Any:
-    x = np.asarray(img, dtype=dtype)
-    return x[:, :, None] if x.ndim == 2 else x
+def _pil():
+    try:
+        from PIL import Image
+    except ImportError:  # Pillow is graphgrad's optional "images" extra, as PIL is Keras' for these functions
+        return None
+    return Image
 
 
-def array_to_img(x: Any, *args, **kwargs) -> Any:
-    raise NotImplementedError("array_to_img: graphgrad.compat.keras has no image library (keep images as arrays)")
+def _host(x: Any) -> Any:
+    return x.numpy() if hasattr(x, "numpy") and not isinstance(x, np.ndarray) else x
 
 
-def load_img(path: str, *args, **kwargs) -> Any:
-    raise NotImplementedError("load_img: graphgrad.compat.keras reads no image files; load them into arrays "
-                              "(channels last) with an image library and pass the arrays")
+def img_to_array(img: Any, data_format: Optional[str] = None, dtype: Optional[str] = None) -> Any:
+    """An image (a PIL image or an array) as a float array ``(height, width, channels)``."""
+    x = np.asarray(_host(img), dtype=dtype or "float32")
+    if x.ndim == 3:
+        return x.transpose(2, 0, 1) if data_format == "channels_first" else x
+    if x.ndim == 2:
+        return x[None] if data_format == "channels_first" else x[:, :, None]
+    raise ValueError(f"Unsupported image shape: {x.shape}")
+
+
+def array_to_img(x: Any, data_format: Optional[str] = None, scale: bool = True, dtype: Optional[str] = None) -> Any:
+    """A PIL image of a rank-3 array (RGB, RGBA or grayscale), values rescaled to 0..255 when ``scale``,
+    as Keras (needs Pillow, as Keras needs PIL)."""
+    image = _pil()
+    if image is None:
+        raise ImportError("Could not import PIL.Image. The use of `array_to_img` requires PIL.")
+    x = np.array(_host(x), dtype=dtype or "float32")
+    if x.ndim != 3:
+        raise ValueError(f"Expected image array to have rank 3 (single image). Got array with shape: {x.shape}")
+    if data_format == "channels_first":
+        x = x.transpose(1, 2, 0)
+    if scale:
+        x = x - np.min(x)
+        top = np.max(x)
+        if top != 0:
+            x /= top
+        x *= 255
+    if x.shape[2] == 4:
+        return image.fromarray(x.astype("uint8"), "RGBA")
+    if x.shape[2] == 3:
+        return image.fromarray(x.astype("uint8"), "RGB")
+    if x.shape[2] == 1:
+        if np.max(x) > 255:
+            return image.fromarray(x[:, :, 0].astype("int32"), "I")
+        return image.fromarray(x[:, :, 0].astype("uint8"), "L")
+    raise ValueError(f"Unsupported channel number: {x.shape[2]}")
+
+
+def save_img(path: Any, x: Any, data_format: Optional[str] = None, file_format: Optional[str] = None,
+             scale: bool = True, **kwargs) -> None:
+    """Write an array as an image file (``array_to_img`` then PIL's ``save``)."""
+    img = array_to_img(x, data_format=data_format, scale=scale)
+    if img.mode == "RGBA" and (file_format == "jpg" or file_format == "jpeg"):
+        img = img.convert("RGB")
+    img.save(path, format=file_format, **kwargs)
+
+
+def load_img(path: Any, color_mode: str = "rgb", target_size: Any = None, interpolation: str = "nearest",
+             keep_aspect_ratio: bool = False, **kwargs) -> Any:
+    """A PIL image read from ``path`` in ``color_mode`` (``"grayscale"``, ``"rgb"``, ``"rgba"``), resized to
+    ``target_size=(height, width)`` when given (needs Pillow)."""
+    image = _pil()
+    if image is None:
+        raise ImportError("Could not import PIL.Image. The use of `load_img` requires PIL.")
+    img = image.open(path)
+    modes = {"grayscale": "L", "rgb": "RGB", "rgba": "RGBA"}
+    if color_mode not in modes:
+        raise ValueError('color_mode must be "grayscale", "rgb", or "rgba"')
+    if img.mode != modes[color_mode]:
+        img = img.convert(modes[color_mode])
+    if target_size is not None:
+        size = (int(target_size[1]), int(target_size[0]))
+        if img.size != size:
+            methods = {"nearest": image.NEAREST, "bilinear": image.BILINEAR, "bicubic": image.BICUBIC,
+                       "lanczos": image.LANCZOS, "box": image.BOX, "hamming": image.HAMMING}
+            img = img.resize(size, methods.get(interpolation, image.NEAREST))
+    return img
 
 
 def _fill_coordinates(coords: Any, size: int, mode: str) -> tuple:
