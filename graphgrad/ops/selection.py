@@ -64,6 +64,32 @@ def masked_select(x, mask) -> Tensor:
     return x[mask]
 
 
+class DiagonalView(Op):
+    """The ``offset``-th diagonal of the planes along ``dim1``, ``dim2`` as a writable strided view of the
+    input's array, the diagonal last (eager tensors; graphs compose ``diagonal`` from indexing). The
+    gradient scatters back onto the diagonal."""
+
+    pure = False  # (a view: writes into the result reach the input, so it is never merged or moved)
+
+    def __init__(self, offset: int, dim1: int, dim2: int) -> None:
+        self.offset, self.dim1, self.dim2 = offset, dim1, dim2
+
+    def forward(self, xp, x):
+        planes = xp.moveaxis(x, (self.dim1, self.dim2), (-2, -1))
+        start_r, start_c = (0, self.offset) if self.offset >= 0 else (-self.offset, 0)
+        corner = planes[..., start_r:, start_c:]
+        n = builtins.max(0, builtins.min(corner.shape[-2], corner.shape[-1]))
+        strides = corner.strides[:-2] + (corner.strides[-2] + corner.strides[-1],)
+        return xp.lib.stride_tricks.as_strided(corner, corner.shape[:-2] + (n,), strides,
+                                               writeable=bool(x.flags.writeable))
+
+    def backward(self, inputs, out, g):
+        from graphgrad.ops.array import zeros_like
+        from graphgrad.ops.shape_more import diagonal_scatter
+
+        return (diagonal_scatter(zeros_like(inputs[0]), g, self.offset, self.dim1, self.dim2),)
+
+
 def diagonal(x, offset: int = 0, dim1: int = 0, dim2: int = 1, *, axis1: Optional[int] = None,
              axis2: Optional[int] = None) -> Tensor:
     """The ``offset``-th diagonal of the planes spanned by ``dim1`` and ``dim2`` (``axis1``/``axis2``:
@@ -81,6 +107,8 @@ def diagonal(x, offset: int = 0, dim1: int = 0, dim2: int = 1, *, axis1: Optiona
                          "(the length of the diagonal depends on them)")
     start_r, start_c = (0, offset) if offset >= 0 else (-offset, 0)
     n = builtins.max(0, builtins.min(rows - start_r, cols - start_c))
+    if x._data is not None and hasattr(x._data, "strides"):  # eager: a view, as PyTorch's (writes go through)
+        return DiagonalView(offset, d1, d2).apply(x)
     r = Tensor(np.arange(start_r, start_r + n), dtype="int64")
     c = Tensor(np.arange(start_c, start_c + n), dtype="int64")
     # index the two dims in front (the form ONNX export takes), then move the diagonal last

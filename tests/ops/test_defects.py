@@ -181,3 +181,18 @@ def test_a_tensor_compared_with_none_or_a_string_is_not_equal():
     assert (x == "a") is False and (x != None) is True and (x == None) is False  # noqa: E711
     assert x not in [None, "a"]
     assert (x == 1).tolist() == [True, False]
+
+
+def test_diagonal_of_an_eager_tensor_is_a_view_as_in_pytorch():
+    """Writes into ``x.diagonal()`` reach ``x`` (``cov.diagonal().add_(eps)``); the gradient is unchanged."""
+    x = gg.zeros(3, 4)
+    x.diagonal().fill_(1.0)
+    np.testing.assert_array_equal(x.numpy(), np.eye(3, 4))
+    y = gg.zeros(2, 3, 3)
+    y.diagonal(1, 1, 2).add_(5.0)
+    np.testing.assert_array_equal(y.numpy()[1], 5.0 * np.eye(3, k=1))
+    z = gg.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(z.diagonal(-1).numpy(), np.diagonal(z.numpy(), -1))
+    w = gg.arange(12.0, requires_grad=True)
+    (w.reshape(3, 4).diagonal(1) * gg.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert w.grad.tolist() == [0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3]
