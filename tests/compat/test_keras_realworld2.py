@@ -194,3 +194,36 @@ def test_a_keras_io_style_program_learns(program, goal, tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     what, value = done.stdout.strip().splitlines()[-1].split()
     assert what == "accuracy" and float(value) >= goal, done.stdout[-1000:]
+
+
+# ---- Masking --------------------------------------------------------------------------------------------------------------
+MASKED_LAST = {  # Keras 3.15: the last output of each recurrent layer after Masking(0.0), weights set below
+    "LSTM": [[-0.05602, -0.03285, 0.00449], [-0.05555, -0.04147, -0.02333], [-0.02021, -0.02894, -0.03454]],
+    "GRU": [[-0.01213, 0.12215, 0.20388], [-0.27009, -0.20945, -0.14527], [-0.4807, -0.45759, -0.43365]],
+    "SimpleRNN": [[-0.85341, -0.28437, 0.59394], [-0.34169, 0.0021, 0.34539], [0.62606, 0.37028, 0.04255]],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MASKED_LAST))
+def test_masking_feeds_recurrent_layers_as_keras(kind):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(3, 5, 2)).astype("float32")
+    x[0, 3:] = 0.0
+    x[1, :2] = 0.0
+    x[2, 2] = 0.0
+    outputs = {}
+    for sequences in (False, True):
+        inputs = keras.Input((5, 2))
+        layer = getattr(keras.layers, kind)(3, return_sequences=sequences)
+        model = keras.Model(inputs, layer(keras.layers.Masking(mask_value=0.0)(inputs)))
+        layer.set_weights([np.linspace(-0.5, 0.5, w.size).reshape(w.shape).astype("float32")
+                           for w in layer.get_weights()])
+        outputs[sequences] = model.predict(x, verbose=0)
+    assert np.allclose(outputs[False], MASKED_LAST[kind], atol=2e-5)
+    steps = outputs[True]
+    assert np.allclose(steps[0, 3], steps[0, 2]) and np.allclose(steps[0, 4], steps[0, 2])  # state carried over
+    assert np.allclose(steps[1, :2], 0.0) and np.allclose(steps[2, 2], steps[2, 1])
+    masking = keras.layers.Masking()
+    assert masking.compute_mask(x).numpy().tolist() == [[True, True, True, False, False], [False, False, True, True, True],
+                                                        [True, True, False, True, True]]
+    assert np.isclose(float(np.asarray(masking(x)).sum()), float(x.sum()), atol=1e-5)

@@ -11,7 +11,7 @@ from graphgrad.compat.keras.layers_attention import (Attention, Conv3D, Depthwis
                                                      RepeatVector, SeparableConv2D, TimeDistributed)
 from graphgrad.compat.keras.layers_prep import (ActivityRegularization, CategoryEncoding, CenterCrop, Cropping1D,
                                                 Cropping2D, Discretization, GaussianDropout, GaussianNoise,
-                                                GroupNormalization, Identity, PReLU, RandomFlip, RandomRotation,
+                                                GroupNormalization, Identity, Masking, PReLU, RandomFlip, RandomRotation,
                                                 Resizing, SpatialDropout1D, SpatialDropout2D, UnitNormalization,
                                                 UpSampling1D, ZeroPadding1D)
 from graphgrad.compat.keras.layers_rnn import (GRU, LSTM, Add, Bidirectional, Average, Concatenate, Maximum, Multiply, SimpleRNN,
@@ -35,4 +35,4 @@ __all__ = ["Input", "InputLayer", "Layer", "Activation", "AveragePooling1D", "Av
            "SeparableConv2D", "Conv3D", "Convolution3D", "SeparableConvolution2D", "Cropping1D", "Cropping2D",
            "UpSampling1D", "ZeroPadding1D", "GaussianNoise", "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D",
            "PReLU", "Identity", "UnitNormalization", "GroupNormalization", "ActivityRegularization", "Resizing",
-           "CenterCrop", "RandomFlip", "RandomRotation", "CategoryEncoding", "Discretization"]
+           "CenterCrop", "RandomFlip", "RandomRotation", "CategoryEncoding", "Discretization", "Masking"]

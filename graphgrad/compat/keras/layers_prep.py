@@ -12,7 +12,7 @@ import graphgrad as gg
 from graphgrad import nn
 from graphgrad.nn import functional as F
 
-from graphgrad.compat.keras.engine import Layer
+from graphgrad.compat.keras.engine import Layer, as_tensor
 from graphgrad.compat.keras.layers_core import _channels_last, _initialize
 
 __all__ = ["Cropping1D", "Cropping2D", "UpSampling1D", "ZeroPadding1D", "GaussianNoise", "GaussianDropout",
@@ -83,6 +83,27 @@ class ZeroPadding1D(Layer):
 
     def forward(self, x):
         return gg.pad(x, [(0, 0), self.padding] + [(0, 0)] * (x.ndim - 2))
+
+
+class Masking(Layer):
+    """``Masking(mask_value=0.0)``: a timestep whose features all equal ``mask_value`` is masked: its values
+    become 0 and the mask ``(batch, time)`` goes on to the layers that take masks (LSTM / GRU / SimpleRNN skip
+    masked steps, carrying their state over them), as Keras."""
+
+    supports_masking = True
+
+    def __init__(self, mask_value: float = 0.0, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def _keep(self, x):
+        return gg.any(x != self.mask_value, axis=-1, keepdims=True)
+
+    def forward(self, x):
+        return x * self._keep(x).astype(x.dtype)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return gg.any(as_tensor(inputs) != self.mask_value, axis=-1)
 
 
 class Identity(Layer):
