@@ -14,7 +14,7 @@ FAMILIES = ("layers.container", "layers.linear", "layers.activation", "layers.ac
             "layers.norm_more",
             "layers.dropout", "layers.embedding", "layers.recurrent", "layers.attention", "losses",
             "regularizers", "rnn_utils", "layers.activation_extra", "losses_more",
-            "layers.transformer", "layers.aliases")
+            "layers.transformer", "layers.aliases", "layers.adaptive")
 
 __all__ = ["Module", "Parameter", "Buffer", "init", "functional"]
 for _family in FAMILIES:

@@ -12,6 +12,7 @@ Examples:
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Optional
 
 from graphgrad import backend
@@ -97,9 +98,14 @@ def _fill(tensor: Tensor, values) -> Tensor:
     return tensor
 
 
-def _check_dims(fn: str, tensor: Tensor) -> None:
+def _empty(fn: str, tensor: Tensor) -> bool:
+    """Whether ``tensor`` has no elements: then the initializer has nothing to do (PyTorch warns and
+    returns it; a layer of size 0, as an adaptive softmax's smallest projection, is built)."""
     if 0 in tuple(tensor.shape):
-        raise ShapeError(f"{fn}: cannot initialize an empty tensor of shape {tuple(tensor.shape)}")
+        warnings.warn(f"{fn}: initializing a zero-element tensor of shape {tuple(tensor.shape)} is a no-op",
+                      stacklevel=3)
+        return True
+    return False
 
 
 # ---- plain distributions -------------------------------------------------------------------------
@@ -178,7 +184,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonli
 
     PyTorch's Linear and Conv layers use ``a=sqrt(5)``, which gives ``bound = 1 / sqrt(fan_in)``.
     """
-    _check_dims("kaiming_uniform_", tensor)
+    if _empty("kaiming_uniform_", tensor):
+        return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     bound = math.sqrt(3.0) * std
@@ -188,7 +195,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonli
 def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                     generator: Optional[Generator] = None) -> Tensor:
     """He normal: N(0, std^2) with ``std = gain / sqrt(fan)`` (see :func:`kaiming_uniform_`)."""
-    _check_dims("kaiming_normal_", tensor)
+    if _empty("kaiming_normal_", tensor):
+        return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
@@ -200,7 +208,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator
     if len(tensor.shape) < 2:
         raise ShapeError(f"orthogonal_: only tensors with 2 or more dimensions are supported, got shape "
                          f"{tuple(tensor.shape)}")
-    _check_dims("orthogonal_", tensor)
+    if _empty("orthogonal_", tensor):
+        return tensor
     rows = tensor.shape[0]
     cols = math.prod(tensor.shape) // rows
     flat = rng_of(generator).normal(0.0, 1.0, (rows, cols))

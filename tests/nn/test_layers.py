@@ -663,3 +663,24 @@ def test_functional_pad_uses_torch_order():
 def test_functional_normalize():
     x = np.random.randn(3, 4)
     np.testing.assert_allclose(F.normalize(gg.tensor(x)).numpy(), x / np.linalg.norm(x, axis=1, keepdims=True))
+
+
+def test_adaptive_log_softmax_with_loss_matches_pytorch():
+    """PyTorch 2.13's output, loss, input gradient, log_prob and predict, for weights sin(0.7 k + i)."""
+    asm = nn.AdaptiveLogSoftmaxWithLoss(4, 7, [2, 4], div_value=2.0).double()
+    shapes = {"head.weight": (4, 4), "tail.0.0.weight": (2, 4), "tail.0.1.weight": (2, 2), "tail.1.0.weight": (1, 4),
+              "tail.1.1.weight": (3, 1)}
+    assert {k: tuple(v.shape) for k, v in asm.state_dict().items()} == shapes
+    asm.load_state_dict({k: gg.tensor(np.sin(np.arange(np.prod(s)) * 0.7 + i).reshape(s))
+                         for i, (k, s) in enumerate(shapes.items())})
+    x = gg.tensor(np.cos(np.arange(20.0)).reshape(5, 4), requires_grad=True)
+    out = asm(x, gg.tensor([0, 3, 6, 2, 5]))
+    out.loss.backward()
+    np.testing.assert_allclose(out.output.detach().numpy(), [-3.4598352586528667, -1.0961290979546412,
+                               -2.6297165385491277, -3.804444110994159, -5.337188182392999], rtol=1e-12)
+    assert abs(float(out.loss) - 3.265462637708759) < 1e-12
+    np.testing.assert_allclose(x.grad.numpy()[0], [0.1260444108, -0.110012257, -0.2943284413, -0.3402173606], atol=1e-9)
+    np.testing.assert_allclose(asm.log_prob(x).detach().numpy()[0], [
+        -3.4598352586528667, -1.062461598219915, -4.811133338649568, -5.539003326334531, -1.4987619892098583,
+        -1.7825821640676769, -1.5173960844178591], rtol=1e-12)
+    assert asm.predict(x).tolist() == [1, 0, 1, 1, 3]
