@@ -81,3 +81,22 @@ def test_generator_takes_a_device_and_has_pytorchs_methods():
     assert (len(train), len(test)) == (17, 3) and sorted(list(train) + list(test)) == list(range(20))
     seed = g.seed()
     assert g.initial_seed() == seed and isinstance(g, torch.Generator)
+
+
+def test_in_place_functions_and_squeeze_of_a_dimension_not_of_size_one():
+    """The tutorials' tensors lesson: torch.sin_(b) changes b; c.squeeze(0) of a (2, 2) tensor keeps its shape,
+    as PyTorch's squeeze leaves a dimension whose size is not 1."""
+    b = torch.tensor([0.0, 1.0])
+    assert torch.sin_(b) is b and b[1].item() == pytest.approx(np.sin(1.0))
+    assert torch.relu_(torch.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
+    with pytest.raises(AttributeError):
+        torch.no_such_thing_
+    c = torch.rand(2, 2)
+    assert c.squeeze(0).shape == (2, 2) and torch.squeeze(c, 0).shape == (2, 2) and c.squeeze(dim=1).shape == (2, 2)
+    assert torch.rand(1, 20).squeeze(0).shape == (20,) and torch.ones(2, 1, 1).squeeze((0, 1)).shape == (2, 1)
+    assert torch.ones(1, 2, 1).squeeze().shape == (2,) and torch.squeeze(input=torch.ones(1, 3), dim=0).shape == (3,)
+    d = torch.ones(2, 1)
+    assert d.squeeze_(0) is d and d.shape == (2, 1) and d.squeeze_(1).shape == (2,)
+    w = torch.ones(3, 1, requires_grad=True)
+    (w.squeeze(1) * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert w.grad.tolist() == [[1.0], [2.0], [3.0]]

@@ -323,6 +323,33 @@ def _repeat(self, *sizes, **kwargs):
 _gg.Tensor.repeat = _repeat
 
 
+def _size_one_dims(x, args: tuple, kwargs: dict) -> tuple:
+    """PyTorch's ``squeeze(dim)`` leaves a dimension whose size is not 1 alone (graphgrad's, NumPy's,
+    raises): the ``(args, kwargs)`` of a squeeze call with only the named dimensions of size 1."""
+    dims = kwargs.pop("dim", kwargs.pop("axis", args[0] if args else None))
+    if dims is None:
+        return (), kwargs
+    many = isinstance(dims, (tuple, list))
+    shape = tuple(x.shape)
+    kept = tuple(d for d in (dims if many else (dims,)) if shape[d] is None or shape[d] == 1)
+    return (kept,), kwargs
+
+
+def _squeezing(core):
+    def squeeze(self, *args, **kwargs):
+        if self._data_as_torch:
+            args, kwargs = _size_one_dims(self, args, kwargs)
+        return core(self, *args, **kwargs)
+
+    squeeze.__name__ = core.__name__
+    squeeze.__doc__ = core.__doc__
+    return squeeze
+
+
+_gg.Tensor.squeeze = _squeezing(_gg.Tensor.squeeze)
+_gg.Tensor.squeeze_ = _squeezing(_gg.Tensor.squeeze_)
+
+
 def _reduce_with_indices(value_fn, index_fn):
     def reduce(x, dim=None, keepdim: bool = False, *, out=None):
         if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
@@ -611,7 +638,12 @@ def _renamed(name: str, **renames):
     return function
 
 
-unsqueeze, squeeze = _renamed("unsqueeze", dim="axis"), _renamed("squeeze", dim="axis")
+unsqueeze = _renamed("unsqueeze", dim="axis")
+
+
+def squeeze(input, *args, **kwargs) -> Tensor:
+    """``torch.squeeze(x, dim=None)``: the dimensions of size 1 (of those named) taken out."""
+    return input.squeeze(*args, **kwargs)
 flatten = _renamed("flatten", start_dim="start_axis", end_dim="end_axis")
 chunk, gather = _renamed("chunk", dim="axis"), _renamed("gather", dim="axis")
 flip, _tile = _renamed("flip", dims="axis"), _renamed("tile", dims="reps")
@@ -812,10 +844,13 @@ autocast = amp.autocast
 
 
 def __getattr__(name: str) -> Any:
-    """Every other name is graphgrad's (``torch.exp``, ``torch.randn``, ``torch.tensor``...)."""
+    """Every other name is graphgrad's (``torch.exp``, ``torch.randn``, ``torch.tensor``...); an in-place
+    function (``torch.sin_(x)``, ``torch.relu_(x)``) is the Tensor method of that name."""
     try:
         return getattr(_gg, name)
     except AttributeError:
+        if name.endswith("_") and not name.startswith("_") and callable(getattr(_gg.Tensor, name, None)):
+            return _method_form(name)
         raise AttributeError(f"graphgrad.compat.torch has no {name!r} (PyTorch's torch.{name} is not mapped "
                              "yet; see docs/pytorch.md)") from None
 
@@ -846,9 +881,19 @@ def install() -> None:
                          "torch.jit": jit, "torch.onnx": onnx, "torch.profiler": profiler, "torch.testing": testing,
                          "torch.random": random, "torch.sparse": sparse, "torch.func": func, "torch.nn.modules": nn, "torch.nn.modules.module": nn,
                          "torch.nn.modules.loss": nn, "torch.optim.optimizer": optim,
-                         "torch.distributions": _gg.distributions, "torch.distributions.kl": _gg.distributions,
-                         "torch.distributions.normal": _gg.distributions,
-                         "torch.distributions.categorical": _gg.distributions,
+                         "torch.distributions": _gg.distributions, "torch.distributions.kl": _gg.distributions.kl,
+                         **{f"torch.distributions.{m}": _gg.distributions for m in (
+                             "normal", "categorical", "bernoulli", "uniform", "multivariate_normal",
+                             "lowrank_multivariate_normal", "independent", "transformed_distribution", "log_normal",
+                             "exponential", "laplace", "gamma", "beta", "dirichlet", "chi2", "poisson", "binomial",
+                             "multinomial", "geometric", "studentT", "cauchy", "half_normal", "half_cauchy", "gumbel",
+                             "relaxed_bernoulli", "relaxed_categorical", "mixture_same_family", "one_hot_categorical",
+                             "exp_family")},
+                         "torch.distributions.transforms": _gg.distributions.transforms,
+                         "torch.distributions.constraint_registry": _gg.distributions.transforms,
+                         "torch.distributions.constraints": _gg.distributions.constraints,
+                         "torch.distributions.distribution": _gg.distributions.distribution,
+                         "torch.distributions.utils": _gg.distributions.distribution,
                          "torch.autograd.functional": autograd.functional,
                          "torch.nn.utils.parametrize": nn_utils.parametrize,
                          "torch.nn.utils.parametrizations": nn_utils.parametrizations,
