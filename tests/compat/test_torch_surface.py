@@ -302,3 +302,21 @@ def test_torch_data_submodules_are_attributes():
     sampler = torch.utils.data.distributed.DistributedSampler(list(range(10)), num_replicas=3, rank=1, shuffle=False)
     assert list(sampler) == [1, 4, 7, 0]  # padded to 12 by wrapping around, as PyTorch
     assert torch.utils.data.dataloader.default_collate is torch.utils.data.default_collate
+
+
+def test_more_torch_functions_as_pytorch():
+    """Values from PyTorch 2.13."""
+    assert isinstance(torch.float32, torch.dtype) and not isinstance(1.0, torch.dtype)
+    assert torch.result_type(torch.tensor([1]), 1.0) == torch.float32
+    assert torch.result_type(torch.ones(2), torch.tensor(1, dtype=torch.float64)) == torch.float32
+    assert not torch.can_cast(torch.float32, torch.int32) and torch.can_cast(torch.int64, torch.float16)
+    np.testing.assert_allclose(torch.hann_window(4).numpy(), [0.0, 0.5, 1.0, 0.5], atol=1e-7)
+    np.testing.assert_allclose(torch.hann_window(4, periodic=False).numpy(), [0.0, 0.75, 0.75, 0.0], atol=1e-7)
+    np.testing.assert_allclose(torch.hamming_window(3).numpy(), [0.08, 0.77, 0.77], atol=1e-6)
+    assert torch.gradient(torch.tensor([1.0, 4.0, 9.0, 16.0]))[0].tolist() == [3.0, 4.0, 6.0, 7.0]
+    assert torch.put(torch.zeros(2, 2), torch.tensor([0, -1]), torch.tensor([1.0, 2.0])).tolist() == [[1, 0], [0, 2]]
+    np.testing.assert_allclose(torch.i0(torch.tensor([0.5])).numpy(), [1.0634834], rtol=1e-6)
+    assert torch.fix(torch.tensor([-1.5, 1.5])).tolist() == [-1.0, 1.0]
+    assert tuple(torch.vmap(lambda x: x * 2)(torch.ones(3, 2)).shape) == (3, 2)
+    assert torch.scalar_tensor(3).dtype == torch.float32 and torch.asarray([1, 2]).dtype == torch.int64
+    assert [t.shape[0] for t in torch.split_with_sizes(torch.ones(5), [2, 3])] == [2, 3]

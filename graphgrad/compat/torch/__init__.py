@@ -825,6 +825,7 @@ for _name, _method in sparse.SPARSE_METHODS.items():
         setattr(_gg.Tensor, _name, _method)
 from graphgrad.compat.torch.random import fork_rng, get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402,F401
 from graphgrad import distributions  # noqa: E402,F401  (torch.distributions)
+from graphgrad.compat.torch._more_functions import *  # noqa: E402,F401,F403  (dtype, windows, aliases)
 
 
 class memory_format:
