@@ -115,8 +115,8 @@ class Module:
             self._persistent.add(name)
 
     def add_module(self, name: str, module: Optional["Module"]) -> None:
-        """Register ``module`` as the submodule ``name``."""
-        self._remove(name)
+        """Register ``module`` as the submodule ``name`` (one registered again keeps its place)."""
+        self._remove(name, keep=self._modules)
         self._modules[name] = module
 
     # ---- computing --------------------------------------------------------------------------------
@@ -214,6 +214,41 @@ class Module:
         return self._add_hook(self._backward_hooks, hook, prepend)
 
     register_backward_hook = register_full_backward_hook
+
+    # ---- state-dict hooks (PyTorch's; a model renames keys of old checkpoints with them) ----------
+    def _hook_table(self, name: str) -> OrderedDict:
+        table = self.__dict__.get(name)
+        if table is None:
+            table = OrderedDict()
+            object.__setattr__(self, name, table)
+        return table
+
+    def register_state_dict_pre_hook(self, hook: Callable):
+        """Call ``hook(module, prefix, keep_vars)`` before ``state_dict()`` collects this module."""
+        return self._add_hook(self._hook_table("_state_dict_pre_hooks"), hook, False)
+
+    def register_state_dict_post_hook(self, hook: Callable):
+        """Call ``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict()``; it may change
+        the dict in place."""
+        return self._add_hook(self._hook_table("_state_dict_hooks"), (hook, False), False)
+
+    def _register_state_dict_hook(self, hook: Callable):
+        """PyTorch's older form of :meth:`register_state_dict_post_hook`: a returned dict replaces it."""
+        return self._add_hook(self._hook_table("_state_dict_hooks"), (hook, True), False)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable):
+        """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` before ``load_state_dict()`` reads this module's keys; it may edit ``state_dict``."""
+        return self._add_hook(self._hook_table("_load_state_dict_pre_hooks"), (hook, True), False)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False):
+        """PyTorch's older form: ``hook(state_dict, prefix, ...)`` (``with_module``: module first)."""
+        return self._add_hook(self._hook_table("_load_state_dict_pre_hooks"), (hook, with_module), False)
+
+    def register_load_state_dict_post_hook(self, hook: Callable):
+        """Call ``hook(module, incompatible_keys)`` after ``load_state_dict()``; it may edit the key lists
+        (strict loading then judges what is left)."""
+        return self._add_hook(self._hook_table("_load_state_dict_post_hooks"), hook, False)
 
     @staticmethod
     def _add_hook(table: OrderedDict, entry, prepend: bool):
@@ -420,14 +455,21 @@ class Module:
             destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
             destination = destination if isinstance(destination, dict) else None
         state: OrderedDict = OrderedDict() if destination is None else destination
-        for module_prefix, module in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
+        walk = list(self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False))
+        for module_prefix, module in walk:
             dot = f"{module_prefix}." if module_prefix else ""
+            for hook in module.__dict__.get("_state_dict_pre_hooks", {}).values():
+                hook(module, dot, keep_vars)
             for name, p in module._parameters.items():
                 if p is not None:
                     state[dot + name] = p if keep_vars else Tensor._wrap(p._data)
             for name, b in module._buffers.items():
                 if b is not None and name in module._persistent:
                     state[dot + name] = b if keep_vars else Tensor._wrap(b._data)
+        for module_prefix, module in reversed(walk):  # innermost first, as PyTorch's recursion
+            for hook, may_replace in module.__dict__.get("_state_dict_hooks", {}).values():
+                result = hook(module, state, f"{module_prefix}." if module_prefix else "", {})
+                state = result if may_replace and result is not None else state
         return state
 
     def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False) -> "IncompatibleKeys":
@@ -438,7 +480,15 @@ class Module:
         unexpected_keys)`` (a named pair, as PyTorch's). ``assign`` is accepted (values are copied).
         """
         targets = OrderedDict()
-        for module_prefix, module in self.named_modules(remove_duplicate=False):
+        walk = list(self.named_modules(remove_duplicate=False))
+        if any(m.__dict__.get("_load_state_dict_pre_hooks") for _, m in walk):
+            state_dict = OrderedDict(state_dict)  # the hooks may edit it; the caller's stays as it was
+            for module_prefix, module in walk:
+                dot = f"{module_prefix}." if module_prefix else ""
+                for hook, with_module in module.__dict__.get("_load_state_dict_pre_hooks", {}).values():
+                    args = (state_dict, dot, {}, strict, [], [], [])
+                    hook(module, *args) if with_module else hook(*args)
+        for module_prefix, module in walk:
             dot = f"{module_prefix}." if module_prefix else ""
             for registry in (module._parameters, module._buffers):
                 for name, t in registry.items():
@@ -446,6 +496,10 @@ class Module:
                         targets[dot + name] = t
         missing = [k for k in targets if k not in state_dict]
         unexpected = [k for k in state_dict if k not in targets]
+        result = IncompatibleKeys(missing, unexpected)
+        for _, module in walk:
+            for hook in module.__dict__.get("_load_state_dict_post_hooks", {}).values():
+                hook(module, result)  # (PyTorch calls them after loading; the key lists are known now)
         values, mismatched = {}, []
         for key, target in targets.items():
             if key in state_dict:
@@ -466,7 +520,7 @@ class Module:
             target = targets[key]
             target._data = value.astype(target.dtype, copy=True)
             note_inplace_write(target, "load_state_dict()")
-        return IncompatibleKeys(missing, unexpected)
+        return result
 
     # ---- display ---------------------------------------------------------------------------------
     def extra_repr(self) -> str:

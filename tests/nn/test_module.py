@@ -320,3 +320,50 @@ def test_state_dict_lists_a_shared_module_under_each_name_and_load_returns_named
     assert missing == ["2.weight", "2.bias"]
     assert [name for name, _ in net.named_modules(remove_duplicate=False)] == ["", "0", "1", "2"]
     assert [name for name, _ in net.named_modules()] == ["", "0", "1"]
+
+
+def test_state_dict_hooks_rename_old_checkpoint_keys():
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+            self._register_load_state_dict_pre_hook(self._rename)
+
+        def _rename(self, state_dict, prefix, *rest):  # an older checkpoint called the layer "fc"
+            for key in list(state_dict):
+                if key.startswith(prefix + "fc."):
+                    state_dict[prefix + "lin." + key[len(prefix) + 3:]] = state_dict.pop(key)
+
+    model = Model()
+    old = {"fc.weight": gg.ones(2, 2), "fc.bias": gg.zeros(2)}
+    assert model.load_state_dict(old) == ([], []) and float(model.lin.weight.sum()) == 4.0
+    assert list(old) == ["fc.weight", "fc.bias"]  # the caller's dict is left alone
+    model.register_load_state_dict_post_hook(lambda module, keys: keys.unexpected_keys.clear())
+    assert model.load_state_dict({"lin.weight": gg.ones(2, 2), "lin.bias": gg.zeros(2), "junk": gg.ones(1)}).unexpected_keys == []
+    model.register_state_dict_post_hook(lambda module, state, prefix, meta: state.pop("lin.bias"))
+    assert list(model.state_dict()) == ["lin.weight"]
+    seen = []
+    model.register_state_dict_pre_hook(lambda module, prefix, keep_vars: seen.append(prefix))
+    model.state_dict()
+    assert seen == [""]
+
+
+def test_containers_insert_pop_delete_and_update_as_pytorch():
+    seq = nn.Sequential(nn.ReLU(), nn.Tanh())
+    seq.insert(1, nn.Sigmoid())
+    del seq[0]
+    seq.append(nn.ReLU())
+    assert type(seq.pop(0)).__name__ == "Sigmoid"
+    seq[0] = nn.Identity()
+    assert [k for k, _ in seq.named_children()] == ["0", "1"]
+    assert [type(m).__name__ for m in seq] == ["Identity", "ReLU"]
+    assert [type(m).__name__ for m in seq + nn.Sequential(nn.Tanh())] == ["Identity", "ReLU", "Tanh"]
+    layers = nn.ModuleList([nn.ReLU()])
+    layers.insert(0, nn.Tanh())
+    layers += [nn.Sigmoid()]
+    del layers[1]
+    assert [type(m).__name__ for m in layers] == ["Tanh", "Sigmoid"] and [k for k, _ in layers.named_children()] == ["0", "1"]
+    heads = nn.ModuleDict({"a": nn.ReLU()})
+    heads.update({"b": nn.Tanh()})
+    heads.update([("c", nn.Tanh())])
+    assert list(heads.keys()) == ["a", "b", "c"] and type(heads.pop("a")).__name__ == "ReLU" and len(heads) == 2

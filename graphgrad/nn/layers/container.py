@@ -24,6 +24,45 @@ class _Ordered(Module):
             self.append(module)
         return self
 
+    def insert(self, index: int, module: Module) -> "_Ordered":
+        """Put ``module`` before position ``index`` (negative counts from the end); renumbers."""
+        modules = list(self._modules.values())
+        n = len(modules)
+        if not -n <= index <= n:
+            raise IndexError(f"{type(self).__name__}.insert: index {index} out of range for length {n}")
+        modules.insert(index % (n + 1) if index < 0 else index, module)
+        self._renumber(modules)
+        return self
+
+    def pop(self, index: Union[int, slice] = -1) -> Module:
+        """Remove and return the module at ``index``; renumbers."""
+        module = self[index]
+        del self[index]
+        return module
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        key = list(self._modules)[index]
+        self.add_module(key, module)
+
+    def __delitem__(self, index: Union[int, slice]) -> None:
+        modules = list(self._modules.values())
+        del modules[index]
+        self._renumber(modules)
+
+    def _renumber(self, modules: list) -> None:
+        """Keep the modules under the names "0", "1"... (as PyTorch after a deletion or insertion)."""
+        for key in list(self._modules):
+            del self._modules[key]
+        for i, module in enumerate(modules):
+            self.add_module(str(i), module)
+
+    def __add__(self, other: "_Ordered") -> "_Ordered":
+        return type(self)(*list(self), *list(other)) if isinstance(self, Sequential) else \
+            type(self)(list(self) + list(other))
+
+    def __iadd__(self, other: Iterable[Module]) -> "_Ordered":
+        return self.extend(other)
+
     def __len__(self) -> int:
         return len(self._modules)
 
@@ -103,6 +142,22 @@ class ModuleDict(Module):
 
     def items(self):
         return self._modules.items()
+
+    def __delitem__(self, name: str) -> None:
+        del self._modules[name]
+
+    def update(self, modules) -> None:
+        """Add or replace modules from a mapping or from ``(name, module)`` pairs."""
+        for name, module in (modules.items() if hasattr(modules, "items") else modules):
+            self[name] = module
+
+    def pop(self, name: str) -> Module:
+        module = self._modules[name]
+        del self._modules[name]
+        return module
+
+    def clear(self) -> None:
+        self._modules.clear()
 
 
 def _as_parameter(value) -> Parameter:
