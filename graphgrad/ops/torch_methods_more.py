@@ -245,7 +245,7 @@ INPLACE = (
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor", "logical_not", "eq", "ne", "lt", "le", "gt",
     "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "masked_fill", "masked_scatter",
     "index_add", "index_copy", "index_fill", "index_put", "scatter", "scatter_add", "scatter_reduce", "tril", "triu",
-    "cumsum", "cumprod", "rsub",
+    "cumsum", "cumprod", "rsub", "addmm", "addbmm", "addmv", "addr", "baddbmm", "renorm",
 )
 
 #: In-place methods that change the tensor's shape (they rebind its array).

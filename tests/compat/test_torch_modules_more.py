@@ -252,3 +252,38 @@ def test_spectral_norm_parametrization_as_pytorch():
                                [[0.15789254, 0.0600584, 0.0327329], [0.14642464, -0.02216114, -0.06924787]], atol=1e-6)
     conv = torch.nn.utils.parametrizations.spectral_norm(torch.nn.ConvTranspose2d(2, 3, 3))
     assert conv.parametrizations.weight[0].dim == 1 and tuple(conv(torch.ones(1, 2, 4, 4)).shape) == (1, 3, 6, 6)
+
+
+def test_fusing_batch_norm_into_conv_and_linear_and_norm_utilities():
+    torch.manual_seed(0)
+    conv, bn = torch.nn.Conv2d(2, 3, 3).eval(), torch.nn.BatchNorm2d(3).eval()
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.tensor([0.1, -0.2, 0.3]))
+        bn.running_var.copy_(torch.tensor([1.5, 0.5, 2.0]))
+        bn.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+    x = torch.randn(1, 2, 5, 5)
+    fused = torch.nn.utils.fuse_conv_bn_eval(conv, bn)
+    np.testing.assert_allclose(fused(x).detach().numpy(), bn(conv(x)).detach().numpy(), atol=1e-5)
+    lin, bn1 = torch.nn.Linear(3, 3).eval(), torch.nn.BatchNorm1d(3).eval()
+    np.testing.assert_allclose(torch.nn.utils.fuse_linear_bn_eval(lin, bn1)(torch.ones(2, 3)).detach().numpy(),
+                               bn1(lin(torch.ones(2, 3))).detach().numpy(), atol=1e-6)
+    p = torch.nn.Parameter(torch.ones(3))
+    p.grad = torch.ones(3) * 2
+    assert abs(float(torch.nn.utils.get_total_norm([p.grad])) - 12 ** 0.5) < 1e-6
+    assert abs(float(torch.nn.utils.clip_grad_norm([p], 1.0)) - 12 ** 0.5) < 1e-6
+    layer = torch.nn.utils.remove_spectral_norm(torch.nn.utils.spectral_norm(torch.nn.Linear(3, 2)))
+    assert sorted(n for n, _ in layer.named_parameters()) == ["bias", "weight"] and not layer._forward_pre_hooks
+
+
+def test_tensor_methods_of_older_programs():
+    probs = torch.tensor([[0.0, 1.0], [1.0, 0.0]])
+    assert probs.multinomial(2, replacement=True).tolist() == [[1, 1], [0, 0]]
+    assert probs.bernoulli().tolist() == [[0.0, 1.0], [1.0, 0.0]]
+    x = torch.ones(2, 3)
+    assert tuple(x.new(2, 2).shape) == (2, 2) and x.new([1, 2]).dtype == torch.float32 and tuple(x.new().shape) == (0,)
+    assert torch.arange(6.0).resize_(2, 3).tolist() == [[0, 1, 2], [3, 4, 5]]
+    a = torch.zeros(2, 2)
+    a.addmm_(torch.ones(2, 2), torch.ones(2, 2))
+    assert a.tolist() == [[2, 2], [2, 2]]
+    assert torch.zeros(3).apply_(lambda v: v + 2).tolist() == [2, 2, 2]
+    assert float(torch.zeros(100).log_normal_().min()) > 0

@@ -215,6 +215,104 @@ def is_autocast_enabled(device_type: Any = None) -> bool:
     return False
 
 
+# ---- Tensor methods PyTorch programs call that graphgrad's Tensor lacks --------------------------------------
+def _new(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """PyTorch's legacy ``x.new(...)``: ``x.new(2, 3)`` an uninitialized (here zero) tensor of that shape,
+    ``x.new([1, 2])`` / ``x.new(tensor)`` from data, ``x.new()`` an empty one; always ``x``'s dtype."""
+    dtype = kwargs.get("dtype", x.dtype)
+    if not args:
+        return _gg.zeros(0, dtype=dtype)
+    if len(args) == 1 and not isinstance(args[0], int):
+        data = args[0]
+        if isinstance(data, (tuple, list)) and all(isinstance(d, int) for d in data) and type(data).__name__ == "Size":
+            return _gg.zeros(tuple(data), dtype=dtype)
+        return _gg.tensor(data.detach().numpy() if isinstance(data, Tensor) else data, dtype=dtype)
+    return _gg.zeros(tuple(args), dtype=dtype)
+
+
+def _resize_(x: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """``x.resize_(*sizes)``: ``x`` takes the new shape in place, keeping its leading elements in order
+    (new elements are zero; PyTorch leaves them uninitialized)."""
+    shape = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else tuple(sizes)
+    n = math.prod(shape)
+    flat = x._data.reshape(-1)
+    if flat.size == n:
+        x._data = flat.reshape(shape)
+    else:
+        data = np.zeros(n, dtype=x._data.dtype)
+        k = min(n, flat.size)
+        data[:k] = flat[:k]
+        x._data = data.reshape(shape)
+    return x
+
+
+def _random_fill(name: str, draw) -> Any:
+    def method(x: Tensor, *args: Any, generator: Any = None) -> Tensor:
+        rng = _gg.core.random.rng_of(generator)
+        with _gg.no_grad():
+            x._data[...] = np.asarray(draw(rng, tuple(x.shape), *args), dtype=x._data.dtype)
+        return x
+
+    method.__name__ = name
+    return method
+
+
+TENSOR_METHODS = {
+    "multinomial": lambda x, num_samples, replacement=False, *, generator=None: _facade().multinomial(
+        x, num_samples, replacement, generator=generator),
+    "bernoulli": lambda x, p=None, *, generator=None: _gg.bernoulli(x if p is None else _gg.full_like(x, p),
+                                                                   generator=generator),
+    "new": _new,
+    "resize_": _resize_,
+    "resize_as_": lambda x, other, memory_format=None: _resize_(x, tuple(other.shape)),
+    "log_normal_": _random_fill("log_normal_", lambda rng, shape, mean=1.0, std=2.0: np.exp(
+        rng.normal(mean, std, shape))),
+    "geometric_": _random_fill("geometric_", lambda rng, shape, p: rng.geometric(p, shape)),
+    "cauchy_": _random_fill("cauchy_", lambda rng, shape, median=0.0, sigma=1.0: median + sigma * np.tan(
+        math.pi * (rng.uniform(0.0, 1.0, shape) - 0.5))),
+    "put": lambda x, index, source, accumulate=False: put(x, index, source, accumulate),
+    "apply_": lambda x, fn: _map_in_place(x, fn),
+    "map_": lambda x, other, fn: _map_in_place(x, fn, other),
+    "i0": i0,
+    "frexp": frexp,
+    "unsafe_chunk": unsafe_chunk,
+    "unsafe_split": unsafe_split,
+}
+
+
+def _map_in_place(x: Tensor, fn: Any, other: Optional[Tensor] = None) -> Tensor:
+    """``x.apply_(fn)`` / ``x.map_(other, fn)``: ``fn`` called on every element (a Python loop, as PyTorch's)."""
+    flat = x._data.reshape(-1)
+    if other is None:
+        values = [fn(v) for v in flat.tolist()]
+    else:
+        values = [fn(a, b) for a, b in zip(flat.tolist(), np.broadcast_to(other.numpy(), x.shape).reshape(-1).tolist())]
+    x._data[...] = np.asarray(values, dtype=x._data.dtype).reshape(x.shape)
+    return x
+
+
+def _put_(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    with _gg.no_grad():
+        x._data[...] = put(x.detach(), index, source, accumulate)._data
+    return x
+
+
+def _facade():
+    import graphgrad.compat.torch as torch
+
+    return torch
+
+
+def install_methods() -> None:
+    """Give graphgrad's Tensor the methods above where it has none of that name."""
+    for name, fn in {**TENSOR_METHODS, "put_": _put_}.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+
+
+install_methods()
+
+
 __all__ = ["dtype", "asarray", "result_type", "can_cast", "scalar_tensor", "hann_window", "hamming_window",
            "blackman_window", "bartlett_window", "kaiser_window", "fix", "i0", "frexp", "gradient", "is_same_size",
            "is_signed", "detach", "get_device", "frobenius_norm", "nuclear_norm", "rms_norm", "bilinear",

@@ -107,7 +107,7 @@ def spectral_norm(module: _nn.Module, name: str = "weight", n_power_iterations: 
 
     with _gg.no_grad():
         object.__setattr__(module, name, compute(module, True))
-    module.register_forward_pre_hook(hook)
+    object.__setattr__(module, f"_spectral_norm_hook_{name}", module.register_forward_pre_hook(hook))
     return module
 
 
@@ -120,3 +120,96 @@ class stateless:
         from graphgrad.compat.torch.func import functional_call
 
         return functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    """PyTorch's deprecated name of :func:`clip_grad_norm_`."""
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
+
+
+def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """The ``norm_type``-norm of all elements of ``tensors`` taken as one vector."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if t is not None]
+    if not tensors:
+        return _gg.tensor(0.0)
+    norms = _gg.stack([_gg.linalg.vector_norm(t.detach(), norm_type) for t in tensors])
+    total = _gg.linalg.vector_norm(norms, norm_type)
+    if error_if_nonfinite and not bool(_gg.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients is non-finite")
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
+    """Scale the gradients of ``parameters`` by ``min(1, max_norm / (total_norm + 1e-6))``."""
+    parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    scale = min(1.0, float(max_norm) / (float(total_norm) + 1e-6))
+    with _gg.no_grad():
+        for p in parameters:
+            if p.grad is not None:
+                p.grad.mul_(scale)
+
+
+def remove_spectral_norm(module: _nn.Module, name: str = "weight") -> _nn.Module:
+    """Undo :func:`spectral_norm`: ``module.<name>`` a plain parameter again, holding the normalized value."""
+    handle = module.__dict__.get(f"_spectral_norm_hook_{name}")
+    if handle is None:
+        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    weight = getattr(module, name).detach().clone()
+    handle.remove()
+    object.__delattr__(module, f"_spectral_norm_hook_{name}")
+    for suffix in ("_orig", "_u", "_v"):
+        module._remove(name + suffix)
+    object.__delattr__(module, name) if name in module.__dict__ else None
+    module.register_parameter(name, _nn.Parameter(weight))
+    return module
+
+
+def fuse_conv_bn_weights(conv_w: Tensor, conv_b, bn_rm: Tensor, bn_rv: Tensor, bn_eps: float, bn_w, bn_b,
+                         transpose: bool = False) -> tuple:
+    """The weight and bias of one convolution computing conv then batch norm (inference)."""
+    conv_b = _gg.zeros_like(bn_rm) if conv_b is None else conv_b
+    bn_w = _gg.ones_like(bn_rm) if bn_w is None else bn_w
+    bn_b = _gg.zeros_like(bn_rm) if bn_b is None else bn_b
+    scale = bn_w * _gg.rsqrt(bn_rv + bn_eps)
+    shape = [1] * conv_w.ndim
+    shape[1 if transpose else 0] = -1
+    weight = conv_w * _gg.reshape(scale, tuple(shape))
+    bias = (conv_b - bn_rm) * scale + bn_b
+    return _nn.Parameter(weight.detach()), _nn.Parameter(bias.detach())
+
+
+def fuse_conv_bn_eval(conv: _nn.Module, bn: _nn.Module, transpose: bool = False) -> _nn.Module:
+    """A copy of ``conv`` (eval mode) that also applies ``bn`` (eval mode)."""
+    import copy
+
+    if conv.training or bn.training:
+        raise AssertionError("Fusion only for eval!")
+    fused = copy.deepcopy(conv)
+    fused.weight, fused.bias = fuse_conv_bn_weights(fused.weight, fused.bias, bn.running_mean, bn.running_var,
+                                                    bn.eps, bn.weight, bn.bias, transpose)
+    return fused
+
+
+def fuse_linear_bn_weights(linear_w: Tensor, linear_b, bn_rm: Tensor, bn_rv: Tensor, bn_eps: float, bn_w,
+                           bn_b) -> tuple:
+    """The weight and bias of one linear layer computing linear then batch norm (inference)."""
+    return fuse_conv_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b)
+
+
+def fuse_linear_bn_eval(linear: _nn.Module, bn: _nn.Module) -> _nn.Module:
+    """A copy of ``linear`` (eval mode) that also applies ``bn`` (eval mode)."""
+    import copy
+
+    if linear.training or bn.training:
+        raise AssertionError("Fusion only for eval!")
+    fused = copy.deepcopy(linear)
+    fused.weight, fused.bias = fuse_linear_bn_weights(fused.weight, fused.bias, bn.running_mean, bn.running_var,
+                                                      bn.eps, bn.weight, bn.bias)
+    return fused
+
+
+def skip_init(module_cls: type, *args, **kwargs) -> _nn.Module:
+    """``module_cls(*args, **kwargs)`` (its parameters are initialized here; PyTorch leaves them empty)."""
+    kwargs.pop("device", None)
+    return module_cls(*args, **kwargs)
