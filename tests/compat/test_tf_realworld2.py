@@ -214,3 +214,26 @@ def _run_program(name: str, *args: str) -> str:
                           capture_output=True, text=True, timeout=300, env=env, cwd=PROGRAMS_DIR)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
+
+
+def test_stack_packs_nested_lists_of_tensors():
+    a, b = tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])
+    with tf.Session() as sess:
+        assert sess.run(tf.stack([[a, b], [b, a]])).tolist() == [[[1, 2], [3, 4]], [[3, 4], [1, 2]]]
+
+
+def test_saver_writes_the_variables_of_a_graph_with_loops(tmp_path):
+    n = tf.placeholder(tf.int32, [])
+    v = tf.Variable(2.0, name="v")
+    _, out = tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * v), [0, 1.0])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = tf.train.Saver().save(sess, str(tmp_path / "model"))
+        sess.run(tf.assign(v, 5.0))
+        tf.train.Saver().restore(sess, path)
+        assert sess.run(out, {n: 3}) == 8.0
+
+
+def test_program_scan_lstm_chars_learns_and_generates():
+    out = _run_program("scan_lstm_chars.py")
+    assert "generated: the quick brown fox" in out

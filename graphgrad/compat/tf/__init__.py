@@ -1047,6 +1047,10 @@ def concat(values: Any, axis: int) -> Tensor:
 
 @in_graph
 def stack(values: Any, axis: int = 0) -> Tensor:
+    """``values`` stacked along a new axis ``axis``; an item that is itself a list of tensors is
+    stacked first (TensorFlow packs nested lists of tensors)."""
+    values = [stack(v) if isinstance(v, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple)) for x in v)
+              else v for v in values]
     need_rank("stack", *values)
     return _gg.stack(list(values), axis=axis)
 

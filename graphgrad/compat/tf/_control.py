@@ -127,10 +127,9 @@ class TensorArray:
         self._size = None if size is None else (size if isinstance(size, Tensor) else
                                                  tf.constant(size, dtype=int32))
         if flow is None:
-            elem = self._info["element_shape"]
-            known = elem is not None and None not in elem
+            elem = self._info["element_shape"]  # (no rows yet: an unknown dimension may be 0)
             with _gg.get_default_graph().as_default():
-                flow = tf.zeros((0,) + (elem if known else ()), dtype=self._dtype)
+                flow = tf.zeros((0,) + tuple(0 if d is None else d for d in elem or ()), dtype=self._dtype)
         self._flow = flow
 
     # ---- properties -----------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import types
 from typing import Any, Optional
 
 import graphgrad as _gg
@@ -254,7 +255,14 @@ class Saver:
         folder = os.path.dirname(save_path)
         if folder:
             os.makedirs(folder, exist_ok=True)
-        self._saver.save(sess, save_path)
+        try:
+            self._saver.save(sess, save_path)
+        except _gg.GraphError as error:
+            if "cannot be rebuilt" not in str(error):
+                raise
+            # a graph with loops or branches decided when run (tf.while_loop, tf.cond) cannot be written
+            # whole: write the variables' values alone (what restore reads), named as in the graph
+            self._saver.save(types.SimpleNamespace(graph=self._variables_graph(sess.graph)), save_path)
         if save_path in self.last_checkpoints:
             self.last_checkpoints.remove(save_path)
         self.last_checkpoints.append(save_path)
@@ -266,6 +274,16 @@ class Saver:
         if write_state:
             _write_state(folder, save_path, self.last_checkpoints)
         return save_path
+
+    def _variables_graph(self, graph: Any) -> Any:
+        """A graph holding only reads of the saved variables, each named as its read in ``graph``."""
+        variables = graph.variables() if self._saver.var_list is None else self._saver.var_list
+        alone = _gg.Graph()
+        for v in variables:
+            node, name = alone.read_variable(v)._node, graph.read_variable(v)._node.name
+            if node.name != name:
+                alone.rename(node, name)
+        return alone
 
     def restore(self, sess: Any, save_path: str) -> None:
         if save_path is None:
