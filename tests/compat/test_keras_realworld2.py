@@ -227,3 +227,74 @@ def test_masking_feeds_recurrent_layers_as_keras(kind):
     assert masking.compute_mask(x).numpy().tolist() == [[True, True, True, False, False], [False, False, True, True, True],
                                                         [True, True, False, True, True]]
     assert np.isclose(float(np.asarray(masking(x)).sum()), float(x.sum()), atol=1e-5)
+
+
+# ---- TextVectorization ----------------------------------------------------------------------------------------------------
+TEXTS = ["The cat sat on the mat.", "The dog ate my homework!", "Cat, dog; bird? the END", "zebra yak the cat"]
+QUERIES = np.array(["the cat and the dog", "Yak! zebra.", "bird"])
+
+
+def test_text_vectorization_int_mode_as_keras():
+    layer = keras.layers.TextVectorization()
+    layer.adapt(TEXTS)
+    assert layer.get_vocabulary() == ["", "[UNK]", "the", "cat", "dog", "zebra", "yak", "sat", "on", "my", "mat",
+                                      "homework", "end", "bird", "ate"]  # by count, ties in reverse order
+    assert layer.vocabulary_size() == 15
+    out = layer(QUERIES)
+    assert out.dtype == np.int64 and out.numpy().tolist() == [[2, 3, 1, 2, 4], [6, 5, 0, 0, 0], [13, 0, 0, 0, 0]]
+    layer = keras.layers.TextVectorization(max_tokens=6, output_sequence_length=7)
+    layer.adapt(TEXTS)
+    assert layer.get_vocabulary() == ["", "[UNK]", "the", "cat", "dog", "zebra"]
+    assert layer(QUERIES).numpy().tolist() == [[2, 3, 1, 2, 4, 0, 0], [1, 5, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0]]
+    layer = keras.layers.TextVectorization(ngrams=2, max_tokens=10)
+    layer.adapt(TEXTS)
+    assert layer.get_vocabulary()[2:] == ["the", "cat", "the cat", "dog", "zebra yak", "zebra", "yak the", "yak"]
+    assert layer(QUERIES).numpy()[1].tolist() == [9, 7, 1, 0, 0, 0, 0, 0, 0]
+    layer = keras.layers.TextVectorization(vocabulary=["a", "b"])
+    assert layer(["a c b b"]).numpy().tolist() == [[2, 1, 3, 3]]
+    assert layer.get_vocabulary(include_special_tokens=False) == ["a", "b"]
+    layer = keras.layers.TextVectorization(standardize=None, split="character")
+    layer.adapt(["abca", "Bb"])
+    assert layer.get_vocabulary() == ["", "[UNK]", "b", "a", "c", "B"] and layer(["aBc"]).numpy().tolist() == [[3, 5, 4]]
+    layer = keras.layers.TextVectorization(output_sequence_length=5)
+    layer.adapt(np.array([["hello world"], ["hello there"]]))
+    assert layer(np.array([["hello you"]])).numpy().tolist() == [[2, 1, 0, 0, 0]]
+    with pytest.raises(ValueError, match="output_sequence_length"):
+        keras.layers.TextVectorization(output_mode="count", output_sequence_length=3)
+
+
+def test_text_vectorization_multi_hot_count_tf_idf_as_keras():
+    layer = keras.layers.TextVectorization(output_mode="multi_hot")
+    layer.adapt(TEXTS)
+    assert layer.get_vocabulary()[:3] == ["[UNK]", "the", "cat"]
+    assert layer(QUERIES).numpy().tolist()[2] == [0] * 12 + [1, 0]
+    layer = keras.layers.TextVectorization(output_mode="count", max_tokens=5)
+    layer.adapt(TEXTS)
+    assert layer(QUERIES).numpy().tolist() == [[1, 2, 1, 1, 0], [1, 0, 0, 0, 1], [1, 0, 0, 0, 0]]
+    layer = keras.layers.TextVectorization(output_mode="multi_hot", max_tokens=12, pad_to_max_tokens=True)
+    layer.adapt(TEXTS)
+    assert layer(QUERIES).numpy().tolist()[2] == [1] + [0] * 11
+    layer = keras.layers.TextVectorization(output_mode="tf_idf")
+    layer.adapt(TEXTS)
+    out = layer(QUERIES).numpy()
+    assert out.dtype == np.float32 and out.shape == (3, 14)
+    assert np.allclose(out[0, :4], [1.0088, 1.1756, 0.6931, 0.8473], atol=1e-4)  # the OOV weight: the mean idf
+    assert np.allclose(out[1, 4:6], [1.0986, 1.0986], atol=1e-4)
+
+
+def test_text_vectorization_first_in_a_functional_model():
+    texts = np.array(["good movie great", "bad awful movie", "great great fun", "awful bad bad"] * 8)
+    labels = np.array([1, 0, 1, 0] * 8)
+    vectorize = keras.layers.TextVectorization(max_tokens=20, output_sequence_length=4)
+    vectorize.adapt(texts)
+    inputs = keras.Input(shape=(1,), dtype="string")
+    h = keras.layers.Embedding(20, 8)(vectorize(inputs))
+    outputs = keras.layers.Dense(1, activation="sigmoid")(keras.layers.GlobalAveragePooling1D()(h))
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer=keras.optimizers.Adam(0.05), loss="binary_crossentropy", metrics=["accuracy"])
+    model.fit(texts[:, None], labels, epochs=10, batch_size=8, verbose=0)
+    assert model.evaluate(texts, labels, verbose=0)[1] == 1.0
+    assert model.predict(np.array([["great fun"]]), verbose=0).shape == (1, 1)
+    config = vectorize.get_config()
+    assert config["output_mode"] == "int"
+    assert type(vectorize).from_config(config).get_vocabulary() == vectorize.get_vocabulary()

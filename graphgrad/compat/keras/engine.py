@@ -183,9 +183,31 @@ def Input(shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[
     if shape is None:
         raise ValueError("keras.Input: pass shape=(...) (one sample's shape, without the batch dimension)")
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if is_string_dtype(dtype):  # text for a TextVectorization layer: kept as a NumPy array of strings
+        import numpy
+
+        example = numpy.full((2,) + tuple(_example_dim(d) for d in shape), "", dtype=object)
+        return KerasTensor((None,) + shape, "string", example, name=name)
     dtype = gg.dtypes.as_dtype(dtype) if dtype is not None else gg.get_default_dtype()
     example = gg.zeros((2,) + tuple(_example_dim(d) for d in shape), dtype=dtype)
     return KerasTensor((None,) + shape, dtype, example, name=name)
+
+
+def is_string_dtype(dtype: Any) -> bool:
+    return dtype in ("string", "str", "object", "bytes", str, bytes, object)
+
+
+def is_text(value: Any) -> bool:
+    """Whether ``value`` is text (a string, a list of them or a NumPy array of strings)."""
+    if isinstance(value, (str, bytes)):
+        return True
+    if isinstance(value, list):
+        return bool(value) and isinstance(value[0], (str, bytes))
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    if kind == "O":
+        flat = value.reshape(-1)
+        return bool(flat.size) and isinstance(flat[0], (str, bytes))
+    return kind in ("U", "S")
 
 
 class Layer(nn.Module):

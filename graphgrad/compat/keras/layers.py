@@ -14,6 +14,7 @@ from graphgrad.compat.keras.layers_prep import (ActivityRegularization, Category
                                                 GroupNormalization, Identity, Masking, PReLU, RandomFlip, RandomRotation,
                                                 Resizing, SpatialDropout1D, SpatialDropout2D, UnitNormalization,
                                                 UpSampling1D, ZeroPadding1D)
+from graphgrad.compat.keras.layers_text import TextVectorization
 from graphgrad.compat.keras.layers_rnn import (GRU, LSTM, Add, Bidirectional, Average, Concatenate, Maximum, Multiply, SimpleRNN,
                                                Subtract, add, average, concatenate, maximum, multiply, subtract)
 
@@ -35,4 +36,5 @@ __all__ = ["Input", "InputLayer", "Layer", "Activation", "AveragePooling1D", "Av
            "SeparableConv2D", "Conv3D", "Convolution3D", "SeparableConvolution2D", "Cropping1D", "Cropping2D",
            "UpSampling1D", "ZeroPadding1D", "GaussianNoise", "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D",
            "PReLU", "Identity", "UnitNormalization", "GroupNormalization", "ActivityRegularization", "Resizing",
-           "CenterCrop", "RandomFlip", "RandomRotation", "CategoryEncoding", "Discretization", "Masking"]
+           "CenterCrop", "RandomFlip", "RandomRotation", "CategoryEncoding", "Discretization", "Masking",
+           "TextVectorization"]

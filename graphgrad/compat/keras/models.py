@@ -16,8 +16,8 @@ from graphgrad.compat.keras import outputs as _multi
 from graphgrad.compat.keras import trainer as _trainer
 from graphgrad.compat.keras import utils as _utils
 from graphgrad.compat.keras.utils import get_custom_objects, register_keras_serializable  # noqa: F401  (keras.saving's)
-from graphgrad.compat.keras.engine import (Input, InputLayer, KerasTensor, Layer, as_tensor, snake_case, top_level_losses,
-                                           unique_name)
+from graphgrad.compat.keras.engine import (Input, InputLayer, KerasTensor, Layer, as_tensor, is_text, snake_case,
+                                           top_level_losses, unique_name)
 
 __all__ = ["Model", "Sequential", "load_model", "save_model", "model_from_json", "model_from_config", "clone_model"]
 
@@ -63,6 +63,8 @@ def _first_inputs(dataset: Any) -> Any:
 def _model_input(value: Any) -> Any:
     """A model's input as a Tensor; booleans (one-hot arrays of ``dtype=bool``) become floats, as Keras
     casts its inputs to the ``Input``'s float dtype."""
+    if is_text(value):  # strings for a TextVectorization layer stay a NumPy array
+        return value
     tensor = as_tensor(value)
     return tensor.astype(gg.get_default_dtype()) if tensor.dtype == gg.bool_ else tensor
 
@@ -137,7 +139,7 @@ class Model(gg.Model):
         xs = list(x) if isinstance(x, (list, tuple)) else [x]
         if len(xs) != len(self._inputs):
             raise ValueError(f"{self.name}: expected {len(self._inputs)} inputs, got {len(xs)}")
-        values = {id(t): as_tensor(v) for t, v in zip(self._inputs, xs)}
+        values = {id(t): v if is_text(v) else as_tensor(v) for t, v in zip(self._inputs, xs)}
         calls: dict = {}  # a layer with several outputs (return_state) runs once per call
         masks: dict = {}  # Keras' masks (Embedding(mask_zero=True)) by tensor, and by call
         for t in self._nodes:
