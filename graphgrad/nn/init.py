@@ -22,7 +22,7 @@ from graphgrad.core.random import Generator, rng_of
 from graphgrad.core.tensor import Tensor
 from graphgrad.errors import ShapeError
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_", "xavier_uniform_",
+__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_", "dirac_", "xavier_uniform_",
            "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "trunc_normal_",
            "uniform", "normal", "constant", "zeros", "ones", "eye", "xavier_uniform", "xavier_normal",
            "kaiming_uniform", "kaiming_normal", "orthogonal", "trunc_normal"]
@@ -159,6 +159,24 @@ def eye_(tensor: Tensor) -> Tensor:
     if len(tensor.shape) != 2:
         raise ShapeError(f"eye_: only 2-D tensors are supported, got shape {tuple(tensor.shape)}")
     return _fill(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-d convolution weight (out, in, *kernel) with the Dirac delta: the layer passes
+    its input channels through unchanged (per group: out channel ``i`` of each group reads its input
+    channel ``i`` at the kernel's centre)."""
+    shape = tuple(tensor.shape)
+    if len(shape) not in (3, 4, 5):
+        raise ShapeError(f"dirac_: only 3, 4 or 5-d tensors are supported, got shape {shape}")
+    if shape[0] % groups:
+        raise ValueError(f"dirac_: dim 0 ({shape[0]}) must be divisible by groups ({groups})")
+    per_group = shape[0] // groups
+    values = np.zeros(shape)
+    centre = tuple(k // 2 for k in shape[2:])
+    for g in range(groups):
+        for i in range(min(per_group, shape[1])):
+            values[(g * per_group + i, i) + centre] = 1.0
+    return _fill(tensor, values)
 
 
 # ---- scaled by fan ------------------------------------------------------------------------------

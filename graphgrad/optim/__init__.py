@@ -11,7 +11,7 @@ from graphgrad.optim.adam import Adam, AdamW
 from graphgrad.optim.rmsprop import RMSprop
 from graphgrad.optim.adagrad import Adagrad
 from graphgrad.optim.adadelta import Adadelta
-from graphgrad.optim.more import ASGD, LBFGS, Adamax, NAdam, RAdam, Rprop
+from graphgrad.optim.more import ASGD, LBFGS, Adamax, NAdam, RAdam, Rprop, SparseAdam
 from graphgrad.optim.schedule import (CosineAnnealingLR, ExponentialLR, LinearWarmup, LRScheduler, MultiStepLR,
                                       OneCycleLR, ReduceLROnPlateau, StepLR)
 from graphgrad.optim.schedule_more import (ChainedScheduler, ConstantLR, CosineAnnealingWarmRestarts, CyclicLR,
@@ -20,7 +20,7 @@ from graphgrad.optim.clip import clip_grad_norm_, clip_grad_value_
 
 __all__ = ["rules", "NEEDS_STEP", "RULES", "STATE", "state_for",
            "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "LBFGS",
+           "Rprop", "ASGD", "LBFGS", "SparseAdam",
            "LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "OneCycleLR", "LinearWarmup",
            "ReduceLROnPlateau", "LambdaLR", "MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR",
            "CosineAnnealingWarmRestarts", "CyclicLR", "SequentialLR", "ChainedScheduler",

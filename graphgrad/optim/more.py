@@ -77,6 +77,44 @@ class Adamax(_Eager):
         return param - clr * state["exp_avg"] / state["exp_inf"]
 
 
+class SparseAdam(_Eager):
+    """PyTorch's ``SparseAdam``: Adam that updates only the entries the gradient touches (the rows an
+    embedding looked up), leaving the moments and values of the others as they were ("lazy" Adam).
+    Gradients are dense here (``Embedding(sparse=True)`` gives a dense one): a row takes part when any
+    of its gradient entries is non-zero::
+
+        m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g      (touched rows)
+        param -= lr * sqrt(1 - beta2**t) / (1 - beta1**t) * m / (sqrt(v) + eps)
+
+    Args: ``lr`` (1e-3), ``betas`` ((0.9, 0.999)), ``eps`` (1e-8), ``maximize``.
+    State: ``step``, ``exp_avg``, ``exp_avg_sq``.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
+
+    def _check_group(self, group: dict) -> None:
+        super()._check_group(group)
+        _check_nonnegative(type(self).__name__, group, "eps")
+        self._check_betas(group)
+
+    def _state(self, param: Tensor, group: dict) -> dict:
+        return {"exp_avg": _zeros(param), "exp_avg_sq": _zeros(param)}
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> Tensor:
+        beta1, beta2 = group["betas"]
+        touched = grad != 0
+        if grad.ndim > 1:  # a row (an embedding's) takes part as a whole
+            touched = touched.any(axis=tuple(range(1, grad.ndim)), keepdims=True)
+        m = where(touched, beta1 * state["exp_avg"] + (1 - beta1) * grad, state["exp_avg"])
+        v = where(touched, beta2 * state["exp_avg_sq"] + (1 - beta2) * grad * grad, state["exp_avg_sq"])
+        state["exp_avg"], state["exp_avg_sq"] = m, v
+        t = state["step"]
+        step_size = group["lr"] * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+        return where(touched, param - step_size * m / (sqrt(v) + group["eps"]), param)
+
+
 def _decay(param: Tensor, grad: Tensor, group: dict) -> tuple:
     """L2 weight decay into the gradient, or (``decoupled_weight_decay``) shrinking the parameter."""
     wd = group["weight_decay"]

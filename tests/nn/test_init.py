@@ -159,3 +159,14 @@ def test_init_does_not_record_gradients():
     y = (w * 2).sum()
     y.backward()
     np.testing.assert_array_equal(w.grad.numpy(), [2, 2, 2])
+
+
+def test_dirac_passes_channels_through():
+    conv = gg.nn.Conv2d(3, 3, 3, padding=1, bias=False)
+    init.dirac_(conv.weight)
+    x = gg.randn(1, 3, 5, 5)
+    np.testing.assert_array_equal(conv(x).detach().numpy(), x.numpy())
+    grouped = init.dirac_(_param(4, 2, 3), groups=2)  # out channel i of each group reads input channel i
+    expected = np.zeros((4, 2, 3))
+    expected[0, 0, 1] = expected[1, 1, 1] = expected[2, 0, 1] = expected[3, 1, 1] = 1.0
+    np.testing.assert_array_equal(grouped.detach().numpy(), expected)

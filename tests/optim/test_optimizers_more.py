@@ -156,3 +156,16 @@ def test_optimizer_state_dict_carries_pytorch_state_names(name, kwargs, keys):
     train(net, opt, 1)
     train(net2, opt2, 1)
     np.testing.assert_allclose(net2.weight.detach().numpy(), net.weight.detach().numpy(), rtol=1e-6)
+
+
+def test_sparse_adam_updates_only_the_rows_looked_up_as_pytorch():
+    """PyTorch 2.13's table after three steps with Embedding(sparse=True) and SparseAdam(lr=0.1)."""
+    emb = gg.nn.Embedding(5, 3, sparse=True, _weight=gg.tensor(np.arange(15.0).reshape(5, 3) / 10, dtype="float32"))
+    opt = gg.optim.SparseAdam(emb.parameters(), lr=0.1)
+    for rows in ([0, 2], [2, 3], [0]):
+        opt.zero_grad()
+        (emb(gg.tensor(rows)) ** 2).sum().backward()
+        opt.step()
+    np.testing.assert_allclose(emb.weight.detach().numpy(), [
+        [0.0, -0.05752185, 0.019976], [0.3, 0.4, 0.5], [0.4008828, 0.50069445, 0.60056835],
+        [0.8255863, 0.92558634, 1.0255864], [1.2, 1.3, 1.4]], atol=1e-6)
