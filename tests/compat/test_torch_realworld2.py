@@ -119,3 +119,40 @@ def test_a_program_in_the_style_of_a_public_one_trains_on_graphgrad(program, goa
 @pytest.mark.skipif(__import__("importlib").util.find_spec("torch") is None, reason="PyTorch is not installed")
 def test_the_legacy_type_idioms_program_trains_on_pytorch():
     assert _reached(_run([os.path.join(HERE, "torch_realworld2", "char_rnn_names.py")]), PROGRAMS["char_rnn_names.py"])
+
+
+def test_grad_fn_next_functions_walk_the_graph_to_the_leaves():
+    """The tutorials' autograd lesson: print(d.grad_fn.next_functions[0][0].next_functions) down to the leaf's
+    AccumulateGrad; Python numbers are (None, 0) after the tensors, as in PyTorch."""
+    import math
+
+    a = torch.linspace(0.0, 2.0 * math.pi, steps=25, requires_grad=True)
+    b = torch.sin(a)
+    c = 2 * b
+    d = c + 1
+    add = d.grad_fn
+    assert add.name() == "AddBackward0" and add.next_functions[1] == (None, 0)
+    mul, index = add.next_functions[0]
+    assert index == 0 and mul is c.grad_fn and mul.next_functions[1] == (None, 0)
+    sin = mul.next_functions[0][0]
+    assert sin is b.grad_fn and sin.name() == "SinBackward0"
+    leaf = sin.next_functions[0][0]
+    assert isinstance(leaf, torch.autograd.AccumulateGrad) and leaf.variable is a and leaf.next_functions == ()
+    assert (torch.ones(2) * a[:2]).grad_fn.next_functions[0] == (None, 0)  # a tensor that needs no grad
+
+
+def test_autograd_profiler_profile_records_unless_disabled():
+    """The tutorials: with torch.autograd.profiler.profile(use_cuda=False) as prf: ...;
+    print(prf.key_averages().table(sort_by='self_cpu_time_total'))."""
+    x = torch.randn(2, 3, requires_grad=True)
+    z = torch.ones(2, 3, requires_grad=True)
+    with torch.autograd.profiler.profile(use_cuda=False) as prf:
+        for _ in range(5):
+            z = (z / x) * 2
+    table = prf.key_averages().table(sort_by="self_cpu_time_total")
+    assert "Div" in table and "Mul" in table
+    with torch.autograd.profiler.profile(enabled=False) as off:
+        z * 2
+    assert len(off.key_averages()) == 0
+    with torch.autograd.profiler.record_function("step"):
+        z + 1

@@ -896,6 +896,7 @@ def install() -> None:
                          "torch.distributions.distribution": _gg.distributions.distribution,
                          "torch.distributions.utils": _gg.distributions.distribution,
                          "torch.autograd.functional": autograd.functional,
+                         "torch.autograd.profiler": autograd.profiler,
                          "torch.nn.utils.parametrize": nn_utils.parametrize,
                          "torch.nn.utils.parametrizations": nn_utils.parametrizations,
                          "torch.multiprocessing": multiprocessing}.items():

@@ -192,3 +192,53 @@ def is_anomaly_enabled() -> bool:
 
 
 set_grad_enabled, enable_grad = _gg.set_grad_enabled, _gg.enable_grad
+
+
+class AccumulateGrad:
+    """The end of a ``grad_fn.next_functions`` chain: a leaf tensor that requires grad, where backward
+    accumulates into ``variable.grad`` (PyTorch's ``AccumulateGrad`` node)."""
+
+    def __init__(self, variable: Tensor) -> None:
+        self.variable = variable
+        self.next_functions = ()
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def _next_functions(node) -> tuple:
+    """``grad_fn.next_functions``: for each input of the op that made the tensor, ``(its grad_fn, 0)``, an
+    :class:`AccumulateGrad` for a leaf that requires grad, or ``(None, 0)`` for a constant. Python numbers
+    come after the tensors, as in PyTorch (``2 * b`` is ``b.mul(2)`` there)."""
+    out = []
+    for x in sorted(node.inputs, key=lambda x: not isinstance(x, Tensor)):
+        if isinstance(x, Tensor) and x._node is not None:
+            out.append((x._node, 0))
+        elif isinstance(x, Tensor) and x.requires_grad:
+            out.append((AccumulateGrad(x), 0))
+        else:
+            out.append((None, 0))
+    return tuple(out)
+
+
+def _node_name(node) -> str:
+    """``grad_fn.name()``: PyTorch's style of name, ``"MulBackward0"`` for graphgrad's ``Mul``."""
+    return f"{getattr(node.op, 'name', None) or type(node.op).__name__}Backward0"
+
+
+# a tensor's grad_fn is graphgrad's autograd node; programs written for PyTorch walk it (the tutorials print
+# d.grad_fn.next_functions[0][0].next_functions)
+_gg.core.autograd.Node.next_functions = property(_next_functions)
+_gg.core.autograd.Node.name = _node_name
+
+
+def __getattr__(name: str):
+    """``torch.autograd.profiler`` (imported on first use: it builds on ``torch.profiler``)."""
+    if name == "profiler":
+        from graphgrad.compat.torch import autograd_profiler
+
+        return autograd_profiler
+    raise AttributeError(f"graphgrad.compat.torch.autograd has no {name!r}")
