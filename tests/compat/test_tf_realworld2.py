@@ -237,3 +237,40 @@ def test_saver_writes_the_variables_of_a_graph_with_loops(tmp_path):
 def test_program_scan_lstm_chars_learns_and_generates():
     out = _run_program("scan_lstm_chars.py")
     assert "generated: the quick brown fox" in out
+
+
+@pytest.mark.parametrize("kind", ["lstm", "multi", "bidirectional"])
+def test_dynamic_rnn_over_a_time_axis_known_only_when_run_matches_the_unrolled_one(kind):
+    """A (batch, None, features) placeholder: dynamic_rnn loops (tf.while_loop), with the same outputs,
+    state, variables and gradients as the unrolled recurrence of a known time axis."""
+    xv = np.cos(np.arange(2 * 5 * 3)).reshape(2, 5, 3).astype(np.float32)
+    results = []
+    for time in (None, 5):
+        tf.reset_default_graph()
+        x, lengths = tf.placeholder(tf.float32, [None, time, 3]), tf.placeholder(tf.int32, [None])
+        if kind == "lstm":
+            out, state = tf.nn.dynamic_rnn(tf.nn.rnn_cell.LSTMCell(4), x, sequence_length=lengths, dtype=tf.float32)
+            last = state.h
+        elif kind == "multi":
+            cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(4), tf.nn.rnn_cell.GRUCell(4)])
+            out, state = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float32)
+            last = state[1]
+        else:
+            (fw, out), (_, last) = tf.nn.bidirectional_dynamic_rnn(
+                tf.nn.rnn_cell.GRUCell(4), tf.nn.rnn_cell.GRUCell(4), x, sequence_length=lengths, dtype=tf.float32)
+            out = out * fw
+        assert out.get_shape().as_list() == [None, time, 4]
+        variables = tf.trainable_variables()
+        grads = tf.gradients(tf.reduce_sum(out * out) + tf.reduce_sum(last), variables)
+        with tf.Session() as sess:
+            for v in variables:
+                shape = v.get_shape().as_list()
+                sess.run(tf.assign(v, 0.3 * np.sin(np.arange(np.prod(shape))).reshape(shape).astype(np.float32)))
+            results.append(([v.name for v in variables], sess.run([out, last, grads], {x: xv, lengths: [5, 3]})))
+    (names_loop, (out_loop, last_loop, grads_loop)), (names, (out_unrolled, last_unrolled, grads_unrolled)) = results
+    assert names_loop == names
+    _close(out_loop, out_unrolled)
+    _close(last_loop, last_unrolled)
+    for a, b in zip(grads_loop, grads_unrolled):
+        _close(a, b, 1e-4)
+    assert not out_loop[1, 3:].any()  # past the sequence's length: zeros

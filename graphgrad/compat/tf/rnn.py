@@ -317,7 +317,9 @@ def dynamic_rnn(cell: RNNCell, inputs: Any, sequence_length: Any = None, initial
                 parallel_iterations: Any = None, swap_memory: bool = False, time_major: bool = False,
                 scope: Any = None) -> tuple:
     """``(outputs, state)`` of ``cell`` over ``inputs`` (batch, time, features), or (time, batch, features)
-    with ``time_major``; variables under ``rnn/`` (or ``scope``). The time dimension must be known."""
+    with ``time_major``; variables under ``rnn/`` (or ``scope``). A time dimension known when the graph
+    is built is unrolled; one known only when run (a ``None`` in the placeholder's shape) makes a
+    ``tf.while_loop``."""
     tf = _tf()
     with _gg.get_default_graph().as_default(), tf.variable_scope(scope or "rnn"):
         return _dynamic(cell, inputs, sequence_length, initial_state, dtype, time_major)
@@ -326,12 +328,42 @@ def dynamic_rnn(cell: RNNCell, inputs: Any, sequence_length: Any = None, initial
 def _dynamic(cell: RNNCell, inputs: Any, sequence_length: Any, initial_state: Any, dtype: Any,
              time_major: bool) -> tuple:
     axis = 0 if time_major else 1
-    if inputs.shape is None or inputs.shape[axis] is None:
-        raise _gg.ShapeError("dynamic_rnn: the time dimension of the inputs must be known (the recurrence is "
-                             f"unrolled when the graph is built); got shape {inputs.shape}")
+    if inputs.shape is None or len(inputs.shape) < 3:
+        raise _gg.ShapeError(f"dynamic_rnn: inputs must have shape (batch, time, features...), got {inputs.shape}")
+    if inputs.shape[axis] is None:  # known only when run: a tf.while_loop over the time steps
+        return _looped(cell, inputs, sequence_length, initial_state, dtype, time_major)
     steps = [_gg.squeeze(s, axis) for s in _gg.split(inputs, inputs.shape[axis], axis=axis)]
     outputs, state = _run(cell, steps, sequence_length, initial_state, _tf().as_dtype(dtype) if dtype else None)
     return _gg.stack(outputs, axis=axis), state
+
+
+def _looped(cell: RNNCell, inputs: Any, sequence_length: Any, initial_state: Any, dtype: Any,
+            time_major: bool) -> tuple:
+    """:func:`dynamic_rnn` over a number of time steps known only when the graph runs (as TensorFlow
+    runs it: a ``tf.while_loop`` reading the steps from one TensorArray and writing the outputs to another)."""
+    tf = _tf()
+    rank = len(inputs.shape)
+    steps = inputs if time_major else tf.transpose(inputs, [1, 0] + list(range(2, rank)))
+    n = tf.shape(steps)[0]
+    reader = tf.TensorArray(steps.dtype, size=n).unstack(steps)
+    state = initial_state if initial_state is not None else cell.zero_state(
+        _batch_size(inputs if not time_major else steps[0]), tf.as_dtype(dtype) if dtype else inputs.dtype)
+    lengths = None if sequence_length is None else _gg.reshape(_gg.astype(sequence_length, _gg.int64), (-1, 1))
+
+    def body(t, state, written):
+        out, new = cell(reader.read(t), state)
+        if lengths is not None:
+            alive = lengths > _gg.astype(t, _gg.int64)
+            new = _map(lambda a, b: _gg.where(alive, a, b), new, state)
+            out = _gg.where(alive, out, _gg.zeros_like(out))
+        return t + 1, new, written.write(t, out)
+
+    _, state, written = tf.while_loop(lambda t, *_: t < n, body, (tf.constant(0), state,
+                                                                 tf.TensorArray(inputs.dtype, size=n)))
+    outputs = written.stack()
+    if not time_major:
+        outputs = tf.transpose(outputs, [1, 0] + list(range(2, len(outputs.shape))))
+    return outputs, state
 
 
 def static_rnn(cell: RNNCell, inputs: list, initial_state: Any = None, dtype: Any = None, sequence_length: Any = None,
@@ -349,7 +381,8 @@ def reverse_sequence(input: Any, seq_lengths: Any, seq_axis: Any = None, batch_a
     batch_axis = (batch_dim if batch_axis is None else batch_axis) or 0
     with _gg.get_default_graph().as_default():
         steps = input.shape[seq_axis]
-        t = _gg.arange(steps, dtype=_gg.int64)
+        t = _gg.arange(steps, dtype=_gg.int64) if steps is not None else \
+            _gg.astype(_tf().range(_tf().shape(input)[seq_axis]), _gg.int64)
         lengths = _gg.astype(seq_lengths, _gg.int64)
         if seq_axis < batch_axis:
             t, lengths = _gg.reshape(t, (-1, 1)), _gg.reshape(lengths, (1, -1))
