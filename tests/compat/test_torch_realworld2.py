@@ -156,3 +156,43 @@ def test_autograd_profiler_profile_records_unless_disabled():
     assert len(off.key_averages()) == 0
     with torch.autograd.profiler.record_function("step"):
         z + 1
+
+
+def test_function_outputs_marked_non_differentiable_do_not_require_grad():
+    """ctx.mark_non_differentiable(indices) in a custom autograd.Function: that output needs no grad, the
+    others still carry gradients to the input."""
+
+    class SortWithIndices(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            values, indices = x.sort()
+            weights = indices.float()
+            ctx.mark_non_differentiable(weights)
+            ctx.save_for_backward(indices)
+            return values, weights
+
+        @staticmethod
+        def backward(ctx, grad_values, grad_weights):
+            indices, = ctx.saved_tensors
+            assert grad_weights.abs().sum().item() == 0
+            grad = torch.zeros_like(grad_values)
+            grad[indices] = grad_values
+            return grad
+
+    class Doubled(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x * 2
+            ctx.mark_non_differentiable(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = torch.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    values, weights = SortWithIndices.apply(x)
+    assert values.requires_grad and not weights.requires_grad and weights.tolist() == [1.0, 2.0, 0.0]
+    (values * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [3.0, 1.0, 2.0]
+    assert not Doubled.apply(x).requires_grad

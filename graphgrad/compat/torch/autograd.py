@@ -35,12 +35,15 @@ class _Context:
     def __init__(self, needs_input_grad: tuple) -> None:
         self.needs_input_grad = needs_input_grad
         self.saved_tensors: tuple = ()
+        self.non_differentiable: tuple = ()
 
     def save_for_backward(self, *tensors) -> None:
         self.saved_tensors = tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
-        pass
+        """Outputs of forward that get no gradient: they come out of ``apply`` not requiring grad, and
+        backward receives zeros for them."""
+        self.non_differentiable = self.non_differentiable + tensors
 
 
 class _FunctionOp(Op):
@@ -53,7 +56,7 @@ class _FunctionOp(Op):
     def __init__(self, function: type, inputs: tuple) -> None:
         self.function = function
         self.ctx = _Context(tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs))
-        self.layout, self.aside = None, {}
+        self.layout, self.aside, self.detached = None, {}, set()
 
     @property
     def name(self) -> str:
@@ -67,8 +70,11 @@ class _FunctionOp(Op):
                 self.function.setup_context(self.ctx, tuple(args), out)
             else:
                 out = self.function.forward(self.ctx, *args)
+        marked = self.ctx.non_differentiable
         if not isinstance(out, (tuple, list)):
+            self.detached = {0} if any(out is m for m in marked) else set()
             return out._data if isinstance(out, Tensor) else xp.asarray(out)
+        self.detached = {i for i, o in enumerate(out) if any(o is m for m in marked)}
         arrays = [o._data if isinstance(o, Tensor) else xp.asarray(o) for o in out]
         self.layout = [(a.shape, a.dtype, a.dtype.kind in "fc") for a in arrays]
         packed = [a.reshape(-1) for a in arrays if a.dtype.kind in "fc"]
@@ -79,7 +85,7 @@ class _FunctionOp(Op):
     def outputs(self, packed: Tensor):
         """The Function's outputs: ``packed`` itself, or cut back into the tensors forward returned."""
         if self.layout is None:
-            return packed
+            return packed.detach() if self.detached else packed
         results, offset = [], 0
         for i, (shape, dtype, differentiable) in enumerate(self.layout):
             if not differentiable:
@@ -87,7 +93,8 @@ class _FunctionOp(Op):
                 continue
             n = math.prod(shape)
             piece = _gg.reshape(packed[offset:offset + n], shape)
-            results.append(piece if piece.dtype == dtype else piece.astype(dtype))
+            piece = piece if piece.dtype == dtype else piece.astype(dtype)
+            results.append(piece.detach() if i in self.detached else piece)
             offset += n
         return tuple(results)
 
