@@ -196,3 +196,41 @@ def test_function_outputs_marked_non_differentiable_do_not_require_grad():
     (values * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
     assert x.grad.tolist() == [3.0, 1.0, 2.0]
     assert not Doubled.apply(x).requires_grad
+
+
+def test_pruning_masks_a_parameter_as_pytorchs_prune_does():
+    """The PyTorch pruning tutorial: prune.l1_unstructured / ln_structured / global_unstructured /
+    custom_from_mask, iterative pruning (the masks combine), gradients through weight_orig, prune.remove.
+    The masks are PyTorch's for the same weights (checked against PyTorch 2.x)."""
+    from graphgrad.compat.torch.nn.utils import prune
+
+    nn = torch.nn
+    conv = nn.Conv2d(1, 3, 2)
+    with torch.no_grad():
+        conv.weight.copy_(torch.tensor([[[[0.1, -2.0], [0.3, 0.4]]], [[[1.0, 0.05, ], [-0.2, 3.0]]],
+                                        [[[0.5, 0.6], [-0.7, 0.01]]]]))
+    prune.l1_unstructured(conv, name="weight", amount=0.25)  # the 3 smallest of 12 entries
+    assert sorted(n for n, _ in conv.named_parameters()) == ["bias", "weight_orig"]
+    assert [n for n, _ in conv.named_buffers()] == ["weight_mask"] and prune.is_pruned(conv)
+    assert conv.weight_mask.reshape(-1).tolist() == [0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0]
+    assert conv.weight[1, 0, 0, 1].item() == 0.0 and conv.weight[1, 0, 1, 1].item() == 3.0
+    prune.ln_structured(conv, name="weight", amount=1, n=2, dim=0)  # then the channel of smallest 2-norm
+    assert conv.weight_mask.sum(dim=(1, 2, 3)).tolist() == [3.0, 3.0, 0.0]
+    conv(torch.ones(1, 1, 3, 3)).sum().backward()
+    assert conv.weight_orig.grad[2].abs().sum().item() == 0 and conv.weight_orig.grad[0, 0, 0, 1].item() == 4.0
+    prune.remove(conv, "weight")
+    assert not prune.is_pruned(conv) and isinstance(conv.weight, nn.Parameter)
+    assert conv.weight[2].abs().sum().item() == 0 and sorted(conv.state_dict()) == ["bias", "weight"]
+
+    a, b = nn.Linear(2, 2), nn.Linear(2, 1)
+    with torch.no_grad():
+        a.weight.copy_(torch.tensor([[0.1, 5.0], [-3.0, 0.2]]))
+        b.weight.copy_(torch.tensor([[-0.15, 4.0]]))
+    prune.global_unstructured([(a, "weight"), (b, "weight")], pruning_method=prune.L1Unstructured, amount=3)
+    assert a.weight_mask.tolist() == [[0, 1], [1, 0]] and b.weight_mask.tolist() == [[0, 1]]
+    prune.custom_from_mask(a, name="bias", mask=torch.tensor([0, 1]))
+    assert a.bias[0].item() == 0 and "bias_orig" in dict(a.named_parameters())
+    with pytest.raises(ValueError):
+        prune.remove(b, "bias")
+    with pytest.raises(ValueError):
+        prune.l1_unstructured(nn.Linear(2, 2), "weight", amount=1.5)

@@ -898,6 +898,7 @@ def install() -> None:
                          "torch.autograd.functional": autograd.functional,
                          "torch.autograd.profiler": autograd.profiler,
                          "torch.nn.utils.parametrize": nn_utils.parametrize,
+                         "torch.nn.utils.prune": nn_utils.prune,
                          "torch.nn.utils.parametrizations": nn_utils.parametrizations,
                          "torch.multiprocessing": multiprocessing}.items():
         sys.modules[name] = module

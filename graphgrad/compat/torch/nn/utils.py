@@ -10,6 +10,7 @@ rnn = _nn.rnn_utils
 from graphgrad.optim import clip_grad_norm_, clip_grad_value_  # noqa: F401
 from graphgrad.compat.torch.nn import parametrize  # noqa: E402
 from graphgrad.compat.torch.nn.parametrize import _norm_except_dim, parametrizations  # noqa: E402,F401
+from graphgrad.compat.torch.nn import prune  # noqa: E402,F401  (torch.nn.utils.prune)
 
 
 def parameters_to_vector(parameters) -> Tensor:
