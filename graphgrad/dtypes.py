@@ -54,6 +54,18 @@ def promote_types(*dtypes: DType) -> np.dtype:
     return np.result_type(*[np.dtype(d) for d in dtypes])
 
 
+def result_dtype(*dtypes: DType) -> np.dtype:
+    """The dtype tensors of ``dtypes`` combine to (``cat``, ``stack``), with the module's rule: NumPy's
+    promotion, except that float64 appears only from a float64 operand (int64 with float32 is float32,
+    as in PyTorch)."""
+    dtypes = [np.dtype(d) for d in dtypes]
+    out = np.result_type(*dtypes)
+    if out != float64 or float64 in dtypes:
+        return out
+    floats = [d for d in dtypes if d.kind in "fc"]
+    return np.result_type(*floats) if floats else float_result(int64)
+
+
 def float_result(dtype: DType) -> np.dtype:
     """The dtype a float function (exp, sqrt, true division...) returns for an input of ``dtype``: a
     float dtype stays, integers and bool give the default float dtype (float32 unless changed by

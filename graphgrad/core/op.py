@@ -37,6 +37,14 @@ from graphgrad.core.tensor import Tensor
 from graphgrad.errors import DeviceError, GradError, GraphgradError, NonFiniteError, ShapeError
 
 _ndarray = np.ndarray
+#: NumPy's scalar types: an op takes them as the Python numbers they hold (weak in type promotion)
+_NUMPY_SCALARS = frozenset((np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                            np.uint16, np.uint32, np.uint64, np.bool_))
+
+
+def _weak(x: Any) -> Any:
+    return x.item() if x.__class__ in _NUMPY_SCALARS else x
+
 _namespace_of = backend.namespace_of
 _new_tensor = object.__new__
 
@@ -113,6 +121,8 @@ class Op:
                 if x.requires_grad:
                     requires = True
                 arrays.append(data)
+            elif x.__class__ in _NUMPY_SCALARS:  # a NumPy scalar counts as the Python number it holds (weak),
+                return self.apply(*[_weak(v) for v in inputs])  # as in PyTorch: x * np.sqrt(d) stays float32
             else:
                 arrays.append(x)
         switched = MODE_SWITCHES.count  # some thread is in a non-default mode: read this thread's
@@ -181,6 +191,8 @@ class Op:
     def _apply_symbolic(self, inputs) -> Tensor:
         """Record a node instead of computing: the graph layer installs ``GRAPH_BUILDER.build``; without
         it (core alone) a bare symbolic tensor is made, enough for shape inference."""
+        if any(x.__class__ in _NUMPY_SCALARS for x in inputs):
+            inputs = tuple(_weak(x) for x in inputs)
         if GRAPH_BUILDER.build is not None:
             return GRAPH_BUILDER.build(self, inputs)
         specs = [spec_of(x) for x in inputs]

@@ -138,7 +138,8 @@ def _narrowed(out, a, b, compute):
     if (a_dtype is not None and a_dtype == _FLOAT64) or (b_dtype is not None and b_dtype == _FLOAT64):
         return out
     dtype = _true_divide_dtype(a_dtype, b_dtype)
-    return compute(a.astype(dtype) if a_dtype is not None else a, b.astype(dtype) if b_dtype is not None else b)
+    out = compute(a.astype(dtype) if a_dtype is not None else a, b.astype(dtype) if b_dtype is not None else b)
+    return out if out.dtype == dtype else out.astype(dtype)  # (two Python floats: NumPy says float64 again)
 
 
 class Div(Binary):

@@ -16,7 +16,7 @@ from graphgrad.backend import np
 from graphgrad.core.op import Op, needs_grad
 from graphgrad.core.spec import TensorSpec, broadcast_shapes, normalize_axes, normalize_axis
 from graphgrad.core.tensor import Tensor
-from graphgrad.dtypes import as_dtype
+from graphgrad.dtypes import as_dtype, result_dtype
 from graphgrad.errors import DTypeError, ShapeError
 
 Axis = Union[None, int, Sequence[int]]
@@ -581,6 +581,12 @@ def concatenate(xs: Sequence, axis: int = 0) -> Tensor:
     xs = list(xs)
     if len(xs) == 1:
         return _tensor(xs[0])
+    dtypes = {x.dtype for x in xs if isinstance(x, Tensor)}
+    if len(dtypes) > 1:  # mixed: all in the promoted dtype first (int64 with float32 is float32, as PyTorch)
+        from graphgrad.ops.elementwise import astype  # (elementwise imports this module)
+
+        target = result_dtype(*dtypes)
+        xs = [astype(x, target) if isinstance(x, Tensor) and x.dtype != target else x for x in xs]
     return Concatenate(axis).apply(*xs)
 
 

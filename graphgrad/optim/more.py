@@ -228,7 +228,8 @@ class Rprop(_Eager):
         minus, plus = group["etas"]
         low, high = group["step_sizes"]
         agreement = sign(grad * state["prev"])
-        factor = where(agreement > 0, plus, where(agreement < 0, minus, 1.0)).astype(param.dtype)
+        ones = agreement * 0 + 1.0  # (in the parameter's dtype: the etas must not be rounded to float32)
+        factor = where(agreement > 0, plus, where(agreement < 0, minus, ones))
         state["step_size"] = clip(state["step_size"] * factor, low, high)
         grad = where(agreement < 0, 0.0, grad).astype(param.dtype)
         state["prev"] = grad

@@ -196,3 +196,26 @@ def test_diagonal_of_an_eager_tensor_is_a_view_as_in_pytorch():
     w = gg.arange(12.0, requires_grad=True)
     (w.reshape(3, 4).diagonal(1) * gg.tensor([1.0, 2.0, 3.0])).sum().backward()
     assert w.grad.tolist() == [0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3]
+
+
+def test_numpy_scalars_are_weak_in_promotion_as_python_numbers():
+    """As PyTorch: a NumPy scalar counts as the number it holds (``scores / np.sqrt(d)`` stays float32;
+    under NumPy's rule it made the whole attention float64)."""
+    x = gg.ones(2)
+    assert (x * np.float64(2.0)).dtype == gg.float32 and (np.float64(2.0) * x).dtype == gg.float32
+    assert (x / np.sqrt(4.0)).dtype == gg.float32 and (x + np.int64(3)).tolist() == [4.0, 4.0]
+    assert (gg.ones(2, dtype="int32") * np.int64(2)).dtype == gg.int32
+    assert (gg.ones(2, dtype="float64") * np.float32(2.0)).dtype == gg.float64
+    assert gg.tensor(np.float64(1.0)).dtype == gg.float64  # creating from one keeps its dtype
+
+
+def test_cat_stack_and_where_promote_without_float64_by_surprise():
+    assert gg.stack([gg.ones(1, dtype="int64"), gg.ones(1)]).dtype == gg.float32
+    assert gg.cat([gg.ones(1), gg.ones(1, dtype="float64")]).dtype == gg.float64
+    assert gg.cat([gg.ones(1, dtype="int32"), gg.ones(1, dtype="int64")]).dtype == gg.int64
+    x = gg.ones(2, requires_grad=True)
+    y = gg.cat([x, gg.tensor([5])])
+    y.sum().backward()
+    assert y.dtype == gg.float32 and x.grad.tolist() == [1.0, 1.0]
+    assert gg.where(gg.tensor([True, False]), 1.0, 0).dtype == gg.float32
+    assert gg.where(gg.tensor([True, False]), 1, 0).dtype == gg.int64
