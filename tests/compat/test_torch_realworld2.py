@@ -234,3 +234,23 @@ def test_pruning_masks_a_parameter_as_pytorchs_prune_does():
         prune.remove(b, "bias")
     with pytest.raises(ValueError):
         prune.l1_unstructured(nn.Linear(2, 2), "weight", amount=1.5)
+
+
+def test_torchvision_transforms_v2_pipeline_of_the_current_tutorials():
+    """v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)]) on a PIL image;
+    the v1 transforms are there under v2 too."""
+    from PIL import Image
+
+    from graphgrad.compat.torchvision.transforms import v2
+
+    img = Image.fromarray((np.arange(18, dtype=np.uint8) * 10).reshape(2, 3, 3))
+    image = v2.ToImage()(img)
+    assert image.shape == (3, 2, 3) and image.dtype == torch.uint8 and image[0, 0].tolist() == [0, 30, 60]
+    out = v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize([0.5] * 3, [0.5] * 3)])(img)
+    assert out.dtype == torch.float32 and out[0, 0].tolist() == pytest.approx([-1.0, -0.7647059, -0.5294118])
+    assert v2.ToDtype(torch.int64)(torch.ones(2)).dtype == torch.int64  # no scaling asked: the values kept
+    assert v2.ToDtype(torch.uint8, scale=True)(torch.tensor([[[0.0, 1.0]]])).tolist() == [[[0, 255]]]
+    assert v2.ToImage()(np.zeros((4, 5, 3), np.uint8)).shape == (3, 4, 5)
+    crop = v2.Compose([v2.ToImage(), v2.ToDtype({"image": torch.float32}, scale=True),
+                       v2.RandomResizedCrop(size=(2, 2), antialias=True), v2.RandomHorizontalFlip(p=0.5)])
+    assert crop(img).shape == (3, 2, 2) and v2.ToPureTensor()(out) is out

@@ -27,7 +27,9 @@ def install() -> None:
     me = sys.modules[__name__]
     for name, module in {"torchvision": me, "torchvision.datasets": datasets, "torchvision.transforms": transforms,
                          "torchvision.transforms.functional": _functional, "torchvision.models": models,
-                         "torchvision.utils": utils, "torchvision.ops": ops, "torchvision.io": io}.items():
+                         "torchvision.utils": utils, "torchvision.ops": ops, "torchvision.io": io,
+                         "torchvision.transforms.v2": transforms.v2,
+                         "torchvision.transforms.v2.functional": _functional}.items():
         sys.modules[name] = module
 
 

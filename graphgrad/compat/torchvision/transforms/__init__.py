@@ -394,3 +394,6 @@ __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtyp
            "Scale", "CenterCrop", "Pad", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
            "RandomResizedCrop", "RandomRotation", "ColorJitter", "Grayscale", "RandomGrayscale", "RandomApply",
            "RandomChoice", "RandomOrder", "RandomErasing", "GaussianBlur", "InterpolationMode", "functional"]
+
+
+from graphgrad.compat.torchvision.transforms import v2  # noqa: E402,F401  (torchvision.transforms.v2)
