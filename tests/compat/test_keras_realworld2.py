@@ -86,6 +86,28 @@ def test_loss_and_mean_metric_take_sample_weight_as_keras():
     assert np.isclose(auc.result(), 0.7777777, atol=1e-5)
 
 
+def test_keras_metric_objects_take_sample_weight_and_reset_state():
+    mae = keras.metrics.MeanAbsoluteError(name="mae")
+    mae.update_state(np.array([[1.0], [2.0]]), np.array([[0.0], [0.0]]), sample_weight=np.array([1.0, 3.0]))
+    assert float(mae.result()) == 1.75
+    mae.reset_state()
+    assert float(mae.result()) == 0.0
+    accuracy = keras.metrics.SparseCategoricalAccuracy()
+    accuracy.update_state(np.array([0, 1, 1]), np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3]]),
+                          sample_weight=np.array([1.0, 1.0, 2.0]))
+    assert accuracy.result() == 0.5  # Keras: (1 + 1 + 0) / 4
+
+
+def test_unknown_input_dimensions_stay_none_through_layers():
+    L = keras.layers
+    tokens = keras.Input(shape=(None,), dtype="int64")
+    h = L.Conv1D(32, 3)(L.Embedding(40, 16)(tokens))  # a sequence of unknown length: long enough for a kernel of 3
+    assert h.shape == (None, None, 32) and L.GlobalMaxPooling1D()(h).shape == (None, 32)
+    images = keras.Input(shape=(None, None, 3))
+    assert L.MaxPooling2D()(L.Conv2D(4, 3, padding="same")(images)).shape == (None, None, None, 4)
+    assert L.LSTM(4, return_sequences=True)(keras.Input(shape=(None, 3))).shape == (None, None, 4)
+
+
 # ---- a subclass's own train_step / test_step, GradientTape ------------------------------------------------------------
 def test_overridden_train_and_test_step_match_keras():
     tape_of = keras.trainer.GradientTape
@@ -181,7 +203,7 @@ def test_optimizer_apply_gradients_attaches_to_the_variables_given():
 
 # ---- programs -------------------------------------------------------------------------------------------------------------
 #: program -> the accuracy its last line must reach (each trains for a few epochs on small data)
-PROGRAMS = {"gan_digits_train_step.py": 0.7, "vae_digits_train_step.py": 0.25}
+PROGRAMS = {"gan_digits_train_step.py": 0.7, "vae_digits_train_step.py": 0.25, "reviews_text_vectorization.py": 0.85}
 SHIM = ("import graphgrad.compat.keras as k; k.install(); import runpy, sys; "
         "runpy.run_path(sys.argv[1], run_name='__main__')")
 
@@ -298,3 +320,52 @@ def test_text_vectorization_first_in_a_functional_model():
     config = vectorize.get_config()
     assert config["output_mode"] == "int"
     assert type(vectorize).from_config(config).get_vocabulary() == vectorize.get_vocabulary()
+
+
+# ---- ConvLSTM2D -----------------------------------------------------------------------------------------------------------
+CONV_LSTM_CASES = [  # (arguments, output shapes, sums of the outputs, one value): Keras 3.15 with the weights below
+    (dict(padding="valid"), [(2, 3, 4, 4)], [-7.7572], -0.33035),
+    (dict(padding="same", return_sequences=True), [(2, 3, 5, 6, 4)], [-36.7244], -0.03471),
+    (dict(padding="same", strides=2, kernel_size=2), [(2, 3, 3, 4)], [-2.208], -0.09281),
+    (dict(padding="valid", go_backwards=True, return_state=True), [(2, 3, 4, 4)] * 3, [-5.12, -5.12, -2.9112], -0.6218),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CONV_LSTM_CASES)))
+def test_conv_lstm_2d_matches_keras(case):
+    arguments, shapes, sums, value = CONV_LSTM_CASES[case]
+    arguments = dict(arguments)
+    layer = keras.layers.ConvLSTM2D(4, arguments.pop("kernel_size", 3), **arguments)
+    inputs = keras.Input((3, 5, 6, 2))
+    model = keras.Model(inputs, layer(inputs))
+    layer.set_weights([np.sin(np.arange(w.size)).reshape(w.shape).astype("float32") * 0.3 for w in layer.get_weights()])
+    x = np.random.default_rng(4).normal(size=(2, 3, 5, 6, 2)).astype("float32")
+    out = model.predict(x, verbose=0)
+    out = list(out) if isinstance(out, (list, tuple)) else [out]
+    assert [o.shape for o in out] == shapes
+    assert np.allclose([o.sum() for o in out], sums, atol=1e-3) and np.isclose(out[0].ravel()[7], value, atol=1e-4)
+    assert [w.shape for w in layer.get_weights()][:2] == [(layer.kernel_size[0],) * 2 + (2, 16), (layer.kernel_size[0],) * 2 + (4, 16)]
+
+
+def test_a_custom_layer_with_a_mask_argument_receives_the_mask():
+    ops = keras.ops
+
+    class TemporalSoftmax(keras.layers.Layer):  # keras-io's masking guide: a mask consumer
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.supports_masking = True
+
+        def call(self, inputs, mask=None):
+            assert mask is not None
+            weights = ops.expand_dims(ops.cast(mask, "float32"), -1)
+            exp = ops.exp(inputs) * weights
+            return exp / ops.sum(exp, axis=1, keepdims=True)
+
+    inputs = keras.Input(shape=(None,), dtype="int32")
+    h = keras.layers.Embedding(input_dim=10, output_dim=4, mask_zero=True)(inputs)
+    assert h._keras_mask is not None  # the symbolic tensor carries the mask, as Keras'
+    outputs = TemporalSoftmax()(keras.layers.Dense(1)(h))
+    model = keras.Model(inputs, outputs)
+    tokens = np.array([[3, 4, 0, 0], [1, 2, 5, 0]])
+    y = model(tokens).numpy()[..., 0]
+    assert np.allclose(y[tokens == 0], 0.0) and np.allclose(y.sum(axis=1), 1.0, atol=1e-6)

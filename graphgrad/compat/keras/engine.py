@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence
 
 import graphgrad as gg
 from graphgrad import nn
+from graphgrad.backend import np
 
 __all__ = ["KerasTensor", "Input", "Layer", "InputLayer", "OpLayer", "pop_weight_rules", "symbolic_call",
            "symbolic_aware"]
@@ -57,8 +58,41 @@ def top_level_losses(module: Any):
         _CALLS.depth = depth
 
 
+#: the size an unknown dimension (``keras.Input(shape=(None,))``) has in the example values: long enough for
+#: convolutions and pooling over a sequence of unknown length
+FREE_DIM = 8
+
+
 def _example_dim(d: Optional[int]) -> int:
-    return 1 if d is None else int(d)
+    return FREE_DIM if d is None else int(d)
+
+
+def symbolic_shapes(call: Any, inputs: Any, out: Any) -> list:
+    """The output shapes (batch ``None``) of ``call`` on the KerasTensors ``inputs``, whose examples gave
+    ``out``: a dimension that follows an unknown input dimension (it changes when that dimension does, on a
+    second probe twice as long) is ``None``, as in Keras."""
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    shapes = [[None] + list(o.shape[1:]) for o in outs]
+    tensors = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if not any(None in t.shape[1:] for t in tensors if isinstance(t, KerasTensor)) or any(
+            not isinstance(t.example, gg.Tensor) for t in tensors):
+        return [tuple(s) for s in shapes]
+    probes = []
+    for t in tensors:
+        dims = [int(n) * (2 if d is None else 1) for d, n in zip(t.shape[1:], t.example.shape[1:])]
+        probes.append(gg.zeros((int(t.example.shape[0]),) + tuple(dims), dtype=t.example.dtype))
+    try:
+        with gg.no_grad():
+            again = call(probes if isinstance(inputs, (list, tuple)) else probes[0])
+    except Exception:  # noqa: BLE001  (a layer that needs the sizes it was built on: keep the example's)
+        return [tuple(s) for s in shapes]
+    again = list(again) if isinstance(again, (list, tuple)) else [again]
+    for shape, o in zip(shapes, again):
+        if isinstance(o, gg.Tensor) and o.ndim == len(shape):
+            for axis in range(1, len(shape)):
+                if int(o.shape[axis]) != shape[axis]:
+                    shape[axis] = None
+    return [tuple(s) for s in shapes]
 
 
 class KerasTensor:
@@ -219,7 +253,12 @@ class Layer(nn.Module):
     #: masks (Keras' ``Embedding(mask_zero=True)``): a layer that ``supports_masking`` passes its input's
     #: mask on unchanged; one that ``consumes_mask`` takes it as ``forward(x, mask=...)``
     supports_masking = False
-    consumes_mask = False
+
+    @property
+    def consumes_mask(self) -> bool:
+        """Whether the layer takes its input's mask: a custom layer does when its ``call`` has a ``mask``
+        argument (Keras passes the mask there); built-in mask consumers set this to True."""
+        return getattr(type(self), "call", None) is not None and "mask" in _call_parameters(type(self))
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -417,19 +456,26 @@ class Layer(nn.Module):
                 tensor.copy_(gg.tensor(from_keras(value) if from_keras is not None else value, dtype=tensor.dtype))
 
     def _call_symbolic(self, inputs: Any):
-        examples = [t.example for t in inputs] if isinstance(inputs, (list, tuple)) else inputs.example
+        several = isinstance(inputs, (list, tuple))
+        examples = [t.example for t in inputs] if several else inputs.example
         self._ensure_built(examples)
+        in_mask = None if several else getattr(inputs, "_keras_mask", None)  # the example's mask, as Keras'
+        extra = {"mask": in_mask} if in_mask is not None and self.consumes_mask else {}
         was = self.training
         self.eval()
         try:
-            with gg.no_grad():
-                out = nn.Module.__call__(self, examples)
+            with gg.no_grad(), np.errstate(all="ignore"):  # example values (zeros, all masked) may divide 0 by 0
+                out = nn.Module.__call__(self, examples, **extra)
+                shapes = symbolic_shapes(lambda v: nn.Module.__call__(self, v, **extra), inputs, out)
+                out_mask = None if several else self.compute_mask(examples, in_mask)
         finally:
             self.train(was)
         if isinstance(out, (list, tuple)):
-            return [KerasTensor((None,) + tuple(o.shape[1:]), o.dtype, o, self, inputs, f"{self.name}_{i}", i)
+            return [KerasTensor(shapes[i], o.dtype, o, self, inputs, f"{self.name}_{i}", i)
                     for i, o in enumerate(out)]
-        result = KerasTensor((None,) + tuple(out.shape[1:]), out.dtype, out, self, inputs)
+        result = KerasTensor(shapes[0], out.dtype, out, self, inputs)
+        if out_mask is not None:
+            result._keras_mask = out_mask
         if self.output_shape is None:
             object.__setattr__(self, "output_shape", result.shape)
         return result

@@ -15,6 +15,7 @@ from graphgrad.compat.keras.layers_prep import (ActivityRegularization, Category
                                                 Resizing, SpatialDropout1D, SpatialDropout2D, UnitNormalization,
                                                 UpSampling1D, ZeroPadding1D)
 from graphgrad.compat.keras.layers_text import TextVectorization
+from graphgrad.compat.keras.layers_convrnn import ConvLSTM2D
 from graphgrad.compat.keras.layers_rnn import (GRU, LSTM, Add, Bidirectional, Average, Concatenate, Maximum, Multiply, SimpleRNN,
                                                Subtract, add, average, concatenate, maximum, multiply, subtract)
 
@@ -37,4 +38,4 @@ __all__ = ["Input", "InputLayer", "Layer", "Activation", "AveragePooling1D", "Av
            "UpSampling1D", "ZeroPadding1D", "GaussianNoise", "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D",
            "PReLU", "Identity", "UnitNormalization", "GroupNormalization", "ActivityRegularization", "Resizing",
            "CenterCrop", "RandomFlip", "RandomRotation", "CategoryEncoding", "Discretization", "Masking",
-           "TextVectorization"]
+           "TextVectorization", "ConvLSTM2D"]

@@ -15,9 +15,44 @@ __all__ = ["Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "Bina
 _metrics = gg.train.metrics
 
 
+class _KerasAccuracy(_metrics.Accuracy):
+    """graphgrad's running accuracy (labels from class scores, one-hot or binary targets) with Keras'
+    ``update_state(y_true, y_pred, sample_weight=None)`` / ``reset_state()``: with weights, the weighted
+    share of correct predictions."""
+
+    def reset(self) -> None:
+        self.correct, self.total = 0.0, 0.0
+
+    def update(self, y_pred: Any, y_true: Any, sample_weight: Any = None) -> None:
+        before = (self.correct, self.total)
+        super().update(y_pred, y_true)
+        if sample_weight is None:
+            return
+        # weighted: recount this batch with each sample's labels weighted by its weight
+        got, count = self.correct - before[0], self.total - before[1]
+        self.correct, self.total = before
+        probe = _metrics.Accuracy(threshold=self.threshold)
+        weights = _host(sample_weight).reshape(-1)
+        rows = len(weights)
+        p, t = _host(y_pred), _host(y_true)
+        per_row = max(int(count) // max(rows, 1), 1)
+        for r in range(rows):
+            probe.reset()
+            probe.update(p[r:r + 1], t[r:r + 1])
+            self.correct += float(weights[r]) * probe.correct
+            self.total += float(weights[r]) * per_row
+        del got
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        self.update(y_pred, y_true, sample_weight)
+
+    def reset_state(self) -> None:
+        self.reset()
+
+
 def _accuracy(default: str):
     def make(name: Optional[str] = None, threshold: float = 0.5, **kwargs) -> Any:
-        return _metrics.Accuracy(name=name or default, threshold=threshold)
+        return _KerasAccuracy(name=name or default, threshold=threshold)
 
     make.__name__ = "".join(part.title() for part in default.split("_"))
     return make
@@ -38,11 +73,17 @@ def SparseTopKCategoricalAccuracy(k: int = 5, name: str = "sparse_top_k_categori
 
 
 def MeanSquaredError(name: str = "mean_squared_error", **kwargs) -> Any:
-    return _metrics.MSE(name=name)
+    """Keras' ``MeanSquaredError`` metric: the (weighted) mean over samples of ``mean((y_true - y_pred)**2)``."""
+    from graphgrad.compat.keras.losses import mean_squared_error
+
+    return MeanMetricWrapper(mean_squared_error, name=name)
 
 
 def MeanAbsoluteError(name: str = "mean_absolute_error", **kwargs) -> Any:
-    return _metrics.MAE(name=name)
+    """Keras' ``MeanAbsoluteError`` metric: the (weighted) mean over samples of ``mean(|y_true - y_pred|)``."""
+    from graphgrad.compat.keras.losses import mean_absolute_error
+
+    return MeanMetricWrapper(mean_absolute_error, name=name)
 
 
 def Precision(name: str = "precision", thresholds: Any = None, **kwargs) -> Any:

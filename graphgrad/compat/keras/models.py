@@ -17,7 +17,7 @@ from graphgrad.compat.keras import trainer as _trainer
 from graphgrad.compat.keras import utils as _utils
 from graphgrad.compat.keras.utils import get_custom_objects, register_keras_serializable  # noqa: F401  (keras.saving's)
 from graphgrad.compat.keras.engine import (Input, InputLayer, KerasTensor, Layer, as_tensor, is_text, snake_case,
-                                           top_level_losses, unique_name)
+                                           symbolic_shapes, top_level_losses, unique_name)
 
 __all__ = ["Model", "Sequential", "load_model", "save_model", "model_from_json", "model_from_config", "clone_model"]
 
@@ -234,12 +234,13 @@ class Model(gg.Model):
         try:
             with gg.no_grad():
                 out = self(examples)
+                shapes = symbolic_shapes(self, x, out)
         finally:
             self.train(was)
         if isinstance(out, (list, tuple)):
-            return [KerasTensor((None,) + tuple(o.shape[1:]), o.dtype, o, self, x, f"{self.name}_{i}", i)
+            return [KerasTensor(shapes[i], o.dtype, o, self, x, f"{self.name}_{i}", i)
                     for i, o in enumerate(out)]
-        result = KerasTensor((None,) + tuple(out.shape[1:]), out.dtype, out, self, x)
+        result = KerasTensor(shapes[0], out.dtype, out, self, x)
         object.__setattr__(self, "output_shape", result.shape)
         return result
 

@@ -94,8 +94,8 @@ Sequence = PyDataset
 
 class batches_of:  # noqa: N801  (an iterable adapter, used as fit's loader)
     """The batches of a ``PyDataset`` (or any object with ``__len__`` and ``__getitem__``) as an iterable
-    that starts again each epoch and calls ``on_epoch_end`` when one is done; a third item of a batch
-    (sample weights) is refused."""
+    that starts again each epoch and calls ``on_epoch_end`` when one is done (batches with sample weights,
+    ``(x, y, w)``, train in Keras' loop: see ``Model.fit``)."""
 
     def __init__(self, dataset: Any) -> None:
         self.dataset = dataset
@@ -105,10 +105,7 @@ class batches_of:  # noqa: N801  (an iterable adapter, used as fit's loader)
 
     def __iter__(self):
         for index in range(len(self.dataset)):
-            batch = self.dataset[index]
-            if isinstance(batch, tuple) and len(batch) == 3:
-                raise NotImplementedError("PyDataset: batches with sample weights (x, y, w) are not supported")
-            yield batch
+            yield self.dataset[index]
         if hasattr(self.dataset, "on_epoch_end"):
             self.dataset.on_epoch_end()
 
@@ -150,9 +147,7 @@ class steps_of:  # noqa: N801  (an iterable adapter, used as fit's loader)
     def __iter__(self):
         for _ in range(self.steps):
             batch = self._next()
-            if isinstance(batch, tuple) and len(batch) == 3:
-                raise NotImplementedError("keras: batches with sample weights (x, y, w) are not supported")
-            yield tuple(batch) if isinstance(batch, list) and len(batch) == 2 else batch
+            yield tuple(batch) if isinstance(batch, list) and len(batch) in (2, 3) else batch
 
 
 def is_generator(x: Any) -> bool:
