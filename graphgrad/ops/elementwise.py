@@ -50,6 +50,9 @@ def _pytorch_float(dtype, *specs):
     """The shape rule's side of :func:`_narrowed`: float64 only when an operand is float64."""
     if dtype != _FLOAT64:
         return dtype
+    dimensioned = [s.dtype for s in specs if isinstance(s, TensorSpec) and len(s.shape) > 0 and s.dtype.kind == "f"]
+    if dimensioned and all(s.dtype != _FLOAT64 or len(s.shape) == 0 for s in specs if isinstance(s, TensorSpec)):
+        return np.result_type(*dimensioned)  # float64 only from 0-d operands: the tensor's dtype (PyTorch)
     dtypes = [_operand_dtype(s) for s in specs]
     dtypes = [d for d in dtypes if isinstance(d, np.dtype)]
     if any(d == _FLOAT64 for d in dtypes):
@@ -127,6 +130,12 @@ def _check_integer_divisor(name: str, a, b) -> None:
         raise DivisionByZeroError(f"{name}: integer division by zero")
 
 
+def _zero_d_beside(x, other) -> bool:
+    """Whether ``x`` is a 0-d float array and ``other`` a float array with dimensions of another dtype."""
+    return (getattr(x, "ndim", None) == 0 and getattr(other, "ndim", 0) > 0 and x.dtype.kind == "f"
+            and other.dtype.kind == "f" and other.dtype != x.dtype)
+
+
 def _narrowed(out, a, b, compute):
     """``out`` (NumPy's result of ``compute(a, b)``), recomputed under PyTorch's promotion where NumPy
     widened to float64 with no float64 operand (an integer tensor with a Python float or a float32
@@ -136,6 +145,11 @@ def _narrowed(out, a, b, compute):
     a_dtype, b_dtype = getattr(a, "dtype", None), getattr(b, "dtype", None)
     # (`is None` first: NumPy reads None as float64 in dtype comparisons)
     if (a_dtype is not None and a_dtype == _FLOAT64) or (b_dtype is not None and b_dtype == _FLOAT64):
+        # a 0-d float64 beside a float tensor with dimensions takes that tensor's dtype (PyTorch)
+        if _zero_d_beside(a, b):
+            return compute(a.astype(b_dtype), b)
+        if _zero_d_beside(b, a):
+            return compute(a, b.astype(a_dtype))
         return out
     dtype = _true_divide_dtype(a_dtype, b_dtype)
     out = compute(a.astype(dtype) if a_dtype is not None else a, b.astype(dtype) if b_dtype is not None else b)

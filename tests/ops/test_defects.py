@@ -219,3 +219,23 @@ def test_cat_stack_and_where_promote_without_float64_by_surprise():
     assert y.dtype == gg.float32 and x.grad.tolist() == [1.0, 1.0]
     assert gg.where(gg.tensor([True, False]), 1.0, 0).dtype == gg.float32
     assert gg.where(gg.tensor([True, False]), 1, 0).dtype == gg.int64
+
+
+def test_a_0d_float64_tensor_does_not_widen_a_float32_tensor():
+    """PyTorch's rule for 0-d tensors: beside a tensor with dimensions of the same kind, the dimensioned
+    dtype wins (``x * torch.tensor(r)`` with a float64 reward stays float32); of a higher kind, it counts."""
+    x = gg.ones(2)
+    assert (x + gg.tensor(2.5, dtype="float64")).dtype == gg.float32
+    assert (gg.tensor(2.5, dtype="float64") * x).dtype == gg.float32
+    assert (gg.ones(2, dtype="int32") + gg.tensor(2.5, dtype="float64")).dtype == gg.float64
+    assert (gg.tensor(1.0) + gg.tensor(1.0, dtype="float64")).dtype == gg.float64
+    w = gg.ones(2, requires_grad=True)
+    s = gg.tensor(3.0, dtype="float64", requires_grad=True)
+    (w * s).sum().backward()
+    assert w.grad.dtype == gg.float32 and s.grad.dtype == gg.float64 and float(s.grad) == 2.0
+
+    @gg.function
+    def scaled(v):
+        return v * gg.tensor(3.0, dtype="float64")
+
+    assert scaled(gg.ones(2)).dtype == gg.float32

@@ -125,10 +125,18 @@ def test_int_times_float_one_is_kept():
 
 
 def test_float32_times_float64_one_is_kept():
-    graph, (x,), (y,) = build(lambda x: x * gg.constant(np.ones((), np.float64)), ((3,), F32))
+    graph, (x,), (y,) = build(lambda x: x * gg.constant(np.ones((3,), np.float64)), ((3,), F32))
     prog = program([y], [x])
     assert counts(prog)["Mul"] == 1
     assert assert_same(graph, [y], {x: rand(3, dtype=F32)})[0].dtype == np.float64
+
+
+def test_float32_times_0d_float64_one_is_dropped():
+    """A 0-d float64 beside a float32 tensor keeps float32 (PyTorch's rule), so the product is x itself."""
+    graph, (x,), (y,) = build(lambda x: x * gg.constant(np.ones((), np.float64)), ((3,), F32))
+    prog = program([y], [x])
+    assert counts(prog)["Mul"] == 0
+    assert assert_same(graph, [y], {x: rand(3, dtype=F32)})[0].dtype == np.float32
 
 
 def test_int_times_int_one_is_dropped():
