@@ -254,3 +254,35 @@ def test_torchvision_transforms_v2_pipeline_of_the_current_tutorials():
     crop = v2.Compose([v2.ToImage(), v2.ToDtype({"image": torch.float32}, scale=True),
                        v2.RandomResizedCrop(size=(2, 2), antialias=True), v2.RandomHorizontalFlip(p=0.5)])
     assert crop(img).shape == (3, 2, 2) and v2.ToPureTensor()(out) is out
+
+
+def test_summary_writer_records_images_and_figures(tmp_path):
+    """The tutorials' TensorBoard lesson: writer.add_image('four_fashion_mnist_images', make_grid(images)),
+    add_images for a batch, add_figure for a matplotlib figure; TensorBoard reads them back."""
+    pytest.importorskip("tensorboard")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from graphgrad.compat.torch.utils.tensorboard import SummaryWriter
+    from graphgrad.compat.torchvision.utils import make_grid
+
+    writer = SummaryWriter(str(tmp_path))
+    writer.add_image("grid", make_grid(torch.rand(4, 1, 28, 28)))
+    writer.add_image("gray", torch.rand(1, 5, 6), 1)
+    writer.add_image("hwc", (torch.rand(5, 6, 3) * 255).to(torch.uint8), 2, dataformats="HWC")
+    writer.add_images("batch", torch.rand(10, 3, 4, 4), 3)
+    figure = plt.figure(figsize=(2, 1), dpi=50)
+    plt.plot([1, 2])
+    writer.add_figure("figure", figure, global_step=4)
+    writer.close()
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    sizes = {tag: (events.Images(tag)[0].step, events.Images(tag)[0].width, events.Images(tag)[0].height)
+             for tag in events.Tags()["images"]}
+    assert sizes["gray"] == (1, 6, 5) and sizes["hwc"] == (2, 6, 5) and sizes["batch"] == (3, 32, 8)
+    assert sizes["figure"] == (4, 100, 50) and sizes["grid"][0] == 0
+    with pytest.raises(ValueError):
+        SummaryWriter(str(tmp_path)).add_image("bad", torch.rand(2, 3), dataformats="CHW")

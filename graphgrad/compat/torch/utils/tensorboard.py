@@ -1,8 +1,85 @@
 """``torch.utils.tensorboard.SummaryWriter``: graphgrad's TensorBoard event writer (needs the
 ``tensorboard`` package, as PyTorch's does): ``add_scalar``, ``add_scalars``, ``add_histogram``,
-``add_text``, ``add_graph``, ``flush``, ``close``. See graphgrad/train/tensorboard.py."""
-import graphgrad as _gg
+``add_text``, ``add_graph``, ``flush``, ``close`` (see graphgrad/train/tensorboard.py), and here PyTorch's
+image summaries: ``add_image``, ``add_images`` and ``add_figure`` (a matplotlib figure)."""
+from __future__ import annotations
 
-SummaryWriter = _gg.train.SummaryWriter
+import io
+from typing import Any, Optional
+
+import graphgrad as _gg
+from graphgrad.backend import np
+from graphgrad.core.tensor import host_array
+
+
+def _to_hwc(array, dataformats: str):
+    """``array`` laid out as ``dataformats`` ("CHW", "HWC", "HW", "NCHW", "NHWC") as one (H, W, 3 or 4)
+    image; a batch becomes a grid of 8 columns, one channel is repeated to three (PyTorch's layout)."""
+    dataformats = dataformats.upper()
+    if len(dataformats) != array.ndim:
+        raise ValueError(f"dataformats {dataformats!r} does not match an image of shape {array.shape}")
+    if dataformats[0] == "N":  # (N, C, H, W) -> a grid
+        batch = array.transpose([dataformats.index(c) for c in "NCHW"])
+        if batch.shape[1] == 1:
+            batch = np.concatenate([batch] * 3, axis=1)
+        n, c, h, w = batch.shape
+        cols = min(n, 8)
+        rows = -(-n // cols)
+        canvas = np.zeros((c, h * rows, w * cols), dtype=batch.dtype)
+        for i in range(n):
+            r, k = divmod(i, cols)
+            canvas[:, r * h:(r + 1) * h, k * w:(k + 1) * w] = batch[i]
+        return canvas.transpose(1, 2, 0)
+    if dataformats == "HW":
+        return np.stack([array] * 3, axis=2)
+    hwc = array.transpose([dataformats.index(c) for c in "HWC"])
+    return np.concatenate([hwc] * 3, axis=2) if hwc.shape[2] == 1 else hwc
+
+
+class SummaryWriter(_gg.train.SummaryWriter):
+    __doc__ = _gg.train.SummaryWriter.__doc__
+
+    def add_image(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
+                  walltime: Optional[float] = None, dataformats: str = "CHW") -> None:
+        """Record an image: a float tensor in [0, 1] (scaled by 255) or a uint8 one, laid out as
+        ``dataformats`` (default ``"CHW"``; one channel shows as gray)."""
+        from PIL import Image
+
+        array = host_array(img_tensor)
+        scale = 1 if array.dtype == np.uint8 else 255
+        hwc = np.clip(_to_hwc(array.astype(np.float32), dataformats) * scale, 0, 255).astype(np.uint8)
+        height, width, channels = hwc.shape
+        buffer = io.BytesIO()
+        Image.fromarray(hwc).save(buffer, format="PNG")
+        summary_pb2 = self._pb["summary_pb2"]
+        image = summary_pb2.Summary.Image(height=height, width=width, colorspace=channels,
+                                          encoded_image_string=buffer.getvalue())
+        self._summary(summary_pb2.Summary.Value(tag=tag, image=image), global_step, walltime)
+
+    def add_images(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
+                   walltime: Optional[float] = None, dataformats: str = "NCHW") -> None:
+        """Record a batch of images as one grid image (8 per row)."""
+        self.add_image(tag, img_tensor, global_step, walltime, dataformats=dataformats)
+
+    def add_figure(self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True,
+                   walltime: Optional[float] = None) -> None:
+        """Record a matplotlib figure (or a list of them, as a grid) as an image; ``close`` closes it."""
+        figures = figure if isinstance(figure, (list, tuple)) else [figure]
+        images = []
+        for fig in figures:
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+            canvas = FigureCanvasAgg(fig)
+            canvas.draw()
+            images.append(np.asarray(canvas.buffer_rgba())[:, :, :3].copy())
+            if close:
+                import matplotlib.pyplot as plt
+
+                plt.close(fig)
+        if isinstance(figure, (list, tuple)):
+            self.add_images(tag, np.stack(images), global_step, walltime, dataformats="NHWC")
+        else:
+            self.add_image(tag, images[0], global_step, walltime, dataformats="HWC")
+
 
 __all__ = ["SummaryWriter"]
