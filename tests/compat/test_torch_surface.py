@@ -320,3 +320,14 @@ def test_more_torch_functions_as_pytorch():
     assert tuple(torch.vmap(lambda x: x * 2)(torch.ones(3, 2)).shape) == (3, 2)
     assert torch.scalar_tensor(3).dtype == torch.float32 and torch.asarray([1, 2]).dtype == torch.int64
     assert [t.shape[0] for t in torch.split_with_sizes(torch.ones(5), [2, 3])] == [2, 3]
+
+
+def test_torch_dynamo_switches_are_accepted():
+    """Libraries (einops) register functions with torch._dynamo; programs set its config switches."""
+    torch._dynamo.config.verbose = True
+    assert torch._dynamo.config.verbose is True
+    f = torch._dynamo.allow_in_graph(abs)
+    assert f is abs and torch._dynamo.disable(abs) is abs and not torch._dynamo.is_compiling()
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: x * 2, dynamic=True, fullgraph=True)
+    assert compiled(torch.ones(2)).tolist() == [2.0, 2.0]

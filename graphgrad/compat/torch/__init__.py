@@ -815,6 +815,7 @@ def broadcast_shapes(*shapes) -> tuple:
 from graphgrad.compat.torch import (accelerator, amp, autograd, backends, cuda, distributed, jit, nn,  # noqa: E402,F401
                                     onnx, optim, profiler, random, serialization, special, testing, utils)
 from graphgrad.compat.torch import func, sparse  # noqa: E402
+from graphgrad.compat.torch import _dynamo  # noqa: E402,F401  (torch._dynamo: config, allow_in_graph...)
 from graphgrad.compat.torch.sparse import (sparse_coo_tensor, sparse_csr_tensor, strided, sparse_coo,  # noqa: E402,F401
                                            sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, layout)
 
@@ -889,7 +890,8 @@ def install() -> None:
                              "exponential", "laplace", "gamma", "beta", "dirichlet", "chi2", "poisson", "binomial",
                              "multinomial", "geometric", "studentT", "cauchy", "half_normal", "half_cauchy", "gumbel",
                              "relaxed_bernoulli", "relaxed_categorical", "mixture_same_family", "one_hot_categorical",
-                             "exp_family")},
+                             "exp_family", "negative_binomial", "pareto", "weibull", "inverse_gamma",
+                             "fishersnedecor")},
                          "torch.distributions.transforms": _gg.distributions.transforms,
                          "torch.distributions.constraint_registry": _gg.distributions.transforms,
                          "torch.distributions.constraints": _gg.distributions.constraints,
@@ -900,7 +902,7 @@ def install() -> None:
                          "torch.nn.utils.parametrize": nn_utils.parametrize,
                          "torch.nn.utils.prune": nn_utils.prune,
                          "torch.nn.utils.parametrizations": nn_utils.parametrizations,
-                         "torch.multiprocessing": multiprocessing}.items():
+                         "torch.multiprocessing": multiprocessing, "torch._dynamo": _dynamo}.items():
         sys.modules[name] = module
     # torchvision's datasets, transforms and models come with it: a program's `import torchvision`
     # must not load a real torchvision built against a real torch
