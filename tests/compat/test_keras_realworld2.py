@@ -369,3 +369,22 @@ def test_a_custom_layer_with_a_mask_argument_receives_the_mask():
     tokens = np.array([[3, 4, 0, 0], [1, 2, 5, 0]])
     y = model(tokens).numpy()[..., 0]
     assert np.allclose(y[tokens == 0], 0.0) and np.allclose(y.sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_confusion_count_metrics_as_keras_in_an_imbalanced_fit():
+    fn = keras.metrics.FalseNegatives()
+    fn.update_state([[0], [1], [1], [0]], [[0.2], [0.3], [0.9], [0.7]], sample_weight=[1, 2, 3, 4])
+    assert float(fn.result()) == 2.0 and fn.name == "false_negatives"
+    tp = keras.metrics.TruePositives(thresholds=[0.25, 0.5])
+    tp.update_state([[0], [1], [1], [0]], [[0.2], [0.3], [0.9], [0.7]])
+    assert tp.result().tolist() == [2.0, 1.0]
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 5)).astype("float32")
+    y = (x[:, 0] > 1).astype("float32")
+    model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(optimizer="adam", loss="binary_crossentropy",
+                  metrics=[keras.metrics.FalseNegatives(name="fn"), keras.metrics.FalsePositives(name="fp"),
+                           keras.metrics.TrueNegatives(name="tn"), keras.metrics.TruePositives(name="tp")])
+    history = model.fit(x, y, batch_size=64, epochs=1, verbose=0, class_weight={0: 1.0, 1: 5.0})
+    counts = [history.history[k][0] for k in ("fn", "fp", "tn", "tp")]
+    assert sum(counts) == 200 and history.history["tp"][0] + history.history["fn"][0] == float(y.sum())

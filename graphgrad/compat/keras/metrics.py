@@ -10,7 +10,7 @@ from graphgrad.backend import np
 __all__ = ["Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy", "TopKCategoricalAccuracy",
            "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError", "Precision", "Recall",
            "as_graphgrad_metric", "AUC", "F1Score", "FBetaScore", "MeanIoU", "Metric", "Mean", "Sum",
-           "MeanMetricWrapper"]
+           "MeanMetricWrapper", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives"]
 
 _metrics = gg.train.metrics
 
@@ -434,6 +434,53 @@ class MeanIoU(_KerasMetric):
         denominator = self.matrix.sum(0) + self.matrix.sum(1) - tp
         valid = np.sum(denominator != 0)
         return float(np.sum(_ratio(tp, denominator)) / valid) if valid else 0.0
+
+
+class _Confusion(_KerasMetric):
+    """A count of the confusion matrix of binary predictions (``y_pred > threshold``) against ``y_true``
+    (``TruePositives`` and the three others), weighted by ``sample_weight``; ``thresholds`` a number (one
+    count) or a list (one count each, as Keras)."""
+
+    kind = ("tp", "true_positives")
+
+    def __init__(self, thresholds: Any = None, name: Optional[str] = None, dtype: Any = None) -> None:
+        self.many = isinstance(thresholds, (list, tuple))
+        values = thresholds if self.many else [0.5 if thresholds is None else thresholds]
+        self.thresholds = np.asarray([float(t) for t in values])
+        super().__init__(name or self.kind[1])
+
+    def reset(self) -> None:
+        self.count = np.zeros(len(self.thresholds))
+
+    def update(self, y_pred: Any, y_true: Any, sample_weight: Any = None) -> None:
+        p, t = _host(y_pred), _host(y_true) > 0.5
+        t = np.broadcast_to(t.reshape(t.shape + (1,) * (p.ndim - t.ndim)) if t.ndim < p.ndim else t, p.shape)
+        w = np.ones(p.shape) if sample_weight is None else np.broadcast_to(
+            _host(sample_weight).reshape(_host(sample_weight).shape + (1,) * (p.ndim - _host(sample_weight).ndim)),
+            p.shape)
+        p, t, w = p.reshape(-1), t.reshape(-1), w.reshape(-1)
+        above = p[None, :] > self.thresholds[:, None]
+        pick = {"tp": above & t, "fp": above & ~t, "tn": ~above & ~t, "fn": ~above & t}[self.kind[0]]
+        self.count = self.count + (pick * w).sum(axis=1)
+
+    def result(self) -> Any:
+        return np.asarray(self.count, dtype=np.float32) if self.many else Scalar(self.count[0])
+
+
+class TruePositives(_Confusion):
+    kind = ("tp", "true_positives")
+
+
+class FalsePositives(_Confusion):
+    kind = ("fp", "false_positives")
+
+
+class TrueNegatives(_Confusion):
+    kind = ("tn", "true_negatives")
+
+
+class FalseNegatives(_Confusion):
+    kind = ("fn", "false_negatives")
 
 
 _BY_NAME = {"auc": AUC, "accuracy": Accuracy, "acc": lambda: Accuracy(name="acc"),
