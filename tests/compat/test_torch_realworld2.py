@@ -286,3 +286,24 @@ def test_summary_writer_records_images_and_figures(tmp_path):
     assert sizes["figure"] == (4, 100, 50) and sizes["grid"][0] == 0
     with pytest.raises(ValueError):
         SummaryWriter(str(tmp_path)).add_image("bad", torch.rand(2, 3), dataformats="CHW")
+
+
+def test_summary_writer_records_a_precision_recall_curve(tmp_path):
+    """The tutorials' TensorBoard lesson: writer.add_pr_curve(class, truth, probs, global_step); the numbers are
+    PyTorch's writer's for these labels and predictions (tp, fp, tn, fn, precision, recall per threshold)."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.util import tensor_util
+
+    from graphgrad.compat.torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path))
+    writer.add_pr_curve("pr", torch.tensor([1, 0, 1, 1, 0, 0, 1, 0]),
+                        torch.tensor([0.9, 0.1, 0.8, 0.4, 0.6, 0.2, 0.7, 0.3]), 0)
+    writer.close()
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    data = tensor_util.make_ndarray(events.Tensors("pr")[0].tensor_proto)
+    assert data.shape == (6, 127) and data[:4, 0].tolist() == [4, 4, 0, 0]  # every prediction counts as positive
+    assert data[:4, 63].tolist() == [3, 1, 3, 1]  # at threshold 0.5: 0.9, 0.8, 0.7 right, 0.6 wrong
+    assert data[4, 63] == pytest.approx(0.75) and data[5, 63] == pytest.approx(0.75)

@@ -81,5 +81,35 @@ class SummaryWriter(_gg.train.SummaryWriter):
         else:
             self.add_image(tag, images[0], global_step, walltime, dataformats="HWC")
 
+    def add_pr_curve(self, tag: str, labels: Any, predictions: Any, global_step: Optional[int] = None,
+                     num_thresholds: int = 127, weights: Any = None, walltime: Optional[float] = None) -> None:
+        """Record a precision-recall curve of ``predictions`` (probabilities in [0, 1]) against the 0/1
+        ``labels``, at ``num_thresholds`` thresholds (TensorBoard's PR-curve plugin)."""
+        from tensorboard.compat.proto import tensor_pb2, tensor_shape_pb2
+        from tensorboard.plugins.pr_curve import plugin_data_pb2
+
+        labels = host_array(labels).reshape(-1).astype(np.float64)
+        predictions = host_array(predictions).reshape(-1).astype(np.float64)
+        num_thresholds = min(num_thresholds, 127)
+        weight = 1.0 if weights is None else host_array(weights).reshape(-1).astype(np.float64)
+        buckets = np.floor(predictions * (num_thresholds - 1)).astype(np.int32)
+        span = (0, num_thresholds - 1)
+        tp_buckets, _ = np.histogram(buckets, bins=num_thresholds, range=span, weights=labels * weight)
+        fp_buckets, _ = np.histogram(buckets, bins=num_thresholds, range=span, weights=(1.0 - labels) * weight)
+        tp = np.cumsum(tp_buckets[::-1])[::-1]
+        fp = np.cumsum(fp_buckets[::-1])[::-1]
+        tn, fn = fp[0] - fp, tp[0] - tp
+        precision = tp / np.maximum(1e-7, tp + fp)
+        recall = tp / np.maximum(1e-7, tp + fn)
+        data = np.stack((tp, fp, tn, fn, precision, recall))
+        summary_pb2 = self._pb["summary_pb2"]
+        content = plugin_data_pb2.PrCurvePluginData(version=0, num_thresholds=num_thresholds).SerializeToString()
+        metadata = summary_pb2.SummaryMetadata(
+            plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="pr_curves", content=content))
+        shape = tensor_shape_pb2.TensorShapeProto(dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=d)
+                                                       for d in data.shape])
+        tensor = tensor_pb2.TensorProto(dtype="DT_FLOAT", float_val=data.reshape(-1).tolist(), tensor_shape=shape)
+        self._summary(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), global_step, walltime)
+
 
 __all__ = ["SummaryWriter"]
