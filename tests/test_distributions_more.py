@@ -52,7 +52,8 @@ CASES = {
     "relaxed_bernoulli": ("RelaxedBernoulli", [[0.5]], {"probs": PROB}, [0.3, 0.6, 0.9]),
     "relaxed_one_hot": ("RelaxedOneHotCategorical", [[0.7]], {"logits": LOGITS}, [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]),
     "mvn_cov": ("MultivariateNormal", [LOC], {"covariance_matrix": COV}, [0.1, -0.5, 3.0]),
-    "mvn_prec": ("MultivariateNormal", [[[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]]], {"precision_matrix": PREC}, [0.1, -0.5, 3.0]),
+    "mvn_prec": ("MultivariateNormal", [[[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]]], {"precision_matrix": PREC},
+                 [0.1, -0.5, 3.0]),
     "mvn_tril": ("MultivariateNormal", [LOC], {"scale_tril": TRIL}, [[0.1, -0.5, 3.0], [1.0, 1.0, 1.0]]),
     "lowrank_mvn": ("LowRankMultivariateNormal", [LOC, [[1.0, 0.5], [0.2, 0.3], [-0.4, 1.0]], [0.5, 1.0, 2.0]], {},
                     [[0.1, -0.5, 3.0], [1.0, 1.0, 1.0]]),
@@ -96,19 +97,21 @@ EXPRESSIONS = {
     "power_inv": "D.transforms.PowerTransform(t([2.5])).inv(t([0.3, 1.2, 2.0]))",
     "softmax_fwd": "D.transforms.SoftmaxTransform()(t(X))",
     "stick_fwd": "D.transforms.StickBreakingTransform()(t(X))",
-    "stick_ldj": "D.transforms.StickBreakingTransform().log_abs_det_jacobian(t(X), D.transforms.StickBreakingTransform()(t(X)))",
+    "stick_ldj": "D.transforms.StickBreakingTransform().log_abs_det_jacobian(t(X), "
+                 "D.transforms.StickBreakingTransform()(t(X)))",
     "stick_inv": "D.transforms.StickBreakingTransform().inv(t([[0.2, 0.3, 0.1, 0.4]]))",
-    "compose_ldj": "D.transforms.ComposeTransform([D.transforms.AffineTransform(t([0.0, 1.0, 2.0]), t([1.0, 2.0, 0.5]), "
-                   "event_dim=1), D.transforms.ExpTransform()]).log_abs_det_jacobian(t(X), D.transforms.ComposeTransform("
-                   "[D.transforms.AffineTransform(t([0.0, 1.0, 2.0]), t([1.0, 2.0, 0.5]), event_dim=1), "
-                   "D.transforms.ExpTransform()])(t(X)))",
-    "compose_inv": "D.transforms.ComposeTransform([D.transforms.AffineTransform(1.0, 2.0), D.transforms.ExpTransform()])"
-                   ".inv(t([0.5, 2.0, 9.0]))",
+    "compose_ldj": "D.transforms.ComposeTransform([D.transforms.AffineTransform(t([0.0, 1.0, 2.0]), "
+                   "t([1.0, 2.0, 0.5]), event_dim=1), D.transforms.ExpTransform()]).log_abs_det_jacobian(t(X), "
+                   "D.transforms.ComposeTransform([D.transforms.AffineTransform(t([0.0, 1.0, 2.0]), "
+                   "t([1.0, 2.0, 0.5]), event_dim=1), D.transforms.ExpTransform()])(t(X)))",
+    "compose_inv": "D.transforms.ComposeTransform([D.transforms.AffineTransform(1.0, 2.0), "
+                   "D.transforms.ExpTransform()]).inv(t([0.5, 2.0, 9.0]))",
     "tanh_normal_log_prob": "D.TransformedDistribution(D.Normal(t([0.0, 1.0]), t([1.0, 0.5])), "
                             "[D.transforms.TanhTransform()]).log_prob(t([0.3, -0.9]))",
     "affine_exp_cdf": "D.TransformedDistribution(D.Normal(t([0.0, 1.0]), t([1.0, 0.5])), [D.transforms.AffineTransform("
                       "1.0, -2.0), D.transforms.ExpTransform()]).cdf(t([0.3, 0.9]))",
-    "affine_exp_icdf": "D.TransformedDistribution(D.Normal(t([0.0, 1.0]), t([1.0, 0.5])), [D.transforms.AffineTransform("
+    "affine_exp_icdf": "D.TransformedDistribution(D.Normal(t([0.0, 1.0]), t([1.0, 0.5])), "
+                       "[D.transforms.AffineTransform("
                        "1.0, -2.0), D.transforms.ExpTransform()]).icdf(t([0.3, 0.9]))",
     "stick_dist_log_prob": "D.TransformedDistribution(D.Normal(t([0.0, 1.0]), t([1.0, 0.5])), "
                            "[D.transforms.StickBreakingTransform()]).log_prob(t([0.3, 0.2, 0.5]))",
@@ -136,6 +139,15 @@ EXPRESSIONS = {
     "expanded_mvn_log_prob": "D.MultivariateNormal(t(LOC), covariance_matrix=t(COV)).expand((2,)).log_prob("
                              "t([[0.1, -0.5, 3.0], [1.0, 1.0, 1.0]]))",
 }
+CASES_NEW = {
+    "negative_binomial": ("NegativeBinomial", [[2.0, 5.0, 0.5]], {"probs": PROB}, [0.0, 3.0, 10.0]),
+    "negative_binomial_logits": ("NegativeBinomial", [3.0], {"logits": LOC}, [0.0, 3.0, 10.0]),
+    "pareto": ("Pareto", [SCALE, [0.7, 2.5, 5.5]], {}, [1.2, 0.5, 3.0]),
+    "weibull": ("Weibull", [SCALE, POS], {}, [0.3, 1.2, 2.0]),
+    "inverse_gamma": ("InverseGamma", [POS, POS2], {}, [0.3, 1.2, 2.0]),
+    "fisher_snedecor": ("FisherSnedecor", [[1.5, 3.0, 7.0], [2.5, 5.0, 9.0]], {}, [0.3, 1.2, 2.0]),
+}
+CASES.update(CASES_NEW)
 
 EXPECTED = {
     'normal': {
@@ -463,6 +475,68 @@ EXPECTED = {
         'variance': [1.75, 1.13, 3.16],
         'stddev': [1.3228756555323, 1.06301458127346, 1.77763888346312],
     },
+    'negative_binomial': {
+        'batch_shape': (3,),
+        'event_shape': (),
+        'log_prob': [-0.44628710262842, -3.53454079195646, -3.74695137724895],
+        'mean': [0.5, 11.6666666666667, 9.49999999999999],
+        'mode': [0.0, 9.0, 0.0],
+        'variance': [0.625, 38.8888888888889, 190.0],
+        'stddev': [0.790569415042095, 6.23609564462323, 13.7840487520902],
+    },
+    'negative_binomial_logits': {
+        'batch_shape': (3,),
+        'event_shape': (),
+        'log_prob': [-2.92223095254032, -2.57698503211529, -3.46040940153222],
+        'mean': [4.94616381210038, 1.10363832351433, 22.1671682967919],
+        'mode': [3.0, 0.0, 14.0],
+        'variance': [13.1010092974775, 1.50964417322416, 185.961618396225],
+        'stddev': [3.6195316406239, 1.22867578035223, 13.6367744865208],
+    },
+    'pareto': {
+        'batch_shape': (3,),
+        'event_shape': (),
+        'log_prob': [-0.666621590488455, 0.332373853019124, -0.396632758796435],
+        'cdf': [0.119816692967285, 0.721145199073066, 0.633137647418629],
+        'icdf': [1.16243276746516, 0.395852373231868, 3.3498507977571],
+        'entropy': [2.78524637251016, -0.720263536200091, 0.393360821453912],
+        'mean': [inf, 0.5, 3.05555555555556],
+        'mode': [1.0, 0.3, 2.5],
+        'variance': [inf, 0.2, 0.485008818342152],
+        'stddev': [inf, 0.447213595499958, 0.696425745031121],
+    },
+    'weibull': {
+        'batch_shape': (3,),
+        'event_shape': (),
+        'log_prob': [-0.425994722890886, -12.7165856539942, -0.508774522496526],
+        'cdf': [0.349823633779733, 0.999999887464825, 0.254041941304636],
+        'icdf': [0.040162945282136, 0.249766383347309, 2.72594532572443],
+        'entropy': [1.10929680183808, -0.608512152435115, 0.683810001827893],
+        'mean': [1.26582350605728, 0.265868077635827, 2.30800356235914],
+        'mode': [nan, 0.212132034355964, 2.41042999049686],
+        'variance': [3.42683555365315, 0.0193141652942297, 0.234724350421998],
+        'stddev': [1.85117140039845, 0.138975412552831, 0.484483591488915],
+    },
+    'inverse_gamma': {
+        'batch_shape': (3,),
+        'event_shape': (),
+        'log_prob': [-2.93028790350186, -2.71287946746351, -3.92090305358376],
+        'cdf': [0.00304624203112669, 0.955375080765052, 0.990725886365735],
+        'entropy': [3.44037239592632, -0.184643737169556, 0.0843207905054442],
+        'mean': [inf, 0.4, 0.666666666666667],
+        'mode': [0.882352941176471, 0.133333333333333, 0.461538461538462],
+        'variance': [inf, inf, 0.126984126984127],
+        'stddev': [inf, inf, 0.356348322549899],
+    },
+    'fisher_snedecor': {
+        'batch_shape': (3,),
+        'event_shape': (),
+        'log_prob': [-0.518164008707638, -1.21651598416307, -1.78243846845085],
+        'mean': [5.0, 1.66666666666667, 1.28571428571429],
+        'mode': [nan, 0.238095238095238, 0.584415584415584],
+        'variance': [nan, 11.1111111111111, 1.32244897959184],
+        'stddev': [nan, 3.33333333333333, 1.14997781699989],
+    },
 }
 KL_EXPECTED = {
     'normal': [5.24047164011851, 2.80685281944005],
@@ -584,7 +658,7 @@ def test_transforms_and_composite_distributions_match_pytorch(key):
     _close(eval(EXPRESSIONS[key]), EXPR_EXPECTED[key])
 
 
-HEAVY_TAILED = {"log_normal", "cauchy", "half_cauchy"}
+HEAVY_TAILED = {"log_normal", "cauchy", "half_cauchy", "pareto", "inverse_gamma", "fisher_snedecor", "weibull"}
 
 
 @pytest.mark.parametrize("key", list(CASES))
@@ -621,7 +695,8 @@ RSAMPLE_CASES = {
     "Laplace": [[0.3, -1.0], [0.5, 2.0]], "Gumbel": [[0.3, -1.0], [0.5, 2.0]], "LogNormal": [[0.1, -0.3], [0.4, 0.2]],
     "HalfNormal": [[0.4, 1.3]], "Gamma": [[0.5, 3.0], [1.5, 0.7]], "Chi2": [[3.0, 7.0]],
     "Beta": [[0.5, 3.0], [1.5, 0.7]], "StudentT": [[5.0, 9.0], [0.3, -1.0], [1.0, 2.0]],
-    "Dirichlet": [[0.5, 3.0, 1.2]],
+    "Dirichlet": [[0.5, 3.0, 1.2]], "Pareto": [[1.0, 2.0], [5.0, 6.5]], "Weibull": [[1.0, 2.0], [1.5, 3.0]],
+    "InverseGamma": [[6.0, 9.0], [1.0, 2.0]], "FisherSnedecor": [[5.0, 8.0], [11.0, 14.0]],
 }
 
 
@@ -691,6 +766,22 @@ def test_reparameterized_samples_are_deterministic_functions_of_the_noise():
     gg.manual_seed(3)
     tanh = D.TransformedDistribution(D.Normal(loc, scale), [D.transforms.TanhTransform()])
     np.testing.assert_allclose(tanh.rsample((4,)).numpy(), np.tanh(loc.numpy() + scale.numpy() * eps))
+
+
+def test_transform_cache_returns_the_input_of_a_squashed_sample():
+    """TanhTransform(cache_size=1), as SAC writes it: log_prob of a sample whose tanh rounded to 1 is the
+    density at the pre-tanh value (atanh would overflow), as PyTorch's cached transform gives."""
+    mu, sigma = gg.tensor([8.0, 0.1]), gg.tensor([0.1, 1.0])
+    d = D.TransformedDistribution(D.Normal(mu, sigma), D.TanhTransform(cache_size=1))
+    gg.manual_seed(0)
+    a = d.rsample()
+    gg.manual_seed(0)
+    x = D.Normal(mu, sigma).rsample()
+    want = D.Normal(mu, sigma).log_prob(x) - D.TanhTransform().log_abs_det_jacobian(x, a)
+    np.testing.assert_allclose(d.log_prob(a).numpy(), want.numpy(), rtol=1e-6)
+    assert np.isfinite(d.log_prob(a).numpy()).all()
+    t2 = D.ComposeTransform([D.AffineTransform(1.0, 2.0), D.TanhTransform(cache_size=1)])
+    assert t2.inv(t2(gg.tensor([20.0]))).numpy().tolist() == [20.0]
 
 
 def test_has_rsample_and_supports_are_pytorchs():

@@ -15,7 +15,7 @@ event dims. Random draws use graphgrad's generator, so ``gg.manual_seed`` reprod
     (5, 3)
 
 Modules: ``constraints``, ``transforms``, ``kl`` (``kl_divergence``, ``register_kl``), and the families
-in ``continuous``, ``discrete``, ``multivariate``, ``composite``.
+in ``continuous``, ``discrete``, ``multivariate``, ``composite``, ``more``.
 """
 from graphgrad.distributions import constraints, transforms
 from graphgrad.distributions.composite import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, Independent,
@@ -29,6 +29,7 @@ from graphgrad.distributions.discrete import (Bernoulli, Binomial, Categorical, 
 from graphgrad.distributions.distribution import Distribution, ExponentialFamily
 from graphgrad.distributions import kl
 from graphgrad.distributions.kl import kl_divergence, register_kl
+from graphgrad.distributions.more import FisherSnedecor, InverseGamma, NegativeBinomial, Pareto, Weibull
 from graphgrad.distributions.multivariate import LowRankMultivariateNormal, MultivariateNormal
 from graphgrad.distributions.transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
                                                 IndependentTransform, PowerTransform, SigmoidTransform,
@@ -37,10 +38,11 @@ from graphgrad.distributions.transforms import (AbsTransform, AffineTransform, C
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Constraint", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform",
-           "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-           "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal",
-           "OneHotCategorical", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "SigmoidTransform", "SoftmaxTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "biject_to", "constraints", "identity_transform", "kl",
-           "kl_divergence", "register_kl", "transform_to", "transforms"]
+           "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Laplace", "LogNormal",
+           "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
+           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform",
+           "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+           "Weibull", "biject_to", "constraints", "identity_transform", "kl", "kl_divergence", "register_kl",
+           "transform_to", "transforms"]

@@ -111,7 +111,8 @@ class Distribution:
                     continue
                 ok = constraint.check(value)
                 if not bool(gg.all(ok).numpy()):
-                    raise ValueError(f"Expected parameter {name} ({type(value).__name__} of shape {tuple(value.shape)}) "
+                    raise ValueError(f"Expected parameter {name} ({type(value).__name__} of shape "
+                                     f"{tuple(value.shape)}) "
                                      f"of distribution {self!r} to satisfy the constraint {constraint!r}, "
                                      f"but found invalid values:\n{value}")
 
@@ -186,8 +187,8 @@ class Distribution:
         return gg.exp(self.entropy())
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{k}: {tuple(self.__dict__[k].shape) if isinstance(self.__dict__[k], Tensor) else self.__dict__[k]}"
-                           for k in self.arg_constraints if k in self.__dict__)
+        shown = {k: self.__dict__[k] for k in self.arg_constraints if k in self.__dict__}
+        params = ", ".join(f"{k}: {tuple(v.shape) if isinstance(v, Tensor) else v}" for k, v in shown.items())
         return f"{type(self).__name__}({params or f'batch_shape={self.batch_shape}, event_shape={self.event_shape}'})"
 
 

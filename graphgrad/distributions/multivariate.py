@@ -175,8 +175,9 @@ class LowRankMultivariateNormal(MultivariateNormal):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> "LowRankMultivariateNormal":
         batch_shape = _shape(batch_shape)
+        factor_shape = batch_shape + tuple(self.cov_factor.shape[-2:])
         return LowRankMultivariateNormal(gg.broadcast_to(self.loc, batch_shape + self.event_shape),
-                                         gg.broadcast_to(self.cov_factor, batch_shape + tuple(self.cov_factor.shape[-2:])),
+                                         gg.broadcast_to(self.cov_factor, factor_shape),
                                          gg.broadcast_to(self.cov_diag, batch_shape + self.event_shape))
 
     @property

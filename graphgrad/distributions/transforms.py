@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 from typing import Any, Optional, Sequence
@@ -27,8 +28,11 @@ class Transform:
     codomain: constraints.Constraint = constraints.real
 
     def __init__(self, cache_size: int = 0):
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
         self._cache_size = cache_size
         self._inv: Optional["Transform"] = None
+        self._cached_x_y: tuple = (None, None)
 
     @property
     def event_dim(self) -> int:
@@ -49,7 +53,11 @@ class Transform:
         raise NotImplementedError(f"{type(self).__name__} has no sign")
 
     def with_cache(self, cache_size: int = 1) -> "Transform":
-        return self
+        if self._cache_size == cache_size:
+            return self
+        new = copy.copy(self)
+        new._cache_size, new._inv, new._cached_x_y = cache_size, None, (None, None)
+        return new
 
     def __eq__(self, other: Any) -> bool:
         return self is other
@@ -61,10 +69,22 @@ class Transform:
         return id(self)
 
     def __call__(self, x: Any) -> Tensor:
-        return self._call(x if isinstance(x, Tensor) else _tensor(x))
+        """``y = t(x)``; with ``cache_size=1`` the pair is remembered, so ``t.inv(y)`` returns that very ``x``
+        (what keeps ``log_prob`` of a tanh-squashed sample finite where ``atanh(y)`` overflows)."""
+        if self._cache_size and x is self._cached_x_y[0]:
+            return self._cached_x_y[1]
+        y = self._call(x if isinstance(x, Tensor) else _tensor(x))
+        if self._cache_size:
+            self._cached_x_y = (x, y)
+        return y
 
     def _inv_call(self, y: Any) -> Tensor:
-        return self._inverse(y if isinstance(y, Tensor) else _tensor(y))
+        if self._cache_size and y is self._cached_x_y[1]:
+            return self._cached_x_y[0]
+        x = self._inverse(y if isinstance(y, Tensor) else _tensor(y))
+        if self._cache_size:
+            self._cached_x_y = (x, y)
+        return x
 
     def _call(self, x: Tensor) -> Tensor:
         raise NotImplementedError
