@@ -1,5 +1,7 @@
 """The breadth of graphgrad.compat.torch: the names PyTorch programs commonly use resolve, the legacy
 constructors, typed tensor classes, and the torch.* functions that mean the Tensor method."""
+import math
+
 import numpy as np
 import pytest
 
@@ -331,3 +333,19 @@ def test_torch_dynamo_switches_are_accepted():
     torch._dynamo.reset()
     compiled = torch.compile(lambda x: x * 2, dynamic=True, fullgraph=True)
     assert compiled(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_pytree_attention_backends_and_constants():
+    from graphgrad.compat.torch.nn.attention import SDPBackend, sdpa_kernel
+    from graphgrad.compat.torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
+        out = torch.nn.functional.scaled_dot_product_attention(torch.ones(1, 2, 4), torch.ones(1, 2, 4), torch.ones(1, 2, 4))
+    assert tuple(out.shape) == (1, 2, 4)
+    tree = {"a": [torch.ones(1), (torch.zeros(2), 3)], "b": None}
+    leaves, spec = tree_flatten(tree)
+    assert len(leaves) == 3 and spec.num_leaves == 3  # None is a node without leaves, as PyTorch's
+    doubled = tree_map(lambda x: x * 2, tree)
+    assert doubled["a"][0].tolist() == [2.0] and doubled["a"][1][1] == 6 and doubled["b"] is None
+    assert tree_unflatten(leaves, spec)["a"][1][1] == 3
+    assert torch.pi == math.pi and torch.inf == math.inf and math.isnan(torch.nan)

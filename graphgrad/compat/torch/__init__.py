@@ -902,7 +902,8 @@ def install() -> None:
                          "torch.nn.utils.parametrize": nn_utils.parametrize,
                          "torch.nn.utils.prune": nn_utils.prune,
                          "torch.nn.utils.parametrizations": nn_utils.parametrizations,
-                         "torch.multiprocessing": multiprocessing, "torch._dynamo": _dynamo}.items():
+                         "torch.multiprocessing": multiprocessing, "torch._dynamo": _dynamo,
+                         "torch.nn.attention": nn.attention, "torch.utils._pytree": utils._pytree}.items():
         sys.modules[name] = module
     # torchvision's datasets, transforms and models come with it: a program's `import torchvision`
     # must not load a real torchvision built against a real torch

@@ -10,6 +10,8 @@ from graphgrad.backend import np
 
 Tensor = _gg.Tensor
 
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+
 #: ``torch.dtype``: graphgrad's dtypes are NumPy's, so ``isinstance(torch.float32, torch.dtype)`` holds
 dtype = np.dtype
 
@@ -313,7 +315,7 @@ def install_methods() -> None:
 install_methods()
 
 
-__all__ = ["dtype", "asarray", "result_type", "can_cast", "scalar_tensor", "hann_window", "hamming_window",
+__all__ = ["pi", "e", "inf", "nan", "dtype", "asarray", "result_type", "can_cast", "scalar_tensor", "hann_window", "hamming_window",
            "blackman_window", "bartlett_window", "kaiser_window", "fix", "i0", "frexp", "gradient", "is_same_size",
            "is_signed", "detach", "get_device", "frobenius_norm", "nuclear_norm", "rms_norm", "bilinear",
            "constant_pad_nd", "split_with_sizes", "unsafe_split", "unsafe_chunk", "fill", "put", "vmap",

@@ -6,8 +6,8 @@ import importlib as _importlib
 
 # the submodules by their full names: `from graphgrad.compat.torch.nn import functional` would find the name
 # graphgrad.nn's star import bound (graphgrad's own functional) and never load PyTorch's
-functional, init, parallel, utils = (_importlib.import_module(f"{__name__}.{_sub}")
-                                     for _sub in ("functional", "init", "parallel", "utils"))
+functional, init, parallel, utils, attention = (_importlib.import_module(f"{__name__}.{_sub}")
+                                                for _sub in ("functional", "init", "parallel", "utils", "attention"))
 from graphgrad.nn import _Loss, _WeightedLoss  # noqa: F401,E402  (torch.nn.modules.loss's bases)
 from graphgrad.nn import Linear as NonDynamicallyQuantizableLinear  # noqa: F401,E402  (attention's output projection)
 
