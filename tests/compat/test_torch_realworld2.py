@@ -307,3 +307,26 @@ def test_summary_writer_records_a_precision_recall_curve(tmp_path):
     assert data.shape == (6, 127) and data[:4, 0].tolist() == [4, 4, 0, 0]  # every prediction counts as positive
     assert data[:4, 63].tolist() == [3, 1, 3, 1]  # at threshold 0.5: 0.9, 0.8, 0.7 right, 0.6 wrong
     assert data[4, 63] == pytest.approx(0.75) and data[5, 63] == pytest.approx(0.75)
+
+
+def test_summary_writer_writes_an_embedding_for_the_projector(tmp_path):
+    """The tutorials' TensorBoard lesson: writer.add_embedding(features, metadata=class_labels,
+    label_img=images.unsqueeze(1)); the files are laid out as PyTorch's writer lays them out."""
+    pytest.importorskip("tensorboard")
+    from PIL import Image
+
+    from graphgrad.compat.torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path))
+    features = torch.arange(12.0).reshape(3, 4)
+    writer.add_embedding(features, metadata=["a", "b", "c"], label_img=torch.ones(3, 1, 4, 5))
+    writer.close()
+    folder = tmp_path / "00000" / "default"
+    assert (folder / "metadata.tsv").read_text() == "a\nb\nc\n"
+    assert (folder / "tensors.tsv").read_text().splitlines()[1] == "4.0\t5.0\t6.0\t7.0"
+    sprite = np.asarray(Image.open(folder / "sprite.png"))
+    assert sprite.shape == (10, 10, 3) and sprite[:4, :10].min() == 255 and sprite[4:8, :5].min() == 255
+    assert sprite[4:8, 5:].max() == 0 and sprite[8:].max() == 0  # a 2 x 2 grid of 3 images in a square
+    config = (tmp_path / "projector_config.pbtxt").read_text()
+    assert 'tensor_name: "default:00000"' in config and "single_image_dim: 5" in config
+    assert config.strip().endswith('tensor_path: "00000/default/tensors.tsv"\n}')

@@ -1,7 +1,8 @@
 """``torch.utils.tensorboard.SummaryWriter``: graphgrad's TensorBoard event writer (needs the
 ``tensorboard`` package, as PyTorch's does): ``add_scalar``, ``add_scalars``, ``add_histogram``,
 ``add_text``, ``add_graph``, ``flush``, ``close`` (see graphgrad/train/tensorboard.py), and here PyTorch's
-image summaries: ``add_image``, ``add_images`` and ``add_figure`` (a matplotlib figure)."""
+image summaries: ``add_image``, ``add_images`` and ``add_figure`` (a matplotlib figure), ``add_pr_curve``
+and ``add_embedding`` (the projector's files)."""
 from __future__ import annotations
 
 import io
@@ -110,6 +111,60 @@ class SummaryWriter(_gg.train.SummaryWriter):
                                                        for d in data.shape])
         tensor = tensor_pb2.TensorProto(dtype="DT_FLOAT", float_val=data.reshape(-1).tolist(), tensor_shape=shape)
         self._summary(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), global_step, walltime)
+
+    def add_embedding(self, mat: Any, metadata: Any = None, label_img: Any = None, global_step: Optional[int] = None,
+                      tag: str = "default", metadata_header: Any = None) -> None:
+        """Record an embedding for TensorBoard's projector, laid out as PyTorch writes it: under
+        ``<log_dir>/<global_step as 5 digits>/<tag>/`` the vectors (``tensors.tsv``), the labels
+        (``metadata.tsv``, one per row, or a header row and columns with ``metadata_header``) and the
+        images (``sprite.png``, a square grid), listed in ``<log_dir>/projector_config.pbtxt``."""
+        import os
+        from urllib.parse import quote
+
+        matrix = host_array(mat)
+        if matrix.ndim != 2:
+            raise ValueError(f"add_embedding: mat must be 2-D (N, D), got shape {matrix.shape}")
+        subdir = f"{str(global_step or 0).zfill(5)}/{quote(tag, safe='')}"
+        folder = os.path.join(self.log_dir, subdir)
+        os.makedirs(folder, exist_ok=True)
+        if metadata is not None:
+            if len(metadata) != matrix.shape[0]:
+                raise ValueError("add_embedding: #labels should equal #data points")
+            with open(os.path.join(folder, "metadata.tsv"), "w", encoding="utf8") as out:
+                if metadata_header is not None:
+                    out.write("\t".join(str(h) for h in metadata_header) + "\n")
+                    for row in metadata:
+                        out.write("\t".join(str(x) for x in row) + "\n")
+                else:
+                    for label in metadata:
+                        out.write(f"{label}\n")
+        if label_img is not None:
+            from PIL import Image
+
+            images = host_array(label_img).astype(np.float32)
+            if images.shape[0] != matrix.shape[0]:
+                raise ValueError("add_embedding: #images should equal #data points")
+            n, c, h, w = images.shape
+            if c == 1:
+                images = np.concatenate([images] * 3, axis=1)
+            cols = min(n, int(np.ceil(np.sqrt(n))))
+            square = np.zeros((w * cols, w * cols, 3), np.float32)  # PyTorch's sprite: a square as wide as the grid
+            for i in range(n):
+                r, k = divmod(i, cols)
+                square[r * h:(r + 1) * h, k * w:(k + 1) * w] = images[i, :3].transpose(1, 2, 0)
+            Image.fromarray(np.uint8(np.clip(square * 255, 0, 255))).save(os.path.join(folder, "sprite.png"))
+        with open(os.path.join(folder, "tensors.tsv"), "w", encoding="utf8") as out:
+            for row in matrix:
+                out.write("\t".join(str(x.item()) for x in row) + "\n")
+        lines = ["embeddings {", f'  tensor_name: "{tag}:{str(global_step or 0).zfill(5)}"']
+        if metadata is not None:
+            lines.append(f'  metadata_path: "{subdir}/metadata.tsv"')
+        if label_img is not None:
+            lines += ["  sprite {", f'    image_path: "{subdir}/sprite.png"', f"    single_image_dim: {w}",
+                      f"    single_image_dim: {h}", "  }"]
+        lines += [f'  tensor_path: "{subdir}/tensors.tsv"', "}"]
+        with open(os.path.join(self.log_dir, "projector_config.pbtxt"), "a", encoding="utf8") as out:
+            out.write("\n".join(lines) + "\n")
 
 
 __all__ = ["SummaryWriter"]
