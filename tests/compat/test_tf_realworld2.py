@@ -274,3 +274,25 @@ def test_dynamic_rnn_over_a_time_axis_known_only_when_run_matches_the_unrolled_o
     for a, b in zip(grads_loop, grads_unrolled):
         _close(a, b, 1e-4)
     assert not out_loop[1, 3:].any()  # past the sequence's length: zeros
+
+
+def test_layers_take_the_float_dtype_of_their_inputs():
+    """MorvanZhou's Tensorflow-Tutorial 306_dataset feeds float64 arrays to tf.layers.dense: TF1 makes
+    float64 variables for them."""
+    x = tf.placeholder(tf.float64, [None, 1])
+    y = tf.layers.dense(tf.layers.dense(x, 3, tf.nn.relu), 1)
+    assert y.dtype == tf.float64 and all(v.dtype == tf.float64 for v in tf.trainable_variables())
+    assert tf.layers.dense(tf.placeholder(tf.float32, [None, 2]), 1, name="other").dtype == tf.float32
+    loss = tf.reduce_mean(tf.square(y - x))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {x: np.ones((4, 1))})
+
+
+def test_convert_to_tensor_packs_lists_of_tensors():
+    a = tf.constant([[1.0, 2.0]])
+    ta = tf.TensorArray(tf.float32, size=2).write(0, (a, a * 2)).write(1, [a, a])
+    with tf.Session() as sess:
+        assert sess.run(ta.stack()).shape == (2, 2, 1, 2)
+        assert sess.run(tf.convert_to_tensor([a, 3 * a])).tolist() == [[[1.0, 2.0]], [[3.0, 6.0]]]

@@ -103,10 +103,18 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: Optional[str] = None,
     tf = _tf()
     if isinstance(value, Tensor) and value.is_symbolic:
         return value if dtype is None or value.dtype == as_dtype(dtype) else tf.cast(value, dtype)
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):  # TensorFlow packs them
+        with _gg.get_default_graph().as_default():
+            return tf.stack([convert_to_tensor(v, dtype=dtype) for v in value])
     if getattr(value, "is_variable", False):
         return value.value()
     return tf.constant(value, dtype=dtype or (None if hasattr(value, "dtype") else preferred_dtype or dtype_hint),
                        name=name or "Const")
+
+
+def _holds_tensor(value: Any) -> bool:
+    return any(isinstance(v, Tensor) or getattr(v, "is_variable", False) or
+               (isinstance(v, (list, tuple)) and _holds_tensor(v)) for v in value)
 
 
 def is_tensor(x: Any) -> bool:

@@ -63,8 +63,10 @@ class Layer:
 
     _default_name = "layer"
 
-    def __init__(self, name: Optional[str] = None, trainable: bool = True, _reuse: Any = None, **kwargs) -> None:
+    def __init__(self, name: Optional[str] = None, trainable: bool = True, _reuse: Any = None, dtype: Any = None,
+                 **kwargs) -> None:
         self.name, self.trainable, self._reuse = name, trainable, _reuse
+        self.dtype = None if dtype is None else _tf().as_dtype(dtype)  # default: the first inputs' float dtype
         self.built = False
         self.variables: list = []
 
@@ -73,6 +75,9 @@ class Layer:
         graph = _gg.get_default_graph()
         with graph.as_default():
             if not self.built:
+                if self.dtype is None:
+                    kind = getattr(getattr(inputs, "dtype", None), "kind", "")
+                    self.dtype = inputs.dtype if kind == "f" else _tf().float32
                 with layer_scope(self.name, self._default_name, self._reuse) as scope:
                     self.name = scope.name.rsplit("/", 1)[-1]
                     self._scope = scope
@@ -86,8 +91,8 @@ class Layer:
 
     def add_variable(self, name: str, shape: Any, initializer: Any = None, regularizer: Any = None,
                      trainable: bool = True) -> Any:
-        var = _tf().get_variable(name, shape, initializer=initializer, regularizer=regularizer,
-                                 trainable=trainable and self.trainable)
+        var = _tf().get_variable(name, shape, dtype=self.dtype or _tf().float32, initializer=initializer,
+                                 regularizer=regularizer, trainable=trainable and self.trainable)
         self.variables.append(var)
         return var
 
