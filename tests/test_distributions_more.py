@@ -147,6 +147,11 @@ CASES_NEW = {
     "inverse_gamma": ("InverseGamma", [POS, POS2], {}, [0.3, 1.2, 2.0]),
     "fisher_snedecor": ("FisherSnedecor", [[1.5, 3.0, 7.0], [2.5, 5.0, 9.0]], {}, [0.3, 1.2, 2.0]),
 }
+CASES_NEW.update({
+    "kumaraswamy": ("Kumaraswamy", [POS, POS2], {}, [0.3, 0.6, 0.9]),
+    "logistic_normal": ("LogisticNormal", [[[0.1, -0.3], [0.5, 0.2]], [[1.0, 0.5], [0.3, 2.0]]], {},
+                        [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]),
+})
 CASES.update(CASES_NEW)
 
 EXPECTED = {
@@ -537,6 +542,22 @@ EXPECTED = {
         'variance': [nan, 11.1111111111111, 1.32244897959184],
         'stddev': [nan, 3.33333333333333, 1.14997781699989],
     },
+    'kumaraswamy': {
+        'batch_shape': (3,),
+        'event_shape': (),
+        'log_prob': [0.128473555164726, -0.466196913503149, 0.686422225210233],
+        'cdf': [0.57023870438347, 0.163488357926981, 0.914925144138959],
+        'icdf': [0.0214094182305328, 0.907316540521203, 0.852298197218632],
+        'entropy': [-0.264187818927574, -1.01894088852758, -0.636693714239869],
+        'mean': [0.306554429993423, 0.817576440090196, 0.731318681318682],
+        'variance': [0.0664734635792327, 0.0458544788951569, 0.0186033397846583],
+        'stddev': [0.257824482117647, 0.21413658934231, 0.136394060664892],
+    },
+    'logistic_normal': {
+        'batch_shape': (2,),
+        'event_shape': (3,),
+        'log_prob': [1.95839189918285, -19.4611428245806],
+    },
 }
 KL_EXPECTED = {
     'normal': [5.24047164011851, 2.80685281944005],
@@ -697,6 +718,7 @@ RSAMPLE_CASES = {
     "Beta": [[0.5, 3.0], [1.5, 0.7]], "StudentT": [[5.0, 9.0], [0.3, -1.0], [1.0, 2.0]],
     "Dirichlet": [[0.5, 3.0, 1.2]], "Pareto": [[1.0, 2.0], [5.0, 6.5]], "Weibull": [[1.0, 2.0], [1.5, 3.0]],
     "InverseGamma": [[6.0, 9.0], [1.0, 2.0]], "FisherSnedecor": [[5.0, 8.0], [11.0, 14.0]],
+    "Kumaraswamy": [[0.7, 2.0], [1.5, 3.0]],
 }
 
 
@@ -782,6 +804,13 @@ def test_transform_cache_returns_the_input_of_a_squashed_sample():
     assert np.isfinite(d.log_prob(a).numpy()).all()
     t2 = D.ComposeTransform([D.AffineTransform(1.0, 2.0), D.TanhTransform(cache_size=1)])
     assert t2.inv(t2(gg.tensor([20.0]))).numpy().tolist() == [20.0]
+
+
+def test_kumaraswamy_mode_is_the_density_maximum():
+    d = D.Kumaraswamy(t([2.0, 3.0]), t([3.0, 1.5]))
+    grid = np.linspace(0.001, 0.999, 9999)
+    dens = D.Kumaraswamy(t([[2.0, 3.0]]), t([[3.0, 1.5]])).log_prob(t(grid[:, None])).numpy()
+    np.testing.assert_allclose(d.mode.numpy(), grid[dens.argmax(0)], atol=2e-4)
 
 
 def test_has_rsample_and_supports_are_pytorchs():

@@ -29,7 +29,8 @@ from graphgrad.distributions.discrete import (Bernoulli, Binomial, Categorical, 
 from graphgrad.distributions.distribution import Distribution, ExponentialFamily
 from graphgrad.distributions import kl
 from graphgrad.distributions.kl import kl_divergence, register_kl
-from graphgrad.distributions.more import FisherSnedecor, InverseGamma, NegativeBinomial, Pareto, Weibull
+from graphgrad.distributions.more import (FisherSnedecor, InverseGamma, Kumaraswamy, LogisticNormal, NegativeBinomial,
+                                          Pareto, Weibull)
 from graphgrad.distributions.multivariate import LowRankMultivariateNormal, MultivariateNormal
 from graphgrad.distributions.transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
                                                 IndependentTransform, PowerTransform, SigmoidTransform,
@@ -39,10 +40,10 @@ from graphgrad.distributions.transforms import (AbsTransform, AffineTransform, C
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Constraint", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform",
            "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
-           "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Laplace", "LogNormal",
-           "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
-           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
-           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform",
-           "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-           "Weibull", "biject_to", "constraints", "identity_transform", "kl", "kl_divergence", "register_kl",
-           "transform_to", "transforms"]
+           "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace",
+           "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily",
+           "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
+           "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
+           "SoftmaxTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "identity_transform", "kl",
+           "kl_divergence", "register_kl", "transform_to", "transforms"]

@@ -216,3 +216,76 @@ class FisherSnedecor(Distribution):
         t2 = ct1 * gg.log(ct3) + (ct1 - 1.0) * gg.log(value)
         t3 = (ct1 + ct2) * gg.log1p(ct3 * value)
         return t1 + t2 - t3
+
+
+def _kumaraswamy_moment(a: Tensor, b: Tensor, n: int) -> Tensor:
+    arg1 = 1.0 + n / a
+    return b * gg.exp(gg.lgamma(arg1) + gg.lgamma(b) - gg.lgamma(arg1 + b))
+
+
+class Kumaraswamy(TransformedDistribution):
+    """The Kumaraswamy distribution on ``(0, 1)`` with ``concentration1`` (a) and ``concentration0`` (b):
+    ``(1 - U^(1/b))^(1/a)`` for uniform ``U`` (reparameterized). ``mode`` is the true mode
+    ``((a - 1) / (a b - 1))^(1/a)`` (NaN where a or b < 1); PyTorch 2.13's formula gives NaN throughout."""
+
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1: Any, concentration0: Any, validate_args: Optional[bool] = None):
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        from graphgrad.distributions.continuous import Uniform
+        base = Uniform(gg.zeros_like(self.concentration0), gg.ones_like(self.concentration0))
+        transforms = [PowerTransform(1.0 / self.concentration0), AffineTransform(1.0, -1.0),
+                      PowerTransform(1.0 / self.concentration1)]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> "Kumaraswamy":
+        batch_shape = _shape(batch_shape)
+        return Kumaraswamy(gg.broadcast_to(self.concentration1, batch_shape),
+                           gg.broadcast_to(self.concentration0, batch_shape))
+
+    @property
+    def mean(self) -> Tensor:
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self) -> Tensor:
+        a, b = self.concentration1, self.concentration0
+        mode = ((a - 1.0) / gg.where(gg.greater(a * b, 1.0), a * b - 1.0, 1.0)) ** (1.0 / a)
+        return gg.where(gg.logical_or(gg.less(a, 1.0), gg.less(b, 1.0)), math.nan, mode)
+
+    @property
+    def variance(self) -> Tensor:
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 2) - self.mean ** 2
+
+    def entropy(self) -> Tensor:
+        a, b = self.concentration1, self.concentration0
+        t1, t0 = 1.0 - 1.0 / a, 1.0 - 1.0 / b
+        h0 = gg.digamma(b + 1.0) + EULER
+        return t0 + t1 * h0 - gg.log(a) - gg.log(b)
+
+
+class LogisticNormal(TransformedDistribution):
+    """The logistic-normal distribution on the simplex: ``StickBreakingTransform`` of ``Normal(loc, scale)``
+    (event shape ``(K + 1,)`` for parameters of last size ``K``)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, validate_args: Optional[bool] = None):
+        from graphgrad.distributions.continuous import Normal
+        from graphgrad.distributions.transforms import StickBreakingTransform
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand((1,))
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.base_dist.scale

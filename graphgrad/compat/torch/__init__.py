@@ -891,7 +891,7 @@ def install() -> None:
                              "multinomial", "geometric", "studentT", "cauchy", "half_normal", "half_cauchy", "gumbel",
                              "relaxed_bernoulli", "relaxed_categorical", "mixture_same_family", "one_hot_categorical",
                              "exp_family", "negative_binomial", "pareto", "weibull", "inverse_gamma",
-                             "fishersnedecor")},
+                             "fishersnedecor", "kumaraswamy", "logistic_normal")},
                          "torch.distributions.transforms": _gg.distributions.transforms,
                          "torch.distributions.constraint_registry": _gg.distributions.transforms,
                          "torch.distributions.constraints": _gg.distributions.constraints,
