@@ -97,6 +97,7 @@ class Module:
         self._persistent.discard(name)
         if name in self.__dict__:
             object.__delattr__(self, name)
+            found = True
         return found
 
     def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
@@ -131,7 +132,9 @@ class Module:
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
-        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
+        with_kwargs_keys = self.__dict__.get("_forward_pre_hooks_with_kwargs") or ()
+        for key, hook in list(self._forward_pre_hooks.items()):
+            with_kwargs = key in with_kwargs_keys
             result = hook(self, args, kwargs) if with_kwargs else hook(self, args)
             if result is not None:
                 if with_kwargs:
@@ -141,8 +144,9 @@ class Module:
         if self._backward_hooks:
             args = self._watch_inputs(args)
         out = self.forward(*args, **kwargs)
-        for hook, with_kwargs in list(self._forward_hooks.values()):
-            result = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
+        with_kwargs_keys = self.__dict__.get("_forward_hooks_with_kwargs") or ()
+        for key, hook in list(self._forward_hooks.items()):
+            result = hook(self, args, kwargs, out) if key in with_kwargs_keys else hook(self, args, out)
             if result is not None:
                 out = result
         if self._backward_hooks:
@@ -200,13 +204,15 @@ class Module:
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False):
         """Call ``hook(module, args)`` (``with_kwargs``: ``hook(module, args, kwargs)``) before every
         forward; a returned value replaces the arguments. Returns a handle with ``remove()``."""
-        return self._add_hook(self._forward_pre_hooks, (hook, with_kwargs), prepend)
+        return self._add_hook(self._forward_pre_hooks, hook, prepend,
+                              self._hook_table("_forward_pre_hooks_with_kwargs") if with_kwargs else None)
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False):
         """Call ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs, output)``)
         after every forward; a returned value replaces the output. Returns a handle with ``remove()``."""
-        return self._add_hook(self._forward_hooks, (hook, with_kwargs), prepend)
+        return self._add_hook(self._forward_hooks, hook, prepend,
+                              self._hook_table("_forward_hooks_with_kwargs") if with_kwargs else None)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False):
         """Call ``hook(module, grad_input, grad_output)`` in backward once the gradients of the module's
@@ -250,13 +256,25 @@ class Module:
         (strict loading then judges what is left)."""
         return self._add_hook(self._hook_table("_load_state_dict_post_hooks"), hook, False)
 
+    _HOOK_IDS = iter(range(1, 1 << 62))
+
     @staticmethod
-    def _add_hook(table: OrderedDict, entry, prepend: bool):
-        key = object()
+    def _add_hook(table: OrderedDict, entry, prepend: bool, flags: Optional[dict] = None):
+        """Put ``entry`` in ``table`` under a new id (PyTorch's layout: the hook itself is the value; a hook
+        taking keyword arguments is also marked in ``flags``). Returns its handle."""
+        key = next(Module._HOOK_IDS)
         table[key] = entry
+        if flags is not None:
+            flags[key] = True
         if prepend:
             table.move_to_end(key, last=False)
-        return RemovableHandle(lambda: table.pop(key, None))
+
+        def remove() -> None:
+            table.pop(key, None)
+            if flags is not None:
+                flags.pop(key, None)
+
+        return RemovableHandle(remove)
 
     # ---- walking ----------------------------------------------------------------------------------
     def named_modules(self, memo: Optional[set] = None, prefix: str = "",

@@ -653,8 +653,12 @@ def tile(x, reps: Union[int, Sequence[int]]) -> Tensor:
     shape = (1,) * (nd - x.ndim) + tuple(x.shape)
     inter = tuple(v for r, d in zip(reps, shape) for v in (1, d))
     big = tuple(v for r, d in zip(reps, shape) for v in (r, d))
-    out = broadcast_to(reshape(x, inter), big)
-    return reshape(out, tuple(r * d for r, d in zip(reps, shape)))
+    out = reshape(broadcast_to(reshape(x, inter), big), tuple(r * d for r, d in zip(reps, shape)))
+    if out._data is not None and not out._data.flags.writeable:
+        from graphgrad.ops.array import clone  # (array imports this module)
+
+        out = clone(out)  # a broadcast view (new leading axes): a copy of its own, as np.tile and PyTorch give
+    return out
 
 
 def repeat(x, repeats: Union[int, Sequence[int]], axis: Optional[int] = None) -> Tensor:

@@ -367,3 +367,32 @@ def test_containers_insert_pop_delete_and_update_as_pytorch():
     heads.update({"b": nn.Tanh()})
     heads.update([("c", nn.Tanh())])
     assert list(heads.keys()) == ["a", "b", "c"] and type(heads.pop("a")).__name__ == "ReLU" and len(heads) == 2
+
+
+def test_hooks_are_kept_as_pytorch_keeps_them_and_plain_attributes_delete():
+    """``_forward_pre_hooks`` maps ids to the hooks themselves (the pruning tutorial reads
+    ``hook._tensor_name`` from its values); ``del module.attr`` of a plain attribute works."""
+    m = nn.Linear(1, 1)
+
+    def pre(module, args):
+        return None
+
+    handle = m.register_forward_pre_hook(pre)
+    assert list(m._forward_pre_hooks.values()) == [pre]
+    handle.remove()
+    assert not m._forward_pre_hooks
+    seen = []
+    handle = m.register_forward_hook(lambda module, args, kwargs, out: seen.append(kwargs) or out * 2, with_kwargs=True)
+    m(gg.ones(1, 1))
+    assert seen == [{}] and len(m._forward_hooks_with_kwargs) == 1
+    handle.remove()
+    assert not m._forward_hooks and not m._forward_hooks_with_kwargs
+    m.foo = 1
+    del m.foo
+    assert not hasattr(m, "foo")
+
+
+def test_tile_along_new_leading_axes_is_writable():
+    y = gg.tile(gg.ones((3, 2, 2)), (4, 1, 1, 1))
+    y.div_(2.0)
+    assert tuple(y.shape) == (4, 3, 2, 2) and float(y.sum()) == 24.0

@@ -55,7 +55,7 @@ class BasePruningMethod(ABC):
     @classmethod
     def apply(cls, module, name: str, *args, importance_scores=None, **kwargs):
         old_method, stale = None, []
-        for key, (hook, _) in module._forward_pre_hooks.items():
+        for key, hook in module._forward_pre_hooks.items():
             if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
                 old_method = hook
                 stale.append(key)
@@ -354,7 +354,7 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
 
 def remove(module, name):
     """Make ``name``'s pruning permanent (raises if it is not pruned)."""
-    for key, (hook, _) in list(module._forward_pre_hooks.items()):
+    for key, hook in list(module._forward_pre_hooks.items()):
         if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
@@ -365,7 +365,7 @@ def remove(module, name):
 def is_pruned(module) -> bool:
     """Whether any parameter of ``module`` or its submodules is pruned."""
     for _, sub in module.named_modules():
-        for hook, _ in sub._forward_pre_hooks.values():
+        for hook in sub._forward_pre_hooks.values():
             if isinstance(hook, BasePruningMethod):
                 return True
     return False
