@@ -278,3 +278,17 @@ def test_colour_adjustments_of_tensors_blend_toward_black_gray_and_the_mean():
     assert np.ptp(flat) < 1e-6
     with pytest.raises(ValueError, match="contrast_factor"):
         TF.adjust_contrast(t, -1.0)
+
+
+def test_transforms_are_modules_that_go_into_sequential():
+    """As torchvision's: augmentations on batches of tensors inside nn.Sequential (DINO, BYOL)."""
+    from graphgrad.compat import torchvision
+    import graphgrad.compat.torch as torch
+
+    T = torchvision.transforms
+    aug = torch.nn.Sequential(T.RandomApply(torch.nn.ModuleList([T.ColorJitter(0.8, 0.8, 0.8, 0.2)]), p=0.3),
+                              T.RandomGrayscale(p=0.2), T.RandomHorizontalFlip(),
+                              T.Normalize(mean=torch.tensor([0.485, 0.456, 0.406]), std=torch.tensor([0.229, 0.224, 0.225])))
+    assert tuple(aug(torch.rand(2, 3, 8, 8)).shape) == (2, 3, 8, 8)
+    assert aug.to("cpu") is aug and isinstance(T.RandomGrayscale(0.2), torch.nn.Module)
+    assert repr(T.RandomGrayscale(0.2)) == "RandomGrayscale(p=0.2)"

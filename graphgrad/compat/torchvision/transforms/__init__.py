@@ -34,8 +34,15 @@ def _chance(p: float) -> bool:
     return float(_rng().random()) < p
 
 
-class Transform:
-    """Base of the transforms: ``__call__`` runs :meth:`forward` (a transform is also callable as a module)."""
+class Transform(_gg.nn.Module):
+    """Base of the transforms: modules, as torchvision's (they go into ``nn.Sequential`` with the model:
+    DINO's and BYOL's augmentations), made ready before their ``__init__`` runs; ``__call__`` runs
+    :meth:`forward`."""
+
+    def __new__(cls, *args, **kwargs):
+        transform = super().__new__(cls)
+        _gg.nn.Module.__init__(transform)
+        return transform
 
     def __call__(self, *args):
         return self.forward(*args)
@@ -44,7 +51,7 @@ class Transform:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_") and k != "training")
         return f"{type(self).__name__}({fields})"
 
 
