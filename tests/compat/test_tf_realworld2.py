@@ -296,3 +296,27 @@ def test_convert_to_tensor_packs_lists_of_tensors():
     with tf.Session() as sess:
         assert sess.run(ta.stack()).shape == (2, 2, 1, 2)
         assert sess.run(tf.convert_to_tensor([a, 3 * a])).tolist() == [[[1.0, 2.0]], [[3.0, 6.0]]]
+
+
+def test_gradients_inside_a_loop_body_give_a_jacobian():
+    """The Jacobian by rows, each a tf.gradients made inside the loop body and written to a TensorArray."""
+    x = tf.placeholder(tf.float32, [3])
+    y = tf.stack([tf.reduce_sum(x * x), tf.reduce_prod(x), tf.sin(x[0])])
+    _, rows = tf.while_loop(lambda j, _: j < 3, lambda j, r: (j + 1, r.write(j, tf.gradients(y[j], x)[0])),
+                            [tf.constant(0), tf.TensorArray(tf.float32, size=3)])
+    with tf.Session() as sess:
+        _close(sess.run(rows.stack(), {x: [1.0, 2.0, 3.0]}), [[2, 4, 6], [6, 3, 2], [np.cos(1.0), 0, 0]])
+
+
+def test_tensor_op_after_install():
+    out = subprocess.run([sys.executable, "-c", "import graphgrad.compat.tf as t; t.install()\n"
+                          "import tensorflow as tf\n"
+                          "v = tf.Variable(1.0)\n"
+                          "p = tf.placeholder(tf.bool, [])\n"
+                          "c = tf.cond(p, lambda: tf.assign(v, 5.0).op, lambda: tf.no_op())\n"
+                          "with tf.Session() as s:\n"
+                          "    s.run(tf.global_variables_initializer()); s.run(c, {p: False}); a = s.run(v)\n"
+                          "    s.run(c, {p: True}); print(a, s.run(v), tf.assign(v, 2.0).op.type)"],
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["1.0", "5.0", "Assign"]

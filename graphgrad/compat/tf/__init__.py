@@ -1312,6 +1312,8 @@ def install() -> None:
     if not getattr(_gg.Tensor, "_tf_shapes", False):
         _gg.Tensor.shape = property(_tf_shape, doc=_gg.Tensor.shape.__doc__)
         _gg.Tensor._tf_shapes = True
+    if not hasattr(_gg.Tensor, "op"):  # TF1's ``tensor.op``: the operation that makes it (``tf.assign(v, x).op``)
+        _gg.Tensor.op = property(lambda self: self._node if isinstance(self._node, _gg.GraphNode) else None)
     compat_module = types.ModuleType("tensorflow.compat")
     compat_module.v1 = me
     for prefix in ("tensorflow", "tensorflow.compat.v1"):
