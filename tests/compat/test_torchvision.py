@@ -292,3 +292,17 @@ def test_transforms_are_modules_that_go_into_sequential():
     assert tuple(aug(torch.rand(2, 3, 8, 8)).shape) == (2, 3, 8, 8)
     assert aug.to("cpu") is aug and isinstance(T.RandomGrayscale(0.2), torch.nn.Module)
     assert repr(T.RandomGrayscale(0.2)) == "RandomGrayscale(p=0.2)"
+
+
+def test_adjust_hue_of_a_batch_of_tensors():
+    from graphgrad.compat.torchvision.transforms import functional as TF
+    import graphgrad as gg
+
+    rng = np.random.default_rng(0)
+    batch = rng.random((2, 3, 5, 5)).astype(np.float32)
+    np.testing.assert_allclose(TF.adjust_hue(gg.tensor(batch), 0.0).numpy(), batch, atol=1e-6)
+    pure_red = np.zeros((1, 3, 1, 1), np.float32)
+    pure_red[0, 0] = 1.0
+    shifted = TF.adjust_hue(gg.tensor(pure_red), 1 / 3).numpy()[0, :, 0, 0]  # a third of the wheel: green
+    np.testing.assert_allclose(shifted, [0.0, 1.0, 0.0], atol=1e-6)
+    assert TF.adjust_hue(gg.tensor((batch * 255).astype(np.uint8)), -0.3).dtype == gg.uint8

@@ -230,13 +230,43 @@ def adjust_saturation(img: Any, saturation_factor: float) -> Any:
     return _adjust(img, saturation_factor, "saturation", "Color", _gray_of)
 
 
+def _adjust_hue_array(img: Any, hue_factor: float) -> Tensor:
+    """Hue shift of a (..., 3, H, W) tensor: RGB -> HSV, hue + factor (mod 1), back to RGB."""
+    array = np.asarray(_array(img))
+    if array.shape[-3] == 1:
+        return img
+    integer = array.dtype.kind != "f"
+    top = float(np.iinfo(array.dtype).max) if integer else 1.0
+    rgb = array.astype(np.float32) / top if integer else array
+    r, g, b = rgb[..., 0, :, :], rgb[..., 1, :, :], rgb[..., 2, :, :]
+    high, low = np.maximum(np.maximum(r, g), b), np.minimum(np.minimum(r, g), b)
+    chroma = high - low
+    safe = np.where(chroma == 0, 1.0, chroma)
+    hue = np.where(high == r, ((g - b) / safe) % 6.0, np.where(high == g, (b - r) / safe + 2.0, (r - g) / safe + 4.0))
+    hue = np.where(chroma == 0, 0.0, hue) / 6.0
+    saturation = np.where(high == 0, 0.0, chroma / np.where(high == 0, 1.0, high))
+    hue = (hue + hue_factor) % 1.0
+    sector = hue * 6.0
+    f = sector - np.floor(sector)
+    i = np.floor(sector).astype(np.int64) % 6
+    p, q, t = high * (1 - saturation), high * (1 - saturation * f), high * (1 - saturation * (1 - f))
+    choices = [(high, t, p), (q, high, p), (p, high, t), (p, q, high), (t, p, high), (high, p, q)]
+    out = np.stack([np.choose(i, [c[k] for c in choices]) for k in range(3)], axis=-3)
+    out = out.astype(rgb.dtype)
+    if integer:
+        out = np.clip(np.round(out * top), 0, top).astype(array.dtype)
+    return Tensor(np.ascontiguousarray(out))
+
+
 def adjust_hue(img: Any, hue_factor: float) -> Any:
     """Shift the hue by ``hue_factor`` (in ``[-0.5, 0.5]``, a fraction of the colour wheel)."""
     if not -0.5 <= hue_factor <= 0.5:
         raise ValueError(f"hue_factor must be in [-0.5, 0.5], got {hue_factor}")
+    if not _is_pil(img):  # tensors, batched or not: in HSV, as torchvision's tensor path
+        return _adjust_hue_array(img, hue_factor)
     Image = _pil_module()
-    was_tensor = not _is_pil(img)
-    pil = to_pil_image(img) if was_tensor else img
+    was_tensor = False
+    pil = img
     if pil.mode in ("L", "1", "I", "F"):
         return img
     h, s, v = pil.convert("HSV").split()
