@@ -28,8 +28,11 @@ _NAME_COUNTS: dict = {}
 
 
 def snake_case(name: str) -> str:
-    """``Conv2D`` -> ``conv2d``, ``BatchNormalization`` -> ``batch_normalization`` (Keras' layer names)."""
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()
+    """``Conv2D`` -> ``conv2d``, ``BatchNormalization`` -> ``batch_normalization``, ``Conv2DTranspose`` ->
+    ``conv2d_transpose`` (Keras' layer names, by Keras' rule)."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def unique_name(base: str) -> str:
