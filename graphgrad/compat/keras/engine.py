@@ -221,9 +221,7 @@ def Input(shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[
         raise ValueError("keras.Input: pass shape=(...) (one sample's shape, without the batch dimension)")
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if is_string_dtype(dtype):  # text for a TextVectorization layer: kept as a NumPy array of strings
-        import numpy
-
-        example = numpy.full((2,) + tuple(_example_dim(d) for d in shape), "", dtype=object)
+        example = np.full((2,) + tuple(_example_dim(d) for d in shape), "", dtype=object)
         return KerasTensor((None,) + shape, "string", example, name=name)
     dtype = gg.dtypes.as_dtype(dtype) if dtype is not None else gg.get_default_dtype()
     example = gg.zeros((2,) + tuple(_example_dim(d) for d in shape), dtype=dtype)

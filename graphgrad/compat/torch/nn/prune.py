@@ -101,7 +101,7 @@ class BasePruningMethod(ABC):
             weight = self.apply_mask(module)
         module.__dict__.pop(name, None)  # the plain attribute the hook kept (not a registered parameter)
         orig = module._parameters[name + "_orig"]
-        orig.data = weight.data
+        orig._data = weight._data
         del module._parameters[name + "_orig"]
         del module._buffers[name + "_mask"]
         setattr(module, name, orig)

@@ -10,7 +10,13 @@ from typing import Any, Optional
 
 import graphgrad as _gg
 from graphgrad.backend import np
-from graphgrad.core.tensor import host_array
+
+
+def host_array(value: Any):
+    """``value`` (a tensor, an array, a number or a nested list) as a NumPy array on the host."""
+    if isinstance(value, _gg.Tensor):
+        return value.numpy()
+    return _gg.backend.to_numpy(value) if _gg.backend.is_array(value) else np.asarray(value)
 
 
 def _to_hwc(array, dataformats: str):
