@@ -320,3 +320,28 @@ def test_tensor_op_after_install():
                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["1.0", "5.0", "Assign"]
+
+
+def test_segments_scatter_unique_and_space_to_depth_as_tensorflow():
+    """TensorFlow 2's values for the same calls (graph mode here, through a Session)."""
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32, [3, 4])
+    xv = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    fetches = [tf.math.segment_sum(x, [0, 0, 1]), tf.math.unsorted_segment_max(x, [1, 0, 1], 3),
+               tf.math.unsorted_segment_mean(x, [1, 0, 1], 3), tf.scatter_nd([[0], [2], [0]], x[:3, :2], [4, 2]),
+               tf.unique(tf.constant([3, 1, 3, 2, 1, 5])),
+               tf.nn.space_to_depth(tf.reshape(tf.range(16.0), [1, 4, 4, 1]), 2),
+               tf.nn.local_response_normalization(tf.reshape(tf.range(1.0, 5.0), [1, 1, 1, 4]), 1),
+               tf.reduce_mean(tf.constant([1, 2, 2])), tf.truediv(tf.constant([1, 2]), 2), tf.nn.top_k(x, 2).indices,
+               tf.math.floormod(tf.constant([-7.0, 7.0]), 3.0)]
+    with tf.Session() as sess:
+        (seg, umax, umean, scattered, (values, index), s2d, lrn, imean, quotient, top, fmod) = sess.run(fetches, {x: xv})
+    assert seg.tolist() == [[-6.0, -4.0, -2.0, 0.0], [3.0, 4.0, 5.0, 6.0]]
+    lowest = float(np.finfo(np.float32).min)
+    assert umax.tolist() == [[-1.0, 0.0, 1.0, 2.0], [3.0, 4.0, 5.0, 6.0], [lowest] * 4]
+    assert umean.tolist() == [[-1.0, 0.0, 1.0, 2.0], [-1.0, 0.0, 1.0, 2.0], [0.0] * 4]
+    assert scattered.tolist() == [[-2.0, 0.0], [0.0, 0.0], [-1.0, 0.0], [0.0, 0.0]]
+    assert values.tolist() == [3, 1, 2, 5] and index.tolist() == [0, 1, 0, 2, 1, 3] and index.dtype == np.int32
+    assert s2d.reshape(-1).tolist() == [0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15]
+    np.testing.assert_allclose(lrn.reshape(-1), [0.40824828, 0.5163978, 0.5477226, 0.7844645], rtol=1e-6)
+    assert imean == 1 and quotient.dtype == np.float64 and top.dtype == np.int32 and fmod.tolist() == [2.0, 1.0]

@@ -883,7 +883,19 @@ def _same(fn):
 add = in_graph(lambda x, y: _gg.add(_packed(x), _packed(y)))
 subtract = in_graph(lambda x, y: _gg.subtract(_packed(x), _packed(y)))
 multiply = in_graph(lambda x, y: _gg.multiply(_packed(x), _packed(y)))
-divide = in_graph(lambda x, y: _gg.divide(_packed(x), _packed(y)))
+def _true_divide(x: Any, y: Any) -> Tensor:
+    """TensorFlow's ``truediv``: integers are divided as float64 (int32, int64) or float32 (8- and 16-bit)."""
+    x, y = _packed(x), _packed(y)
+    kinds = [v.dtype for v in (x, y) if isinstance(v, Tensor)]
+    if kinds and builtins.all(d.kind in "iu" for d in kinds) and not builtins.any(isinstance(v, float) for v in (x, y)):
+        wide = builtins.any(d.itemsize >= 4 for d in kinds)
+        target = _gg.float64 if wide else _gg.float32
+        x = _gg.astype(x, target) if isinstance(x, Tensor) else x
+        y = _gg.astype(y, target) if isinstance(y, Tensor) else y
+    return _gg.divide(x, y)
+
+
+divide = in_graph(_true_divide)
 truediv = div = realdiv = divide
 floordiv = in_graph(lambda x, y: _gg.floor_divide(x, y))
 mod = floormod = in_graph(lambda x, y: _gg.remainder(x, y))
@@ -966,7 +978,16 @@ def _reduction(fn, what: str):
 
 
 reduce_sum = _reduction(_gg.sum, "sum")
-reduce_mean = _reduction(_gg.mean, "mean")
+def _mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """TensorFlow's mean: of integers, an integer (the quotient rounded towards zero)."""
+    if x.dtype.kind not in "iub":
+        return _gg.mean(x, axis=axis, keepdims=keepdims)
+    total = _gg.sum(x, axis=axis, keepdims=keepdims)
+    count = _gg.sum(_gg.ones_like(x), axis=axis, keepdims=keepdims)
+    return _gg.astype(_gg.trunc(_gg.astype(total, _gg.float64) / _gg.astype(count, _gg.float64)), x.dtype)
+
+
+reduce_mean = _reduction(_mean, "mean")
 reduce_max = _reduction(_gg.max, "max")
 reduce_min = _reduction(_gg.min, "min")
 reduce_prod = _reduction(_gg.prod, "prod")
@@ -1217,6 +1238,7 @@ def cumsum(x: Any, axis: int = 0, exclusive: builtins.bool = False, reverse: bui
 
 from graphgrad.compat.tf._arrays import (Print, boolean_mask, cumprod, gather_nd, print,  # noqa: E402,A004
                                          sequence_mask)
+from graphgrad.compat.tf import _segments  # noqa: E402
 
 math = types.SimpleNamespace(
     add=add, subtract=subtract, multiply=multiply, divide=divide, truediv=truediv, floordiv=floordiv, pow=pow,
@@ -1228,7 +1250,18 @@ math = types.SimpleNamespace(
     reduce_all=reduce_all, reduce_logsumexp=reduce_logsumexp, argmax=argmax, argmin=argmin,
     squared_difference=squared_difference, add_n=add_n, negative=negative, cumsum=cumsum, is_nan=is_nan,
     is_inf=is_inf, is_finite=is_finite, erf=erf, floor=floor, ceil=ceil, round=round, reduce_std=reduce_std,
-    reduce_variance=reduce_variance, cumprod=cumprod)
+    reduce_variance=reduce_variance, cumprod=cumprod, floormod=floormod, mod=mod,
+    **{name: getattr(_segments, name) for name in (
+        "segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod", "unsorted_segment_sum",
+        "unsorted_segment_mean", "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod",
+        "unsorted_segment_sqrt_n")})
+from graphgrad.compat.tf._segments import (depth_to_space, scatter_nd, space_to_depth,  # noqa: E402,F401
+                                           tensor_scatter_nd_add, tensor_scatter_nd_sub, tensor_scatter_nd_update,
+                                           unique)
+for _name in ("segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod", "unsorted_segment_sum",
+              "unsorted_segment_mean", "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod",
+              "unsorted_segment_sqrt_n"):
+    globals()[_name] = getattr(_segments, _name)  # TF1 has them at the top level too
 
 
 class _Logging:

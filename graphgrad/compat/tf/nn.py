@@ -300,10 +300,21 @@ def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: An
 
 
 def top_k(input: Any, k: int = 1, sorted: bool = True, name: Optional[str] = None):
-    """``(values, indices)`` of the ``k`` largest along the last axis."""
+    """``(values, indices)`` of the ``k`` largest along the last axis (indices int32)."""
     need_rank("nn.top_k", input)
     with _gg.get_default_graph().as_default():
-        return _gg.topk(input, int(k), dim=-1, sorted=sorted)
+        values, indices = _gg.topk(input, int(k), dim=-1, sorted=sorted)
+        return TopKV2(values, _gg.astype(indices, _gg.int32))  # (TensorFlow's indices are int32)
+
+
+class TopKV2(tuple):
+    """``top_k``'s result: ``(values, indices)``, also by name."""
+
+    def __new__(cls, values: Tensor, indices: Tensor) -> "TopKV2":
+        return super().__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
 
 
 @in_graph
@@ -421,3 +432,5 @@ def relu_layer(x: Any, weights: Any, biases: Any) -> Tensor:
 
 from graphgrad.compat.tf._sampled import (log_uniform_candidate_sampler, nce_loss,  # noqa: E402
                                           sampled_softmax_loss)
+
+from graphgrad.compat.tf._segments import depth_to_space, local_response_normalization, lrn, space_to_depth  # noqa: E402,F401,I001
