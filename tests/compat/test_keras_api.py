@@ -132,8 +132,9 @@ def test_convolutions_are_channels_last_and_same_padding_keeps_the_size():
     assert layers.Flatten()(x).shape == (2, 189)
     assert layers.Reshape((63, 3))(x).shape == (2, 63, 3)
     assert layers.Permute((3, 1, 2))(x).shape == (2, 3, 9, 7)
-    with pytest.raises(NotImplementedError, match="padding='valid'"):
-        layers.MaxPooling2D(padding="same")
+    assert layers.MaxPooling2D(padding="same")(x).shape == (2, 5, 4, 3)  # ceil(size / stride), as TensorFlow
+    with pytest.raises(ValueError, match="padding"):
+        layers.MaxPooling2D(padding="full")
 
 
 def test_recurrent_layers_and_embedding():

@@ -388,3 +388,22 @@ def test_confusion_count_metrics_as_keras_in_an_imbalanced_fit():
     history = model.fit(x, y, batch_size=64, epochs=1, verbose=0, class_weight={0: 1.0, 1: 5.0})
     counts = [history.history[k][0] for k in ("fn", "fp", "tn", "tp")]
     assert sum(counts) == 200 and history.history["tp"][0] + history.history["fn"][0] == float(y.sum())
+
+
+def test_same_pooling_causal_conv_and_gru_without_reset_after_as_keras():
+    """Keras 3.15's values for the same inputs and weights (GRU reset_after=False is Keras 2's default)."""
+    import graphgrad.compat.keras as keras
+
+    x = np.arange(2 * 7 * 3, dtype="float32").reshape(2, 7, 3) / 10
+    np.testing.assert_allclose(np.asarray(keras.layers.MaxPooling1D(2, padding="same")(x))[0, :, 0],
+                               [0.3, 0.9, 1.5, 1.8], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(keras.layers.AveragePooling1D(3, 2, padding="same")(x))[0, :, 0],
+                               [0.15, 0.6, 1.2, 1.65], rtol=1e-6)
+    conv = keras.layers.Conv1D(1, 2, padding="causal", kernel_initializer="ones", use_bias=False)
+    np.testing.assert_allclose(np.asarray(conv(x))[0, :, 0], [0.3, 1.5, 3.3, 5.1, 6.9, 8.7, 10.5], rtol=1e-6)
+    gru = keras.layers.GRU(2, reset_after=False, return_sequences=True)
+    gru.build((None, 7, 3))
+    shapes = [(3, 6), (2, 6), (6,)]
+    assert [tuple(w.shape) for w in gru.get_weights()] == shapes
+    gru.set_weights([np.sin(np.arange(np.prod(s)) * 0.3 + i).reshape(s).astype("float32") for i, s in enumerate(shapes)])
+    np.testing.assert_allclose(np.asarray(gru(x))[1, -1], [0.03784642, -0.33443618], rtol=1e-5, atol=1e-6)

@@ -266,6 +266,23 @@ class Layer(nn.Module):
         object.__setattr__(self, "_init_args", (list(args), dict(kwargs)))
         return self
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A subclass's ``build`` marks the layer built, as Keras' does: ``layer.build(shape)`` called by
+        hand, then ``set_weights``, must not be undone by a second build at the first call."""
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is None or getattr(build, "marks_built", False):
+            return
+
+        @functools.wraps(build)
+        def marked(self, *args, **kw):
+            result = build(self, *args, **kw)
+            object.__setattr__(self, "built", True)
+            return result
+
+        marked.marks_built = True
+        cls.build = marked
+
     def __init__(self, name: Optional[str] = None, input_shape: Optional[Sequence[int]] = None,
                  input_dim: Optional[int] = None, dtype: Any = None, trainable: bool = True, **kwargs) -> None:
         super().__init__()

@@ -176,8 +176,9 @@ class _Conv(Layer):
         self.set_weight_rules(rules)
         who = type(self).__name__
         padding = str(padding).lower()
-        if padding not in ("valid", "same"):
-            raise ValueError(f"{who}: padding must be 'valid' or 'same', got {padding!r}")
+        if padding not in ("valid", "same") and not (padding == "causal" and self.nd == 1):
+            raise ValueError(f"{who}: padding must be 'valid' or 'same'{' or causal' if self.nd == 1 else ''}, "
+                             f"got {padding!r}")
         self.filters, self.padding, self.groups = int(filters), padding, int(groups)
         self.kernel_size = _tuple(kernel_size, self.nd)
         self.strides = _tuple(strides, self.nd)
@@ -213,6 +214,8 @@ class _Conv(Layer):
             x = gg.permute(x, (0, x.ndim - 1) + tuple(range(1, x.ndim - 1)))
         if self.padding == "same" and any(s != 1 for s in self.strides):
             x = self._same_padding(x)
+        elif self.padding == "causal":  # the past only: (kernel - 1) * dilation zeros before the sequence
+            x = gg.pad(x, [(0, 0), (0, 0), ((self.kernel_size[0] - 1) * self.dilation_rate[0], 0)])
         y = self.conv(x)
         if self.channels_last:
             y = gg.permute(y, (0,) + tuple(range(2, y.ndim)) + (1,))
@@ -246,8 +249,9 @@ class _Pool(Layer):
     def __init__(self, pool_size: Union[int, Sequence[int]] = 2, strides: Union[None, int, Sequence[int]] = None,
                  padding: str = "valid", data_format: Optional[str] = None, **kwargs) -> None:
         super().__init__(**kwargs)
-        if str(padding).lower() != "valid":
-            raise NotImplementedError(f"{type(self).__name__}: only padding='valid' is supported by graphgrad.compat.keras")
+        self.padding = str(padding).lower()
+        if self.padding not in ("valid", "same"):
+            raise ValueError(f"{type(self).__name__}: padding must be 'valid' or 'same', got {padding!r}")
         self.pool_size = _tuple(pool_size, self.nd)
         self.strides = self.pool_size if strides is None else _tuple(strides, self.nd)
         self.channels_last = _channels_last(data_format, type(self).__name__)
@@ -257,10 +261,28 @@ class _Pool(Layer):
             x = gg.permute(x, (0, x.ndim - 1) + tuple(range(1, x.ndim - 1)))
         pool = {("max", 1): F.max_pool1d, ("max", 2): F.max_pool2d, ("avg", 1): F.avg_pool1d,
                 ("avg", 2): F.avg_pool2d}[(self.kind, self.nd)]
-        y = pool(x, self.pool_size, self.strides)
+        if self.padding == "same":
+            y = self._same(x, pool)
+        else:
+            y = pool(x, self.pool_size, self.strides)
         if self.channels_last:
             y = gg.permute(y, (0,) + tuple(range(2, y.ndim)) + (1,))
         return y
+
+
+    def _same(self, x, pool):
+        """TensorFlow's 'same' pooling: the output is ceil(size / stride), the window's overhang padded
+        (the odd pixel at the end); padded positions never win a max and are not counted in a mean."""
+        widths = [(0, 0), (0, 0)]
+        for i in range(self.nd):
+            size, k, s = int(x.shape[2 + i]), self.pool_size[i], self.strides[i]
+            total = max((math.ceil(size / s) - 1) * s + k - size, 0)
+            widths.append((total // 2, total - total // 2))
+        if self.kind == "max":
+            return pool(gg.pad(x, widths, constant_values=float("-inf")), self.pool_size, self.strides)
+        ones = gg.ones((1, 1) + tuple(int(d) for d in x.shape[2:]), dtype=x.dtype)
+        counts = pool(gg.pad(ones, widths), self.pool_size, self.strides)
+        return pool(gg.pad(x, widths), self.pool_size, self.strides) / counts
 
 
 class MaxPooling1D(_Pool):

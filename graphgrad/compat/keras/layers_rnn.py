@@ -45,8 +45,11 @@ class _Recurrent(Layer):
         if not 0.0 <= float(dropout) < 1.0 or not 0.0 <= float(recurrent_dropout) < 1.0:
             raise ValueError(f"{type(self).__name__}: dropout and recurrent_dropout must be in [0, 1)")
         self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
-        if self.kind == "gru" and not reset_after:
-            raise NotImplementedError("GRU: only reset_after=True (Keras' default, PyTorch's formulation) is supported")
+        # reset_after=False (Keras 2's and TF1's default): the reset gate applies to the state before the
+        # recurrent kernel, one bias; run as a step loop of graphgrad ops
+        self.reset_after = bool(reset_after) or self.kind != "gru"
+        if not self.reset_after:
+            self.fused = False
         self.units, self.use_bias = int(units), bool(use_bias)
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.unit_forget_bias = bool(go_backwards), bool(unit_forget_bias)
@@ -159,7 +162,10 @@ class _Recurrent(Layer):
             elif self.kind == "gru":  # PyTorch's (r, z, n) blocks; Keras' reset_after formulation
                 r = self.recurrent_act(z_t[:, :u] + hw[:, :u])
                 z = self.recurrent_act(z_t[:, u:2 * u] + hw[:, u:2 * u])
-                n = self.act(z_t[:, 2 * u:] + r * hw[:, 2 * u:])
+                if self.reset_after:
+                    n = self.act(z_t[:, 2 * u:] + r * hw[:, 2 * u:])
+                else:  # the reset gate on the state, before its kernel (hw's bias part is zero here)
+                    n = self.act(z_t[:, 2 * u:] + gg.matmul(r * h_in, w_hh[:, 2 * u:]))
                 h_new, c_new = (1 - z) * n + z * h, None
             else:
                 h_new, c_new = self.act(z_t + hw), None
@@ -218,7 +224,7 @@ class _Recurrent(Layer):
         out = [self._order(rnn.weight_ih_l0.numpy().T, True).copy(), self._order(rnn.weight_hh_l0.numpy().T, True).copy()]
         if self.use_bias:
             b_ih, b_hh = self._order(rnn.bias_ih_l0.numpy(), True), self._order(rnn.bias_hh_l0.numpy(), True)
-            out.append(np.stack([b_ih, b_hh]) if self.kind == "gru" else b_ih + b_hh)
+            out.append(np.stack([b_ih, b_hh]) if self.kind == "gru" and self.reset_after else b_ih + b_hh)
         return out
 
     def set_weights(self, weights) -> None:
@@ -230,8 +236,11 @@ class _Recurrent(Layer):
         values = [(rnn.weight_ih_l0, self._order(weights[0], False).T), (rnn.weight_hh_l0, self._order(weights[1], False).T)]
         if self.use_bias:
             bias = weights[2]
-            if self.kind == "gru":
+            if self.kind == "gru" and self.reset_after:
                 values += [(rnn.bias_ih_l0, self._order(bias[0], False)), (rnn.bias_hh_l0, self._order(bias[1], False))]
+            elif self.kind == "gru":  # one bias: on the input side (the recurrent one stays zero)
+                bias = self._order(bias, False)
+                values += [(rnn.bias_ih_l0, bias), (rnn.bias_hh_l0, np.zeros_like(bias))]
             else:
                 values += [(rnn.bias_ih_l0, bias), (rnn.bias_hh_l0, np.zeros_like(bias))]
         for tensor, value in values:
