@@ -407,16 +407,8 @@ class LogitRelaxedBernoulli(Distribution):
         return gg.log(self.temperature) + diff - 2.0 * gg.softplus(diff)
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """A continuous relaxation of ``Bernoulli`` on ``(0, 1)`` with ``temperature`` (reparameterized)."""
-
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: Optional[bool] = None):
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+class _Relaxed(TransformedDistribution):
+    """A relaxed distribution's parameters, read from its base (the logit- or log-space relaxation)."""
 
     @property
     def temperature(self) -> Tensor:
@@ -429,6 +421,18 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self) -> Tensor:
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_Relaxed):
+    """A continuous relaxation of ``Bernoulli`` on ``(0, 1)`` with ``temperature`` (reparameterized)."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: Optional[bool] = None):
+        base = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -471,7 +475,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """A continuous relaxation of ``OneHotCategorical`` on the simplex (Gumbel-softmax), reparameterized."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -481,18 +485,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: Optional[bool] = None):
         base = ExpRelaxedCategorical(temperature, probs, logits)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
 
 
 class MixtureSameFamily(Distribution):

@@ -23,12 +23,9 @@ def _full(shape: tuple, fill: float, like: Tensor) -> Tensor:
     return gg.full(shape, fill, dtype=like.dtype, device=like.device)
 
 
-class Normal(ExponentialFamily):
-    """The normal distribution ``N(loc, scale^2)``; ``rsample`` is ``loc + scale * eps`` (reparameterized).
-
-        >>> Normal(gg.zeros(3), gg.ones(3)).rsample((5,)).shape
-        (5, 3)
-    """
+class _LocationScale:
+    """What the real-line location-scale families share: ``loc`` and ``scale`` broadcast to the batch
+    shape, their constraints, reparameterized sampling, and the mode at ``loc``."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -39,11 +36,19 @@ class Normal(ExponentialFamily):
         super().__init__(tuple(self.loc.shape), validate_args=validate_args)
 
     @property
-    def mean(self) -> Tensor:
+    def mode(self) -> Tensor:
         return self.loc
 
+
+class Normal(_LocationScale, ExponentialFamily):
+    """The normal distribution ``N(loc, scale^2)``; ``rsample`` is ``loc + scale * eps`` (reparameterized).
+
+        >>> Normal(gg.zeros(3), gg.ones(3)).rsample((5,)).shape
+        (5, 3)
+    """
+
     @property
-    def mode(self) -> Tensor:
+    def mean(self) -> Tensor:
         return self.loc
 
     @property
@@ -182,23 +187,11 @@ class Exponential(ExponentialFamily):
         return 1.0 - gg.log(self.rate)
 
 
-class Laplace(Distribution):
+class Laplace(_LocationScale, Distribution):
     """The Laplace (double exponential) distribution with ``loc`` and ``scale``."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: Optional[bool] = None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
         return self.loc
 
     @property
@@ -232,24 +225,12 @@ class Laplace(Distribution):
         return 1.0 + gg.log(2.0 * self.scale)
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocationScale, Distribution):
     """The Cauchy (Lorentz) distribution; its mean and variance are undefined (NaN / inf, as PyTorch)."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: Optional[bool] = None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
         return _full(self.batch_shape, _nan, self.loc)
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:
@@ -464,12 +445,12 @@ class StudentT(Distribution):
         super().__init__(tuple(self.df.shape), validate_args=validate_args)
 
     @property
-    def mean(self) -> Tensor:
-        return gg.where(gg.greater(self.df, 1.0), self.loc, _nan)
-
-    @property
     def mode(self) -> Tensor:
         return self.loc
+
+    @property
+    def mean(self) -> Tensor:
+        return gg.where(gg.greater(self.df, 1.0), self.loc, _nan)
 
     @property
     def variance(self) -> Tensor:
