@@ -421,14 +421,7 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
     tf = _tf()
     graph = _gg.get_default_graph()
     with graph.as_default():
-        leaves, n, arrays = _elements(elems)
-        if initializer is None:
-            first = n - 1 if reverse else tf.constant(0)
-            a0 = pack_sequence_as(elems, [ta.read(first) for ta in arrays])
-            start = n - 2 if reverse else tf.constant(1)
-        else:
-            a0 = initializer
-            start = n - 1 if reverse else tf.constant(0)
+        n, arrays, first, a0, start = _start(elems, initializer, reverse)
         a_leaves = [tf.convert_to_tensor(a) for a in flatten(a0)]
         outs = [TensorArray(a.dtype, size=n, element_shape=None if a.shape is None else tuple(a.shape)) for a in a_leaves]
         if initializer is None:
@@ -449,17 +442,23 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
         return pack_sequence_as(a0, [ta.stack() for ta in tas])
 
 
+def _start(elems: Any, initializer: Any, reverse: bool) -> tuple:
+    """Where a scan or fold over ``elems`` starts: ``(n, arrays, first, a0, start)`` with the elements as
+    TensorArrays, the accumulator's first value ``a0`` (the first element when there is no
+    ``initializer``, which is then at index ``first``) and the first index the body reads."""
+    tf = _tf()
+    _, n, arrays = _elements(elems)
+    if initializer is None:
+        first = n - 1 if reverse else tf.constant(0)
+        a0 = pack_sequence_as(elems, [ta.read(first) for ta in arrays])
+        return n, arrays, first, a0, (n - 2 if reverse else tf.constant(1))
+    return n, arrays, None, initializer, (n - 1 if reverse else tf.constant(0))
+
+
 def _fold(fn: Callable, elems: Any, initializer: Any, back_prop: bool, name: str, reverse: bool) -> Any:
     tf = _tf()
     with _gg.get_default_graph().as_default():
-        leaves, n, arrays = _elements(elems)
-        if initializer is None:
-            first = n - 1 if reverse else tf.constant(0)
-            a0 = pack_sequence_as(elems, [ta.read(first) for ta in arrays])
-            start = n - 2 if reverse else tf.constant(1)
-        else:
-            a0 = initializer
-            start = n - 1 if reverse else tf.constant(0)
+        n, arrays, first, a0, start = _start(elems, initializer, reverse)
         a_leaves = [tf.convert_to_tensor(a) for a in flatten(a0)]
 
         def body(i, a):
