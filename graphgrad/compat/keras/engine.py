@@ -245,7 +245,25 @@ def is_text(value: Any) -> bool:
     return kind in ("U", "S")
 
 
-class Layer(nn.Module):
+class WeightLists:
+    """Keras' trainable / non-trainable weight lists of a layer or model (``weights`` is the class's own),
+    and Keras 3's ``*_variables`` names for them."""
+
+    @property
+    def trainable_weights(self) -> list:
+        return [p for p in self.parameters() if p.requires_grad]
+
+    @property
+    def non_trainable_weights(self) -> list:
+        ids = {id(p) for p in self.trainable_weights}
+        return [t for t in self.weights if id(t) not in ids]
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = property(lambda self: self.weights)
+
+
+class Layer(WeightLists, nn.Module):
     """The base of the facade's layers: a Module with a Keras ``name``, built on its first input
     (``build(input_shape)`` creates the graphgrad modules it forwards to), callable on arrays,
     Tensors or KerasTensors. ``get_config()`` returns the constructor's arguments (``save`` writes
@@ -533,19 +551,6 @@ class Layer(nn.Module):
     def weights(self) -> list:
         return [t for t, _, _ in self.keras_weights()]
 
-    @property
-    def trainable_weights(self) -> list:
-        return [p for p in self.parameters() if p.requires_grad]
-
-    @property
-    def non_trainable_weights(self) -> list:
-        ids = {id(p) for p in self.trainable_weights}
-        return [t for t in self.weights if id(t) not in ids]
-
-    # Keras 3's names for the same lists
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-    variables = weights
 
     def count_params(self) -> int:
         """The number of weights (trainable and not, as Keras counts: BatchNorm's moving statistics too)."""

@@ -16,8 +16,8 @@ from graphgrad.compat.keras import outputs as _multi
 from graphgrad.compat.keras import trainer as _trainer
 from graphgrad.compat.keras import utils as _utils
 from graphgrad.compat.keras.utils import get_custom_objects, register_keras_serializable  # noqa: F401  (keras.saving's)
-from graphgrad.compat.keras.engine import (Input, InputLayer, KerasTensor, Layer, as_tensor, is_text, snake_case,
-                                           symbolic_shapes, top_level_losses, unique_name)
+from graphgrad.compat.keras.engine import (Input, InputLayer, KerasTensor, Layer, WeightLists, as_tensor, is_text,
+                                           snake_case, symbolic_shapes, top_level_losses, unique_name)
 
 __all__ = ["Model", "Sequential", "load_model", "save_model", "model_from_json", "model_from_config", "clone_model"]
 
@@ -76,7 +76,7 @@ def _verbose(verbose: Any) -> int:
     return 1 if verbose == "auto" else int(verbose)
 
 
-class Model(gg.Model):
+class Model(WeightLists, gg.Model):
     """``keras.Model(inputs, outputs)`` (the functional API), or a subclass defining ``call(x)``."""
 
     def __init__(self, inputs: Any = None, outputs: Any = None, name: Optional[str] = None, **kwargs) -> None:
@@ -843,19 +843,6 @@ class Model(gg.Model):
     def weights(self) -> list:
         return [w for layer in self.layers for w in layer.weights]
 
-    @property
-    def trainable_weights(self) -> list:
-        return [p for p in self.parameters() if p.requires_grad]
-
-    @property
-    def non_trainable_weights(self) -> list:
-        ids = {id(p) for p in self.trainable_weights}
-        return [t for t in self.weights if id(t) not in ids]
-
-    # Keras 3's names for the same lists
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-    variables = weights
 
     def count_params(self) -> int:
         """All weights, as Keras counts them (BatchNorm's moving statistics included)."""
