@@ -53,7 +53,6 @@ def _load() -> None:
     choice = os.environ.get("GRAPHGRAD_BLAS", "auto").strip().lower()
     if choice in ("numpy", "openblas", "0", "off"):
         _STATE["error"] = f"off (GRAPHGRAD_BLAS={choice})"
-        _let_openblas_threads_sleep()
         return
     os.environ.setdefault("KMP_BLOCKTIME", "1")  # (read when MKL starts its OpenMP runtime: see above)
     errors = []
@@ -81,8 +80,6 @@ def _load() -> None:
         _quiet_openblas()
         return
     _STATE["error"] = "; ".join(errors) or "MKL is not installed (pip install \"graphgrad[mkl]\")"
-    if choice != "mkl":
-        _let_openblas_threads_sleep()
     if choice == "mkl":
         raise RuntimeError(f"GRAPHGRAD_BLAS=mkl but MKL's runtime could not be loaded: {_STATE['error']}")
 
@@ -146,22 +143,22 @@ def openmp_team() -> Optional[int]:
 
 def numpy_blas_quiet() -> bool:
     """Whether NumPy's own BLAS threads hold no core between products, which graphgrad's native
-    threads would need: on one thread (set when MKL loads, through threadpoolctl), or sleeping right
-    after each product (:func:`openblas_threads_sleep`)."""
-    available()  # (loads MKL, or else tells NumPy's OpenBLAS to let its threads sleep)
-    return bool(_STATE.get("openblas_quiet") or _STATE.get("openblas_sleeps"))
+    threads would need: on one thread (set when MKL loads, through threadpoolctl), or its threaded
+    work handed to graphgrad's thread pool (:func:`openblas_on_pool`)."""
+    available()  # (loads MKL when installed)
+    return bool(_STATE.get("openblas_quiet") or _STATE.get("openblas_pool"))
 
 
-def openblas_threads_sleep() -> bool:
-    """Whether NumPy's OpenBLAS does graphgrad's products (no MKL) and its threads sleep right after
-    each one (:func:`_let_openblas_threads_sleep`)."""
-    available()
-    return bool(_STATE.get("openblas_sleeps"))
+def openblas_on_pool() -> bool:
+    """Whether NumPy's OpenBLAS does graphgrad's products (no MKL) and runs its threaded work on the
+    native kernels' thread pool (:func:`share_openblas_threads`)."""
+    return bool(_STATE.get("openblas_pool"))
 
 
-#: The thread timeout graphgrad gives NumPy's OpenBLAS when it does the products: its idle threads
-#: spin for 2**4 cycles, OpenBLAS's least, before they sleep (2**28 by default: about 0.1 s).
-OPENBLAS_THREAD_TIMEOUT = 4
+#: OpenBLAS's function that sets its threading callback, by build: NumPy's wheels (scipy-openblas,
+#: 64-bit integers), then a plain OpenBLAS.
+_CALLBACK_SETTERS = ("scipy_openblas_set_threads_callback_function64_", "scipy_openblas_set_threads_callback_function",
+                     "openblas_set_threads_callback_function")
 
 
 def _openblas_libraries() -> list:
@@ -181,40 +178,31 @@ def _openblas_libraries() -> list:
     return found
 
 
-def _let_openblas_threads_sleep() -> None:
-    """Where NumPy's OpenBLAS does the products, let its threads sleep right after each product rather
-    than spin for about 0.1 s waiting for the next: spinning, they take the cores that graphgrad's
-    native kernels split their work over (OpenBLAS only, alternating with the code before: W2 eager
-    1.22x -> 0.92x of PyTorch, compiled 0.85x -> 0.53x; W5 compiled 1.06x -> 0.95x; W1 unchanged). The
-    next product wakes them. A process-wide setting, like the allocator's: ``GRAPHGRAD_OPENBLAS_SLEEP=0`` keeps
-    OpenBLAS as it is, and an ``OPENBLAS_THREAD_TIMEOUT`` of your own is left alone (its threads then
-    count as sleeping when it is at most :data:`OPENBLAS_THREAD_TIMEOUT`).
+def share_openblas_threads(callback: int) -> bool:
+    """Where NumPy's OpenBLAS does the products (no MKL), give it ``callback`` (the address of the
+    native library's ``gg_blas_threads``) as its threading callback (OpenBLAS 0.3.27 and newer): its
+    threaded products then run on graphgrad's thread pool, the threads the native kernels split
+    their work over, instead of threads of its own. Whether it did (False: MKL does the products,
+    ``GRAPHGRAD_OPENBLAS_POOL=0``, or no OpenBLAS with that function is loaded).
 
-    OpenBLAS reads ``OPENBLAS_THREAD_TIMEOUT`` when it starts its threads, usually as NumPy is
-    imported: the variable is set, OpenBLAS re-reads its environment (``openblas_read_env``) and its
-    threads are stopped (``blas_thread_shutdown_``, as before a ``fork``), to be started again with the
-    new timeout by the next product. Without those functions (another BLAS), nothing changes."""
-    if os.environ.get("GRAPHGRAD_OPENBLAS_SLEEP", "").strip() == "0":
-        return
-    libraries = _openblas_libraries()
-    if not libraries:
-        return
-    ours = "OPENBLAS_THREAD_TIMEOUT" not in os.environ
-    if ours:
-        os.environ["OPENBLAS_THREAD_TIMEOUT"] = str(OPENBLAS_THREAD_TIMEOUT)
-    sleeping = False
-    for library in libraries:
-        try:
-            timeout, read_env, shutdown = (library.openblas_thread_timeout, library.openblas_read_env,
-                                           library.blas_thread_shutdown_)
-        except AttributeError:
+    Why: two thread pools on two cores fight. OpenBLAS's threads spin for about 0.1 s after each
+    product, taking the core a native kernel splits onto (a W2 step 1.5x slower); told to sleep
+    right after each product (what graphgrad did before), they had to be woken for every product,
+    which on a virtual machine cost up to milliseconds a time: after an idle pause of 0.15 s the next
+    W1 steps took 10-25 ms instead of 3. One pool, whose idle threads spin a little (2 ms) and then
+    sleep, serves both."""
+    if os.environ.get("GRAPHGRAD_OPENBLAS_POOL", "").strip() == "0" or available():
+        return False
+    shared = False
+    for library in _openblas_libraries():
+        setter = next((getattr(library, name) for name in _CALLBACK_SETTERS if hasattr(library, name)), None)
+        if setter is None:
             continue
-        timeout.restype = ctypes.c_int
-        if ours:
-            read_env()
-            shutdown()
-        sleeping = sleeping or 0 < timeout() <= OPENBLAS_THREAD_TIMEOUT
-    _STATE["openblas_sleeps"] = sleeping
+        setter.restype, setter.argtypes = None, [ctypes.c_void_p]
+        setter(ctypes.c_void_p(callback))
+        shared = True
+    _STATE["openblas_pool"] = shared
+    return shared
 
 
 def available() -> bool:
@@ -231,8 +219,8 @@ def status() -> str:
     if available():
         return (f"MKL ({_STATE['path']}) for products of at least {MIN_MULTIPLY_ADDS} multiply-adds, "
                 "NumPy's BLAS (one thread) for the rest")
-    sleeping = ", its threads sleeping between products" if _STATE.get("openblas_sleeps") else ""
-    return f"NumPy's{sleeping} ({_STATE['error']})"
+    pool = ", its threaded work on graphgrad's thread pool" if _STATE.get("openblas_pool") else ""
+    return f"NumPy's{pool} ({_STATE['error']})"
 
 
 def _operand(a: np.ndarray) -> Optional[tuple]:

@@ -128,21 +128,21 @@ def test_mkl_threading_runtime_and_the_native_threads(gomp_first):
     """MKL on the GNU OpenMP runtime (libgomp loaded first, as PyTorch does) counts as spinning long;
     native kernels then split as parallel regions of that runtime (native.team: its GOMP_parallel), and
     so do the whole-sequence scans; without a team they would stay on one thread. Without MKL there is
-    no team: native kernels take one thread unless NumPy's OpenBLAS threads sleep between products."""
+    no team: native kernels take one thread unless NumPy's OpenBLAS runs its threads on the native pool."""
     code = ("import ctypes, ctypes.util\n"
             + ("ctypes.CDLL(ctypes.util.find_library('gomp') or 'libgomp.so.1', mode=ctypes.RTLD_GLOBAL)\n" if gomp_first else "")
             + "from graphgrad.backend import blas, native\n"
             "from graphgrad.ops import recurrent\n"
             "print(blas.available(), blas.threads_spin_long(), native.threads(), recurrent._scan_threads(35, 32, 128, 4),"
-            " native.team(), blas.openblas_threads_sleep())")
+            " native.team(), blas.openblas_on_pool())")
     env = {k: v for k, v in os.environ.items() if k not in ("GRAPHGRAD_NATIVE_THREADS", "MKL_THREADING_LAYER")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    available, spin, threads, scan, team, sleeping = out.stdout.split()
+    available, spin, threads, scan, team, pool = out.stdout.split()
     if available == "False":
         assert (spin, team) == ("False", "False") and scan == threads
-        assert sleeping == "True" or threads == "1"
+        assert pool == "True" or threads == "1"
         return
-    assert sleeping == "False"  # (MKL: NumPy's OpenBLAS is on one thread instead)
+    assert pool == "False"  # (MKL: NumPy's OpenBLAS is on one thread instead)
     if sys.platform.startswith("linux") and native.available() and int(threads) > 1:
         assert team == "True"  # MKL's runtime (libgomp or libiomp5) found in the process
     if gomp_first and spin == "True":
@@ -184,42 +184,74 @@ def test_bind_declines_what_it_cannot_run():
     assert blas.bind(w, w[:32]) is None or not blas.available()  # out overlaps b
 
 
-def _openblas_state(**env) -> list:
-    code = ("import os, ctypes\n"
-            "from graphgrad.backend import blas\n"
-            "sleeping = blas.openblas_threads_sleep()\n"
-            "timeouts = [lib.openblas_thread_timeout() for lib in blas._openblas_libraries()]\n"
-            "print(sleeping, os.environ.get('OPENBLAS_THREAD_TIMEOUT'), timeouts and min(timeouts))")
-    full = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_THREAD_TIMEOUT", "GRAPHGRAD_OPENBLAS_SLEEP")}
+def _run_without_mkl(code: str, **env) -> list:
+    full = {k: v for k, v in os.environ.items() if k not in ("GRAPHGRAD_OPENBLAS_POOL", "GRAPHGRAD_NATIVE_THREADS")}
     full.update(GRAPHGRAD_BLAS="numpy", **env)
-    out = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, check=True, timeout=120)
     return out.stdout.split()
 
 
-@pytest.mark.skipif(not blas._openblas_libraries(), reason="NumPy's BLAS is not OpenBLAS here (or not on Linux)")
-def test_openblas_threads_sleep_where_they_do_the_products():
-    """Without MKL, NumPy's OpenBLAS is told (after it started) to let its threads sleep right after
-    each product; an opt-out, and a timeout of the user's own, are respected."""
-    assert _openblas_state() == ["True", str(blas.OPENBLAS_THREAD_TIMEOUT), str(blas.OPENBLAS_THREAD_TIMEOUT)]
-    assert _openblas_state(GRAPHGRAD_OPENBLAS_SLEEP="0")[:2] == ["False", "None"]
-    assert _openblas_state(OPENBLAS_THREAD_TIMEOUT="20") == ["False", "20", "20"]
-    assert _openblas_state(OPENBLAS_THREAD_TIMEOUT="4") == ["True", "4", "4"]
+needs_openblas_pool = pytest.mark.skipif(
+    not blas._openblas_libraries() or not native.available(),
+    reason="NumPy's BLAS is not OpenBLAS here (or not on Linux), or no native library")
 
 
-@pytest.mark.skipif(not blas._openblas_libraries(), reason="NumPy's BLAS is not OpenBLAS here (or not on Linux)")
-def test_sleeping_openblas_threads_use_no_cpu_between_products():
-    """(Spinning, two OpenBLAS threads took about 50 ms of CPU in 50 ms idle after a product.)"""
+@needs_openblas_pool
+def test_openblas_runs_its_threads_on_the_native_pool():
+    """Without MKL, NumPy's OpenBLAS hands its threaded work to the native library's pool (its
+    threading callback) once the library loads, and native kernels split over that pool; the opt-out
+    leaves OpenBLAS's own threads, and native kernels then stay on one thread."""
+    code = ("from graphgrad.backend import blas, native\n"
+            "native.available()\n"
+            "print(blas.openblas_on_pool(), native.threads(), 'pool' in blas.status())")
+    assert _run_without_mkl(code) == ["True", str(native._cpus()), "True"]
+    assert _run_without_mkl(code, GRAPHGRAD_OPENBLAS_POOL="0") == ["False", "1", "False"]
+
+
+@needs_openblas_pool
+def test_products_on_the_pool_are_right_from_threads_and_after_fork():
+    """Threaded products on the pool: from two Python threads at once (one finds the pool busy and
+    runs its jobs on threads made for the call), interleaved with split native kernels, and in a child
+    made by fork() (which has none of the parent's workers)."""
+    code = ("import os, threading, numpy as np\n"
+            "from graphgrad.backend import native\n"
+            "import graphgrad as gg\n"
+            "native.available()\n"
+            "rng = np.random.default_rng(0)\n"
+            "pairs = [(rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32))\n"
+            "         for m, k, n in [(128, 784, 512), (512, 128, 784), (300, 301, 302), (64, 1000, 64)]]\n"
+            "errors = []\n"
+            "def check(rounds):\n"
+            "    for _ in range(rounds):\n"
+            "        for a, b in pairs:\n"
+            "            got, want = a @ b, a.astype(np.float64) @ b\n"
+            "            errors.append(float(np.abs(got - want).max() / np.abs(want).max()))\n"
+            "        x = gg.tensor(rng.standard_normal((8, 16, 28, 28)).astype(np.float32))\n"
+            "        gg.max_pool2d(gg.relu(x), 2).numpy()\n"
+            "threads = [threading.Thread(target=check, args=(20,)) for _ in range(2)]\n"
+            "[t.start() for t in threads]; [t.join() for t in threads]\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    a, b = pairs[0]\n"
+            "    os._exit(0 if np.allclose(a @ b, a.astype(np.float64) @ b, rtol=1e-3, atol=1e-3) else 3)\n"
+            "_, status = os.waitpid(pid, 0)\n"
+            "print(len(errors), max(errors) < 1e-5, os.waitstatus_to_exitcode(status))")
+    assert _run_without_mkl(code) == ["160", "True", "0"]
+
+
+@needs_openblas_pool
+def test_the_pool_uses_no_cpu_between_steps():
+    """The pool's idle threads spin for 2 ms (GRAPHGRAD_SPIN_US), then sleep: OpenBLAS's own threads
+    spun for about 0.1 s after each product (about 50 ms of CPU in 50 ms idle with two threads)."""
     code = ("import resource, time, numpy as np\n"
-            "from graphgrad.backend import blas\n"
-            "blas.available()\n"
+            "from graphgrad.backend import blas, native\n"
+            "native.available()\n"
             "a = np.ones((512, 512), np.float32)\n"
             "a @ a\n"
+            "time.sleep(0.01)\n"
             "before = resource.getrusage(resource.RUSAGE_SELF)\n"
             "time.sleep(0.1)\n"
             "after = resource.getrusage(resource.RUSAGE_SELF)\n"
-            "print(blas.openblas_threads_sleep(), (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e3)")
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_THREAD_TIMEOUT", "GRAPHGRAD_OPENBLAS_SLEEP")}
-    out = subprocess.run([sys.executable, "-c", code], env=dict(env, GRAPHGRAD_BLAS="numpy"), capture_output=True,
-                         text=True, check=True)
-    sleeping, cpu_ms = out.stdout.split()
-    assert sleeping == "True" and float(cpu_ms) < 25.0
+            "print(blas.openblas_on_pool(), (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e3)")
+    pool, cpu_ms = _run_without_mkl(code)
+    assert pool == "True" and float(cpu_ms) < 25.0

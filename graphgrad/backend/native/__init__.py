@@ -343,8 +343,34 @@ def _load() -> None:
                           RuntimeWarning, stacklevel=3)
             return
         _STATE.update(library=library, kernels=kernels, path=str(path))
+        kernels["set_spin"](spin_microseconds())
+        _share_with_openblas(kernels)
         kernels["set_threads"](threads())
         _join_team(kernels)
+
+
+#: How long an idle thread of the native pool spins, waiting for its next task, before it sleeps
+#: (``GRAPHGRAD_SPIN_US`` sets it). Long enough to span the gaps between the products and kernels of
+#: one training step, so a step wakes the other core once rather than at every product (waking an
+#: idle virtual CPU took from tens of microseconds to milliseconds here); short enough to leave the
+#: core to other processes soon after the step (OpenBLAS's own threads spin for about 0.1 s).
+SPIN_MICROSECONDS = 2000
+
+
+def spin_microseconds() -> int:
+    """``GRAPHGRAD_SPIN_US`` when set to a whole number, else :data:`SPIN_MICROSECONDS`."""
+    value = os.environ.get("GRAPHGRAD_SPIN_US", "").strip()
+    return int(value) if value.isdigit() else SPIN_MICROSECONDS
+
+
+def _share_with_openblas(kernels: dict) -> None:
+    """Where NumPy's OpenBLAS does the products, its threaded work runs on this library's thread pool
+    (``blas.share_openblas_threads``), so the native kernels split over the same threads."""
+    from graphgrad.backend import blas
+
+    address = np.zeros(1, np.int64)
+    kernels["blas_threads_address"](address)
+    blas.share_openblas_threads(int(address[0]))
 
 
 def _join_team(kernels: dict) -> None:
@@ -360,10 +386,9 @@ def _join_team(kernels: dict) -> None:
     if team:
         kernels["set_team"](team)
         _STATE["team"] = True
-    elif blas.openblas_threads_sleep() and threads() > 1:
-        # no MKL, and NumPy's OpenBLAS threads sleep right after each product: nothing spins on the
-        # other core, so the kernels that split only on MKL's team split on threads of our own
-        # (measured, OpenBLAS only: W5 compiled 1.06x -> 0.95x of PyTorch; see OWN_SPLIT_WORK)
+    elif blas.openblas_on_pool() and threads() > 1:
+        # no MKL, and NumPy's OpenBLAS runs its threaded work on our pool: no other library's threads
+        # spin on the other core, so the kernels that split only on MKL's team split on our pool
         kernels["set_own_split"](1)
         _STATE["own_split"] = True
 
@@ -378,7 +403,7 @@ OWN_SPLIT_WORK = 1 << 19
 def split_over_team(work: int) -> tuple[int, int]:
     """``(address of gg_parallel, threads)`` for a generated kernel (a library of its own, given the
     function's address) of ``work`` (output elements x operations) to split its work on MKL's OpenMP
-    team, or on threads of our own where NumPy's OpenBLAS threads sleep between products (see
+    team, or on the native pool where NumPy's OpenBLAS runs its threaded work there too (see
     :func:`_join_team`) and the work is at least :data:`OWN_SPLIT_WORK`; ``(0, 1)`` otherwise."""
     if not _STATE.get("team") and not (_STATE.get("own_split") and work >= OWN_SPLIT_WORK):
         return 0, 1
@@ -413,12 +438,13 @@ def threads() -> int:
     """How many threads a native kernel may split its work over (large convolutions, max pooling, the
     batch rows of an LSTM sequence): ``GRAPHGRAD_NATIVE_THREADS`` (which :func:`set_threads` sets),
     else the CPUs this process may run on (at most 8) when NumPy's BLAS threads hold no core between
-    products (on one thread where MKL does the large products, the ``mkl`` extra; or sleeping at
-    once, see ``blas.openblas_threads_sleep``), else 1."""
+    products (on one thread where MKL does the large products, the ``mkl`` extra; or with
+    its threaded work on the native pool, see ``blas.share_openblas_threads``), else 1."""
     value = os.environ.get("GRAPHGRAD_NATIVE_THREADS", "").strip()
     if value.isdigit() and int(value) > 0:
         return min(int(value), 8)
     from graphgrad.backend import blas  # (here: loading MKL is not free, and only this needs it)
+    available()  # (loading the library hands OpenBLAS's threaded work to its pool)
     if not blas.numpy_blas_quiet():
         # NumPy's OpenBLAS threads spin for ~0.1 s after each product: a thread of ours beside one
         # made a W2 step 1.5x slower instead of 1.2x faster (measured in one process)

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L  /* clock_gettime, sched_yield */
 /* Splitting a kernel's work over threads (POSIX threads; serial where there are none).
  *
  * A kernel hands gg_parallel a function over a range of its units (samples, rows, planes, elements),
@@ -21,10 +22,22 @@
  * of MKL's runtime starts on the spinning threads at once. Those kernels split only on the team
  * (gg_team_workers), or on threads of our own where NumPy's OpenBLAS does the products and its threads
  * sleep right after each (gg_set_own_split); the direct convolutions, max pooling and the scans split
- * on threads of our own when there is no team. */
+ * on threads of our own when there is no team.
+ *
+ * Threads of our own are a pool made once (gg_pool_run): each worker waits for its next task spinning
+ * for a while (gg_set_spin: 2 ms unless set), then sleeping on a condition variable. Where NumPy's
+ * OpenBLAS does the products, it hands its threaded work to this same pool (gg_blas_threads, given to
+ * OpenBLAS as its threading callback from Python: native._share_with_openblas), so one set of threads
+ * serves both and none of them spins on a core that the other wants. Before that, OpenBLAS's own
+ * threads either spun for ~0.1 s after each product, taking the core our kernels split over, or
+ * were told to sleep at once, and then on a virtual machine each product paid for waking them: after
+ * an idle pause the next few W1 steps took 10-25 ms instead of 3. */
 #include "gg_native.h"
 #ifndef _WIN32
 #include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
 #endif
 
 static int64_t thread_count = 1;
@@ -112,6 +125,203 @@ static void *worker_main(void *p) {
 }
 #endif
 
+#ifndef _WIN32
+/* ---- the pool: workers 1..pool_size, made on first use, each with its own task slot ---- */
+typedef void (*pool_fn)(void *arg, int thread);
+
+typedef struct {
+    pool_fn fn;
+    void *arg;
+    int64_t pending;   /* workers still running it (atomic) */
+} pool_task;
+
+typedef struct {
+    pthread_t id;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pool_task *slot;   /* the task handed to this worker, NULL when idle (atomic) */
+    int sleeping;      /* waiting on `wake` (atomic) */
+    int index;
+} pool_worker;
+
+static pool_worker pool[GG_MAX_WORKERS];
+static int pool_size = 0;          /* workers made */
+static int pool_busy = 0;          /* a task is being run (atomic): one caller at a time */
+static int64_t spin_ns = 2000000;  /* how long an idle worker spins before it sleeps */
+static pthread_mutex_t pool_grow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* How long (microseconds) an idle worker of the pool spins, waiting for its next task, before it
+ * sleeps (0: sleep at once). Spinning keeps the worker's core awake between the products and kernels
+ * of one training step; sleeping after that leaves the core to other processes between steps. */
+GG_EXPORT void gg_set_spin(int64_t microseconds) {
+    __atomic_store_n(&spin_ns, (microseconds < 0 ? 0 : microseconds) * 1000, __ATOMIC_RELAXED);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static pool_task *next_task(pool_worker *w) {
+    pool_task *task;
+    int64_t start = now_ns(), spin = __atomic_load_n(&spin_ns, __ATOMIC_RELAXED);
+    for (unsigned i = 1;; i++) {
+        if ((task = __atomic_load_n(&w->slot, __ATOMIC_ACQUIRE))) return task;
+        cpu_relax();
+        if ((i & 127) == 0 && now_ns() - start >= spin) break;
+    }
+    pthread_mutex_lock(&w->lock);
+    __atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
+    while (!(task = __atomic_load_n(&w->slot, __ATOMIC_SEQ_CST)))
+        pthread_cond_wait(&w->wake, &w->lock);
+    __atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&w->lock);
+    return task;
+}
+
+static void *pool_main(void *p) {
+    pool_worker *w = (pool_worker *)p;
+    for (;;) {
+        pool_task *task = next_task(w);
+        task->fn(task->arg, w->index);
+        /* the slot is cleared before the task is counted done: once pending is 0, the caller may hand
+         * this worker its next task (and `task`, on the caller's stack, is gone) */
+        __atomic_store_n(&w->slot, NULL, __ATOMIC_RELEASE);
+        __atomic_fetch_sub(&task->pending, 1, __ATOMIC_ACQ_REL);
+    }
+    return NULL;
+}
+
+/* A child made by fork() has none of the workers (only the forking thread is copied): it makes its own. */
+static void pool_after_fork(void) {
+    pool_size = 0;
+    pool_busy = 0;
+    pthread_mutex_init(&pool_grow_lock, NULL);
+}
+
+/* Make workers up to `count` (kept for the life of the process); whether there are that many. */
+static int pool_grow(int count) {
+    static int fork_handled = 0;
+    pthread_mutex_lock(&pool_grow_lock);
+    if (!fork_handled) fork_handled = pthread_atfork(NULL, NULL, pool_after_fork) == 0;
+    while (pool_size < count) {
+        pool_worker *w = &pool[pool_size + 1];
+        w->index = pool_size + 1;
+        w->slot = NULL;
+        w->sleeping = 0;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->wake, NULL);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&w->id, &attr, pool_main, w);
+        pthread_attr_destroy(&attr);
+        if (failed) break;
+        __atomic_store_n(&pool_size, pool_size + 1, __ATOMIC_RELEASE);
+    }
+    int enough = pool_size >= count;
+    pthread_mutex_unlock(&pool_grow_lock);
+    return enough;
+}
+
+/* Run fn(arg, t) for t = 0 .. team - 1 at the same time, t = 0 on the calling thread, the others on
+ * the pool's workers; return when all have. 0 (nothing run) when the pool is busy with another
+ * caller's task (another Python thread, or a task started from inside a task) or cannot make the
+ * workers: the caller then runs the work another way. */
+static int gg_pool_run(pool_fn fn, void *arg, int team) {
+    if (team < 2 || team > GG_MAX_WORKERS) return 0;
+    int idle = 0;
+    if (!__atomic_compare_exchange_n(&pool_busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
+    if (__atomic_load_n(&pool_size, __ATOMIC_ACQUIRE) < team - 1 && !pool_grow(team - 1)) {
+        __atomic_store_n(&pool_busy, 0, __ATOMIC_RELEASE);
+        return 0;
+    }
+    pool_task task = {fn, arg, team - 1};
+    for (int t = 1; t < team; t++) {
+        pool_worker *w = &pool[t];
+        __atomic_store_n(&w->slot, &task, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST)) {
+            pthread_mutex_lock(&w->lock);
+            pthread_cond_signal(&w->wake);
+            pthread_mutex_unlock(&w->lock);
+        }
+    }
+    fn(arg, 0);
+    /* wait for the workers: spin briefly, then yield (a worker whose core was taken needs it back) */
+    for (unsigned i = 0; __atomic_load_n(&task.pending, __ATOMIC_ACQUIRE) > 0; i++) {
+        if (i < 4096) cpu_relax();
+        else sched_yield();
+    }
+    __atomic_store_n(&pool_busy, 0, __ATOMIC_RELEASE);
+    return 1;
+}
+
+static void chunks_on_pool(void *arg, int thread) {
+    take_chunks((work_queue *)arg, thread);
+}
+
+/* ---- OpenBLAS's threading callback (openblas_set_threads_callback_function): run its `numjobs`
+ * jobs at the same time, job t as dojob(t, its data, dojob_data). They must run at the same time (a
+ * threaded product's jobs wait for each other's packed panels), so when the pool cannot take them
+ * each job gets a thread made for the call. ---- */
+typedef void (*blas_dojob)(int thread, void *jobdata, int dojob_data);
+
+typedef struct {
+    blas_dojob dojob;
+    char *data;
+    size_t size;
+    int dojob_data;
+} blas_jobs;
+
+static void blas_job(void *arg, int thread) {
+    blas_jobs *jobs = (blas_jobs *)arg;
+    jobs->dojob(thread, jobs->data + (size_t)thread * jobs->size, jobs->dojob_data);
+}
+
+typedef struct {
+    blas_jobs *jobs;
+    int thread;
+} blas_thread_arg;
+
+static void *blas_thread_main(void *p) {
+    blas_thread_arg *a = (blas_thread_arg *)p;
+    blas_job(a->jobs, a->thread);
+    return NULL;
+}
+
+static void gg_blas_threads(int sync, blas_dojob dojob, int numjobs, size_t size, void *data, int dojob_data) {
+    (void)sync;  /* (OpenBLAS calls it for its synchronous exec_blas only) */
+    blas_jobs jobs = {dojob, (char *)data, size, dojob_data};
+    if (numjobs < 1) return;
+    if (numjobs == 1) { blas_job(&jobs, 0); return; }
+    if (gg_pool_run(blas_job, &jobs, numjobs)) return;
+    pthread_t *ids = (pthread_t *)malloc(sizeof(pthread_t) * (size_t)numjobs);
+    blas_thread_arg *args = (blas_thread_arg *)malloc(sizeof(blas_thread_arg) * (size_t)numjobs);
+    for (int t = 1; t < numjobs; t++) {
+        args[t] = (blas_thread_arg){&jobs, t};
+        while (pthread_create(&ids[t], NULL, blas_thread_main, &args[t]) != 0) sched_yield();
+    }
+    blas_job(&jobs, 0);
+    for (int t = 1; t < numjobs; t++) pthread_join(ids[t], NULL);
+    free(ids);
+    free(args);
+}
+
+/* The address of gg_blas_threads, for Python to hand to OpenBLAS: out[0]. */
+GG_EXPORT void gg_blas_threads_address(int64_t *out) {
+    out[0] = (int64_t)(intptr_t)&gg_blas_threads;
+}
+#endif
+
 void gg_parallel(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t workers) {
     chunk = chunk < 1 ? 1 : chunk;
     work_queue q = {run, task, n, chunk, (n + chunk - 1) / chunk, 0};
@@ -123,6 +333,7 @@ void gg_parallel(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t 
         return;
     }
 #ifndef _WIN32
+    if (workers > 1 && gg_pool_run(chunks_on_pool, &q, (int)workers)) return;
     pthread_t ids[GG_MAX_WORKERS];
     worker_arg args[GG_MAX_WORKERS];
     int started[GG_MAX_WORKERS] = {0};
