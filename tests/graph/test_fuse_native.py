@@ -249,7 +249,7 @@ def test_large_groups_split_over_an_openmp_team():
 
 
 def test_large_groups_split_over_threads_of_their_own():
-    """Without a team (NumPy's OpenBLAS, its threads sleeping between products), groups of at least
+    """Without a team (NumPy's OpenBLAS, its threaded work on the native pool), groups of at least
     OWN_SPLIT_WORK (elements x operations) split on threads of their own, smaller ones not: the same
     bits on one or three threads."""
     graph = gg.Graph()

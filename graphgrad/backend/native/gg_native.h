@@ -140,8 +140,9 @@ void gg_parallel(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t 
 typedef void (*gg_split_fn)(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t workers);
 /* How many threads for `work` units: the thread count, but none with less than min_work. */
 int64_t gg_workers(int64_t work, int64_t min_work);
-/* gg_workers where the split runs on MKL's OpenMP team (parallel.c), else 1: for kernels that run
- * right after MKL's products (GELU, layer norm, attention), which lost when split over threads of our own. */
+/* gg_workers where the split runs on MKL's OpenMP team, or on the pool that NumPy's OpenBLAS shares
+ * (parallel.c), else 1: for kernels that run right after products (GELU, layer norm, attention), which
+ * lost when split over threads of our own while another library's threads spun on the other core. */
 int64_t gg_team_workers(int64_t work, int64_t min_work);
 /* The chunk size for n units: n / 16 (rounded up), at least min_chunk. Independent of the thread
  * count, so that per-chunk partial sums (and so the results) are too; 16 chunks let two or four threads

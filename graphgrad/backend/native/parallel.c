@@ -3,7 +3,8 @@
  *
  * A kernel hands gg_parallel a function over a range of its units (samples, rows, planes, elements),
  * cut into chunks. The chunks are handed out one at a time, from a shared counter, to the calling
- * thread and to workers - 1 threads made for the call (and joined before it returns). Handing out
+ * thread and to workers - 1 threads of the pool (below; threads made for the call when the pool is
+ * busy), and the call returns when all its chunks are done. Handing out
  * chunks rather than fixed halves matters on a shared machine: when one core is slow to start a thread
  * (an idle virtual CPU can take ~100 us to wake) or is busy with another process, the other threads
  * take its chunks, and a call is never much slower than on one thread.
@@ -20,8 +21,8 @@
  * threads of our own then found the other core taken, and splitting GELU, layer norm and attention's
  * softmax (which run right after products) made a W5 step 15-20% slower, an LSTM's scan 10%. A region
  * of MKL's runtime starts on the spinning threads at once. Those kernels split only on the team
- * (gg_team_workers), or on threads of our own where NumPy's OpenBLAS does the products and its threads
- * sleep right after each (gg_set_own_split); the direct convolutions, max pooling and the scans split
+ * (gg_team_workers), or on threads of our own where NumPy's OpenBLAS does the products on the same
+ * pool (gg_set_own_split); the direct convolutions, max pooling and the scans split
  * on threads of our own when there is no team.
  *
  * Threads of our own are a pool made once (gg_pool_run): each worker waits for its next task spinning
@@ -58,8 +59,8 @@ static int on_team(void);
 
 /* Whether the kernels that split only on MKL's team (GELU, layer norm, attention, generated kernels)
  * may split on threads of our own: set from Python (native._join_team) where no other library's
- * threads spin between products, i.e. NumPy's OpenBLAS was told to let its threads sleep at once
- * (blas.openblas_threads_sleep). */
+ * threads spin between products, i.e. NumPy's OpenBLAS runs its threaded work on this library's pool
+ * (blas.openblas_on_pool). */
 static int own_split = 0;
 
 GG_EXPORT void gg_set_own_split(int64_t on) {
