@@ -211,8 +211,9 @@ def test_openblas_runs_its_threads_on_the_native_pool():
 @needs_openblas_pool
 def test_products_on_the_pool_are_right_from_threads_and_after_fork():
     """Threaded products on the pool: from two Python threads at once (one finds the pool busy and
-    runs its jobs on threads made for the call), interleaved with split native kernels, and in a child
-    made by fork() (which has none of the parent's workers)."""
+    runs its jobs on threads made for the call), interleaved with split native kernels, with more
+    OpenBLAS threads than cores, and in a child made by fork() (which has none of the parent's
+    workers)."""
     code = ("import os, threading, numpy as np\n"
             "from graphgrad.backend import native\n"
             "import graphgrad as gg\n"
@@ -230,13 +231,20 @@ def test_products_on_the_pool_are_right_from_threads_and_after_fork():
             "        gg.max_pool2d(gg.relu(x), 2).numpy()\n"
             "threads = [threading.Thread(target=check, args=(20,)) for _ in range(2)]\n"
             "[t.start() for t in threads]; [t.join() for t in threads]\n"
+            "import ctypes\n"
+            "from graphgrad.backend import blas\n"
+            "for lib in blas._openblas_libraries():\n"
+            "    for name in ('scipy_openblas_set_num_threads64_', 'openblas_set_num_threads'):\n"
+            "        if hasattr(lib, name):\n"
+            "            getattr(lib, name)(5)  # more jobs than cores: each on a worker of the pool\n"
+            "check(2)\n"
             "pid = os.fork()\n"
             "if pid == 0:\n"
             "    a, b = pairs[0]\n"
             "    os._exit(0 if np.allclose(a @ b, a.astype(np.float64) @ b, rtol=1e-3, atol=1e-3) else 3)\n"
             "_, status = os.waitpid(pid, 0)\n"
             "print(len(errors), max(errors) < 1e-5, os.waitstatus_to_exitcode(status))")
-    assert _run_without_mkl(code) == ["160", "True", "0"]
+    assert _run_without_mkl(code) == ["168", "True", "0"]
 
 
 @needs_openblas_pool

@@ -145,7 +145,10 @@ typedef struct {
     int index;
 } pool_worker;
 
-static pool_worker pool[GG_MAX_WORKERS];
+/* Room for OpenBLAS's jobs on a large machine (it runs one per core); native kernels use at most
+ * GG_MAX_WORKERS of the workers. */
+#define POOL_MAX 256
+static pool_worker pool[POOL_MAX];
 static int pool_size = 0;          /* workers made */
 static int pool_busy = 0;          /* a task is being run (atomic): one caller at a time */
 static int64_t spin_ns = 2000000;  /* how long an idle worker spins before it sleeps */
@@ -239,7 +242,7 @@ static int pool_grow(int count) {
  * caller's task (another Python thread, or a task started from inside a task) or cannot make the
  * workers: the caller then runs the work another way. */
 static int gg_pool_run(pool_fn fn, void *arg, int team) {
-    if (team < 2 || team > GG_MAX_WORKERS) return 0;
+    if (team < 2 || team > POOL_MAX) return 0;
     int idle = 0;
     if (!__atomic_compare_exchange_n(&pool_busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
     if (__atomic_load_n(&pool_size, __ATOMIC_ACQUIRE) < team - 1 && !pool_grow(team - 1)) {
