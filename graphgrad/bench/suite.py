@@ -303,8 +303,8 @@ def run(only: Sequence[str] = ALL, repeats: Optional[int] = None, quick: bool = 
         f"{meta['products']}")
     if meta["products"] != "MKL" and platform.machine().lower() in ("x86_64", "amd64"):
         out("NOTE: without MKL (the BLAS of PyTorch's CPU wheels) graphgrad's large products run on NumPy's "
-            "BLAS (OpenBLAS in NumPy's wheels), slower at these sizes; the targets are measured with "
-            "`pip install \"graphgrad[mkl]\"`")
+            "BLAS (OpenBLAS in NumPy's wheels), slower at these sizes; `pip install \"graphgrad[mkl]\"` "
+            "gives graphgrad the same kernels as PyTorch")
     if busy_warning(meta["load_average"]):
         out(busy_warning(meta["load_average"]))
     started = time.perf_counter()
