@@ -126,6 +126,8 @@ static void *worker_main(void *p) {
 }
 #endif
 
+static int64_t spin_ns = 2000000;  /* how long an idle worker spins before it sleeps */
+
 #ifndef _WIN32
 /* ---- the pool: workers 1..pool_size, made on first use, each with its own task slot ---- */
 typedef void (*pool_fn)(void *arg, int thread);
@@ -151,16 +153,7 @@ typedef struct {
 static pool_worker pool[POOL_MAX];
 static int pool_size = 0;          /* workers made */
 static int pool_busy = 0;          /* a task is being run (atomic): one caller at a time */
-static int64_t spin_ns = 2000000;  /* how long an idle worker spins before it sleeps */
 static pthread_mutex_t pool_grow_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* How long (microseconds) an idle worker of the pool spins, waiting for its next task, before it
- * sleeps (0: sleep at once). Spinning keeps the worker's core awake between the products and kernels
- * of one training step; sleeping after that leaves the core to other processes between steps. */
-GG_EXPORT void gg_set_spin(int64_t microseconds) {
-    __atomic_store_n(&spin_ns, (microseconds < 0 ? 0 : microseconds) * 1000, __ATOMIC_RELAXED);
-}
-
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -320,11 +313,23 @@ static void gg_blas_threads(int sync, blas_dojob dojob, int numjobs, size_t size
     free(args);
 }
 
-/* The address of gg_blas_threads, for Python to hand to OpenBLAS: out[0]. */
-GG_EXPORT void gg_blas_threads_address(int64_t *out) {
-    out[0] = (int64_t)(intptr_t)&gg_blas_threads;
-}
 #endif
+
+/* How long (microseconds) an idle worker of the pool spins, waiting for its next task, before it
+ * sleeps (0: sleep at once). Spinning keeps the worker's core awake between the products and kernels
+ * of one training step; sleeping after that leaves the core to other processes between steps. */
+GG_EXPORT void gg_set_spin(int64_t microseconds) {
+    __atomic_store_n(&spin_ns, (microseconds < 0 ? 0 : microseconds) * 1000, __ATOMIC_RELAXED);
+}
+
+/* The address of gg_blas_threads, for Python to hand to OpenBLAS: out[0] (0 where there is no pool). */
+GG_EXPORT void gg_blas_threads_address(int64_t *out) {
+#ifndef _WIN32
+    out[0] = (int64_t)(intptr_t)&gg_blas_threads;
+#else
+    out[0] = 0;
+#endif
+}
 
 void gg_parallel(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t workers) {
     chunk = chunk < 1 ? 1 : chunk;
