@@ -370,7 +370,8 @@ def _share_with_openblas(kernels: dict) -> None:
 
     address = np.zeros(1, np.int64)
     kernels["blas_threads_address"](address)
-    blas.share_openblas_threads(int(address[0]))
+    if address[0]:  # (0: built without POSIX threads, no pool)
+        blas.share_openblas_threads(int(address[0]))
 
 
 def _join_team(kernels: dict) -> None:
