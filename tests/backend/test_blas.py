@@ -248,6 +248,33 @@ def test_products_on_the_pool_are_right_from_threads_and_after_fork():
 
 
 @needs_openblas_pool
+@pytest.mark.parametrize("spin", ["0", "2000"])
+def test_split_kernels_and_products_from_several_threads_give_the_same_bits(spin):
+    """Split kernels hand their chunks to the pool's workers, and take back the tasks that a worker
+    has not started when the calling thread has done every chunk; with workers that sleep at once
+    (GRAPHGRAD_SPIN_US=0) nearly every call races that. The results are the bits of one thread."""
+    code = ("import threading, time, numpy as np\n"
+            "import graphgrad as gg\n"
+            "from graphgrad.backend import native\n"
+            "rng = np.random.default_rng(0)\n"
+            "x = rng.standard_normal((16, 16, 28, 28)).astype(np.float32)\n"
+            "native.set_threads(1)\n"
+            "want = gg.max_pool2d(gg.relu(gg.tensor(x)), 2).numpy()\n"
+            "native.set_threads(2)\n"
+            "a, b = rng.standard_normal((256, 300)).astype(np.float32), rng.standard_normal((300, 400)).astype(np.float32)\n"
+            "bad = []\n"
+            "def work():\n"
+            "    for i in range(100):\n"
+            "        bad.append(not np.array_equal(gg.max_pool2d(gg.relu(gg.tensor(x)), 2).numpy(), want))\n"
+            "        bad.append(not np.allclose(a @ b, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3))\n"
+            "        if i % 7 == 0: time.sleep(0.003)\n"
+            "threads = [threading.Thread(target=work) for _ in range(3)]\n"
+            "[t.start() for t in threads]; work(); [t.join() for t in threads]\n"
+            "print(len(bad), sum(bad))")
+    assert _run_without_mkl(code, GRAPHGRAD_SPIN_US=spin) == ["800", "0"]
+
+
+@needs_openblas_pool
 def test_the_pool_uses_no_cpu_between_steps():
     """The pool's idle threads spin for 2 ms (GRAPHGRAD_SPIN_US), then sleep: OpenBLAS's own threads
     spun for about 0.1 s after each product (about 50 ms of CPU in 50 ms idle with two threads)."""

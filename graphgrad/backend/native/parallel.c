@@ -154,6 +154,7 @@ static pool_worker pool[POOL_MAX];
 static int pool_size = 0;          /* workers made */
 static int pool_busy = 0;          /* a task is being run (atomic): one caller at a time */
 static pthread_mutex_t pool_grow_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -168,21 +169,29 @@ static int64_t now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* What a worker leaves in its slot while it runs the task it took (so the caller cannot take it back). */
+#define TAKEN ((pool_task *)1)
+
+/* Wait for a task in this worker's slot and take it: spinning for spin_ns, then sleeping until the
+ * slot is filled (the caller may take a task back before the worker takes it: then wait again). */
 static pool_task *next_task(pool_worker *w) {
-    pool_task *task;
-    int64_t start = now_ns(), spin = __atomic_load_n(&spin_ns, __ATOMIC_RELAXED);
-    for (unsigned i = 1;; i++) {
-        if ((task = __atomic_load_n(&w->slot, __ATOMIC_ACQUIRE))) return task;
-        cpu_relax();
-        if ((i & 127) == 0 && now_ns() - start >= spin) break;
+    for (;;) {
+        int64_t start = now_ns(), spin = __atomic_load_n(&spin_ns, __ATOMIC_RELAXED);
+        for (unsigned i = 1;; i++) {
+            pool_task *task = __atomic_load_n(&w->slot, __ATOMIC_ACQUIRE);
+            if (task && task != TAKEN &&
+                __atomic_compare_exchange_n(&w->slot, &task, TAKEN, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                return task;
+            cpu_relax();
+            if ((i & 127) == 0 && now_ns() - start >= spin) break;
+        }
+        pthread_mutex_lock(&w->lock);
+        __atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
+        while (!__atomic_load_n(&w->slot, __ATOMIC_SEQ_CST))
+            pthread_cond_wait(&w->wake, &w->lock);
+        __atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&w->lock);
     }
-    pthread_mutex_lock(&w->lock);
-    __atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
-    while (!(task = __atomic_load_n(&w->slot, __ATOMIC_SEQ_CST)))
-        pthread_cond_wait(&w->wake, &w->lock);
-    __atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&w->lock);
-    return task;
 }
 
 static void *pool_main(void *p) {
@@ -190,7 +199,7 @@ static void *pool_main(void *p) {
     for (;;) {
         pool_task *task = next_task(w);
         task->fn(task->arg, w->index);
-        /* the slot is cleared before the task is counted done: once pending is 0, the caller may hand
+        /* the slot is emptied before the task is counted done: once pending is 0, the caller may hand
          * this worker its next task (and `task`, on the caller's stack, is gone) */
         __atomic_store_n(&w->slot, NULL, __ATOMIC_RELEASE);
         __atomic_fetch_sub(&task->pending, 1, __ATOMIC_ACQ_REL);
@@ -231,10 +240,12 @@ static int pool_grow(int count) {
 }
 
 /* Run fn(arg, t) for t = 0 .. team - 1 at the same time, t = 0 on the calling thread, the others on
- * the pool's workers; return when all have. 0 (nothing run) when the pool is busy with another
- * caller's task (another Python thread, or a task started from inside a task) or cannot make the
- * workers: the caller then runs the work another way. */
-static int gg_pool_run(pool_fn fn, void *arg, int team) {
+ * the pool's workers; return when all have. With `optional`, fn(arg, 0) does all the work that a
+ * worker has not started (chunks from a shared counter): the tasks that no worker has taken when it
+ * returns are taken back rather than waited for (a sleeping worker can take long to wake). 0 (nothing
+ * run) when the pool is busy with another caller's task (another Python thread, or a task started
+ * from inside a task) or cannot make the workers: the caller then runs the work another way. */
+static int gg_pool_run(pool_fn fn, void *arg, int team, int optional) {
     if (team < 2 || team > POOL_MAX) return 0;
     int idle = 0;
     if (!__atomic_compare_exchange_n(&pool_busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
@@ -253,6 +264,11 @@ static int gg_pool_run(pool_fn fn, void *arg, int team) {
         }
     }
     fn(arg, 0);
+    for (int t = 1; optional && t < team; t++) {
+        pool_task *mine = &task;
+        if (__atomic_compare_exchange_n(&pool[t].slot, &mine, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            __atomic_fetch_sub(&task.pending, 1, __ATOMIC_ACQ_REL);
+    }
     /* wait for the workers: spin briefly, then yield (a worker whose core was taken needs it back) */
     for (unsigned i = 0; __atomic_load_n(&task.pending, __ATOMIC_ACQUIRE) > 0; i++) {
         if (i < 4096) cpu_relax();
@@ -300,7 +316,7 @@ static void gg_blas_threads(int sync, blas_dojob dojob, int numjobs, size_t size
     blas_jobs jobs = {dojob, (char *)data, size, dojob_data};
     if (numjobs < 1) return;
     if (numjobs == 1) { blas_job(&jobs, 0); return; }
-    if (gg_pool_run(blas_job, &jobs, numjobs)) return;
+    if (gg_pool_run(blas_job, &jobs, numjobs, 0)) return;
     pthread_t *ids = (pthread_t *)malloc(sizeof(pthread_t) * (size_t)numjobs);
     blas_thread_arg *args = (blas_thread_arg *)malloc(sizeof(blas_thread_arg) * (size_t)numjobs);
     for (int t = 1; t < numjobs; t++) {
@@ -342,7 +358,7 @@ void gg_parallel(gg_range_fn run, void *task, int64_t n, int64_t chunk, int64_t 
         return;
     }
 #ifndef _WIN32
-    if (workers > 1 && gg_pool_run(chunks_on_pool, &q, (int)workers)) return;
+    if (workers > 1 && gg_pool_run(chunks_on_pool, &q, (int)workers, 1)) return;
     pthread_t ids[GG_MAX_WORKERS];
     worker_arg args[GG_MAX_WORKERS];
     int started[GG_MAX_WORKERS] = {0};
