@@ -28,8 +28,15 @@ def get_default_dtype():
     return default_float
 
 
-#: how tensors print (``set_printoptions``); ``None`` keeps NumPy's own choice
+#: how tensors print (``set_printoptions``; graphgrad/core/printing.py); ``None``: PRINT_DEFAULTS' value
 print_options: dict = {"precision": None, "threshold": None, "edgeitems": None, "linewidth": None, "sci_mode": None}
+#: PyTorch's defaults (sci_mode None: chosen from the values)
+PRINT_DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+#: what a tensor's repr writes before a dtype that is not a default (``dtype=float64``); the PyTorch
+#: facade sets "torch." (``dtype=torch.float64``), and how a ``grad_fn`` is named: a function of the autograd
+#: node (None: its op's name)
+repr_dtype_prefix = ""
+grad_fn_name = None
 _PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
              "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
              "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3, "linewidth": 80}}

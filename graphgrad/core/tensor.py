@@ -109,30 +109,6 @@ class ElementCount(int):
         return self.shape if dim is None else self.shape[dim]
 
 
-
-def _array_text(array) -> str:
-    """The values part of a tensor's repr, following ``gg.set_printoptions``."""
-    opts = config.print_options
-    kwargs = {"separator": ", ", "prefix": "tensor("}
-    if opts["threshold"] is not None:
-        kwargs["threshold"] = int(min(opts["threshold"], np.iinfo(np.int64).max))
-    if opts["edgeitems"] is not None:
-        kwargs["edgeitems"] = opts["edgeitems"]
-    if opts["linewidth"] is not None:
-        kwargs["max_line_width"] = opts["linewidth"]
-    if array.dtype.kind == "f" and array.size:
-        if opts["precision"] is not None:
-            kwargs["precision"] = opts["precision"]
-            finite = array[np.isfinite(array)]
-            if finite.size and not np.all(finite == np.round(finite)):
-                kwargs["floatmode"] = "fixed"  # (PyTorch prints every element with the same digits)
-        if opts["sci_mode"] is not None:
-            kwargs["suppress_small"] = not opts["sci_mode"]
-            if opts["sci_mode"]:
-                digits = opts["precision"] if opts["precision"] is not None else 4
-                kwargs["formatter"] = {"float_kind": lambda v: np.format_float_scientific(v, precision=digits, unique=False)}
-    return np.array2string(array, **kwargs)
-
 class Tensor:
     """An n-dimensional array with autograd.
 
@@ -323,17 +299,9 @@ class Tensor:
     def __repr__(self) -> str:
         if self._data is None:
             return f"Tensor(symbolic, name={self.name!r}, shape={self.shape}, dtype={self.dtype})"
-        body = _array_text(self.numpy())
-        extras = []
-        if self.dtype not in (config.default_float, config.default_int, np.dtype(bool)) or self.size == 0:
-            extras.append(f"dtype={self.dtype}")
-        if self.device != "cpu":
-            extras.append(f"device={self.device!r}")
-        if self._node is not None:
-            extras.append(f"grad_fn=<{self._node.op.name}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return "tensor(" + ", ".join([body] + extras) + ")"
+        from graphgrad.core.printing import tensor_repr
+
+        return tensor_repr(self, (config.default_float, config.default_int, np.dtype(bool)), config.grad_fn_name)
 
     # ---- autograd -----------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":

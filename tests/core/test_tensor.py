@@ -83,7 +83,9 @@ def test_attributes_and_conversion():
         len(gg.tensor(1.0))
 
 
-def test_repr_is_numpy_like_and_shows_grad():
+def test_repr_is_numpy_like_and_shows_grad(monkeypatch):
+    monkeypatch.setattr(gg.config, "repr_dtype_prefix", "")  # (the PyTorch facade, once imported, sets these)
+    monkeypatch.setattr(gg.config, "grad_fn_name", None)
     assert repr(gg.tensor([1.0, 2.0])) == "tensor([1., 2.])"
     assert "requires_grad=True" in repr(gg.tensor([1.0], requires_grad=True))
     assert "dtype=float64" in repr(gg.tensor([1.0], dtype="float64"))
@@ -168,6 +170,38 @@ def test_multinomial_draws_by_weight_and_is_reproducible():
     assert gg.multinomial(gg.tensor([1.0, 3.0]), generator=gg.Generator(1)).shape == (1,)
     with pytest.raises(ValueError, match="non-negative"):
         gg.multinomial(gg.tensor([1.0, -1.0]))
+
+
+def test_tensors_print_in_pytorchs_layout(monkeypatch):
+    """Four digits for every element of a float tensor, whole numbers as ``1.``, scientific notation
+    from PyTorch's thresholds, elements right-aligned, rows wrapped at 80 characters after the prefix,
+    ``...`` summaries over 1000 elements, and suffixes moved to a new line when they would not fit."""
+    monkeypatch.setattr(gg.config, "repr_dtype_prefix", "")
+    monkeypatch.setattr(gg.config, "grad_fn_name", None)
+    cases = {
+        "tensor([2.7183, 7.3891])": gg.tensor([2.718281828, 7.389056]),
+        "tensor([1.0000e-05, 1.0000e+05])": gg.tensor([1e-5, 1e5]),
+        "tensor([  0.5000,  -0.2500, 100.0000])": gg.tensor([0.5, -0.25, 100.0]),
+        "tensor([1.0000e+09, 1.0000e+00])": gg.tensor([1e9, 1.0]),
+        "tensor([   nan, 1.5000,    inf])": gg.tensor([float("nan"), 1.5, float("inf")]),
+        "tensor([nan, 1.])": gg.tensor([float("nan"), 1.0]),
+        "tensor(3.5000)": gg.tensor(3.5),
+        "tensor(2.)": gg.tensor(2.0),
+        "tensor(-0.0001)": gg.tensor(-0.0001234),
+        "tensor([[ 1, -2],\n        [30,  4]])": gg.tensor([[1, -2], [30, 4]]),
+        "tensor([ True, False])": gg.tensor([True, False]),
+        "tensor([], size=(0, 3))": gg.zeros((0, 3)),
+        "tensor([[[1.1000, 2.2000]],\n\n        [[5.5000, 6.6000]]])": gg.tensor([[[1.1, 2.2]], [[5.5, 6.6]]]),
+        ("tensor([0.0000e+00, 1.0000e+00, 2.0000e+00,  ..., 1.9970e+03, 1.9980e+03,\n"
+         "        1.9990e+03])"): gg.arange(2000.0),
+        ("tensor([0.0000, 0.1429, 0.2857, 0.4286, 0.5714, 0.7143, 0.8571, 1.0000, 1.1429,\n"
+         "        1.2857])"): gg.arange(10.0) / 7,
+        ("tensor([[ 0.5000, -0.2500,  0.1250,  1.5000,  2.5000,  3.5000,  4.5000,  5.5000]],\n"
+         "       dtype=float64, requires_grad=True)"):
+            gg.tensor([[0.5, -0.25, 0.125, 1.5, 2.5, 3.5, 4.5, 5.5]], dtype="float64", requires_grad=True),
+    }
+    for want, x in cases.items():
+        assert repr(x) == want
 
 
 def test_set_printoptions_follows_pytorchs_arguments():

@@ -231,15 +231,28 @@ def _next_functions(node) -> tuple:
     return tuple(out)
 
 
+#: graphgrad's op names that PyTorch's autograd names otherwise (the rest: the same name)
+_TORCH_NAMES = {"Linear": "Addmm", "Reshape": "View", "SoftmaxCrossEntropy": "NllLoss", "ExpandDims": "Unsqueeze",
+                "BroadcastTo": "Expand", "LayerNorm": "NativeLayerNorm", "Transpose": "Permute"}
+
+
 def _node_name(node) -> str:
-    """``grad_fn.name()``: PyTorch's style of name, ``"MulBackward0"`` for graphgrad's ``Mul``."""
-    return f"{getattr(node.op, 'name', None) or type(node.op).__name__}Backward0"
+    """``grad_fn.name()``: PyTorch's style of name, ``"MulBackward0"`` for graphgrad's ``Mul``, and
+    PyTorch's own names where they differ (``MmBackward0`` for a product of matrices)."""
+    name = getattr(node.op, "name", None) or type(node.op).__name__
+    if name == "MatMul":
+        ranks = [x.ndim for x in node.inputs if isinstance(x, Tensor)]
+        name = {(2, 2): "Mm", (3, 3): "Bmm"}.get(tuple(ranks), name)
+    return f"{_TORCH_NAMES.get(name, name)}Backward0"
 
 
 # a tensor's grad_fn is graphgrad's autograd node; programs written for PyTorch walk it (the tutorials print
 # d.grad_fn.next_functions[0][0].next_functions)
 _gg.core.autograd.Node.next_functions = property(_next_functions)
 _gg.core.autograd.Node.name = _node_name
+# and a tensor prints as in PyTorch: grad_fn=<MulBackward0>, dtype=torch.float64
+_gg.config.grad_fn_name = _node_name
+_gg.config.repr_dtype_prefix = "torch."
 
 
 def __getattr__(name: str):
