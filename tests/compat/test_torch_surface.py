@@ -349,3 +349,16 @@ def test_pytree_attention_backends_and_constants():
     assert doubled["a"][0].tolist() == [2.0] and doubled["a"][1][1] == 6 and doubled["b"] is None
     assert tree_unflatten(leaves, spec)["a"][1][1] == 3
     assert torch.pi == math.pi and torch.inf == math.inf and math.isnan(torch.nan)
+
+
+def test_tensors_shapes_and_grad_fns_print_as_in_pytorch():
+    """What the PyTorch quickstart prints: shapes as torch.Size, PyTorch's grad_fn names and
+    dtype=torch.float64 in a tensor's repr (values checked against PyTorch 2.13's output)."""
+    x = torch.ones(3, 4)
+    assert str(x.shape) == "torch.Size([3, 4])" and x.shape == (3, 4) and str(x.shape[1:]) == "torch.Size([4])"
+    w = torch.tensor([[0.5, -0.25], [1.5, 2.0]], requires_grad=True)
+    assert repr(w @ w.t()) == ("tensor([[0.3125, 0.2500],\n"
+                               "        [0.2500, 6.2500]], grad_fn=<MmBackward0>)")
+    assert repr((w * 2).sum()) == "tensor(7.5000, grad_fn=<SumBackward0>)"
+    assert repr(torch.tensor([1.5], dtype=torch.float64)) == "tensor([1.5000], dtype=torch.float64)"
+    assert repr(torch.ones(2, dtype=torch.int32)) == "tensor([1, 1], dtype=torch.int32)"

@@ -303,6 +303,17 @@ def _size(self):
 
 _gg.Tensor.size = property(_size, doc=_core_size.__doc__)
 
+_core_shape = _gg.Tensor.shape
+
+
+def _shape(self):
+    shape = _core_shape.fget(self)
+    return Size(shape) if self._data_as_torch and shape is not None else shape
+
+
+# x.shape is a torch.Size too, so that printing it reads "torch.Size([3, 4])" as in PyTorch (a tuple still)
+_gg.Tensor.shape = property(_shape, doc=_core_shape.__doc__)
+
 
 def _own_array(out):
     """``out`` with an array of its own where it is a read-only view (graphgrad's tile of a tensor along
