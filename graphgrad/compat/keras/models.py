@@ -318,10 +318,10 @@ class Model(WeightLists, gg.Model):
         """Keras' ``compile``: ``optimizer`` a name or a ``keras.optimizers`` object; ``loss`` a Keras
         loss name, object or function ``fn(y_true, y_pred)`` (crossentropies take probabilities
         unless ``from_logits=True``); ``metrics`` names (``"accuracy"``...) or ``keras.metrics``."""
-        if weighted_metrics is not None:
-            raise NotImplementedError("compile: weighted_metrics is not supported by graphgrad.compat.keras")
         metrics = dict(metrics) if isinstance(metrics, dict) else list(metrics or [])
+        weighted = dict(weighted_metrics) if isinstance(weighted_metrics, dict) else list(weighted_metrics or [])
         object.__setattr__(self, "_keras_compile", (optimizer, loss, metrics, loss_weights))
+        object.__setattr__(self, "_keras_weighted_metrics", weighted)
         object.__setattr__(self, "compiled", False)
         if self.built:
             self._apply_compile()
@@ -333,6 +333,7 @@ class Model(WeightLists, gg.Model):
         if list(self.parameters()) or opt._optimizer is None:
             opt = opt.bind(self.parameters()) if list(self.parameters()) else opt
         gg_loss, gg_metrics = _multi.compile_arguments(self, loss, metrics, loss_weights)
+        gg_metrics += self._weighted_metrics(gg_metrics)
         if gg_loss is None:  # compile(optimizer) alone: the loss is what add_loss adds (Keras 2's VAE)
             def no_loss(y_pred, y_true, sample_weight=None):
                 return None
@@ -361,6 +362,16 @@ class Model(WeightLists, gg.Model):
         # the weights that train are those trainable when compile ran (Keras 2: a GAN's discriminator, frozen
         # afterwards for the combined model, still trains through its own train_on_batch)
         object.__setattr__(self, "_compiled_trainable", {id(p) for p in self.parameters() if p.requires_grad})
+
+    def _weighted_metrics(self, plain: list) -> list:
+        """compile's ``weighted_metrics`` as metrics that take each batch's sample (and class) weights;
+        a name that an unweighted metric has already gets Keras' ``weighted_`` prefix."""
+        specs = self.__dict__.get("_keras_weighted_metrics") or []
+        if not specs:
+            return []
+        _, metrics = _multi.compile_arguments(self, None, specs, None)
+        taken = {m.name for m in plain}
+        return [_trainer.Weighted(m, f"weighted_{m.name}" if m.name in taken else m.name) for m in metrics]
 
     def _dict_inputs(self, x: Any) -> Any:
         """Keras' dict of input arrays by ``Input`` name as the list in the model's input order."""
@@ -431,7 +442,8 @@ class Model(WeightLists, gg.Model):
         if isinstance(validation_data, (list, tuple)) and validation_data and isinstance(validation_data[0], dict):
             validation_data = (self._dict_inputs(validation_data[0]), *validation_data[1:])
         if self._keras_loop_wanted("train_step", x, sample_weight) or (
-                isinstance(validation_data, (list, tuple)) and len(validation_data) == 3):
+                isinstance(validation_data, (list, tuple)) and len(validation_data) == 3) or (
+                class_weight and self.__dict__.get("_keras_weighted_metrics")):  # (class weights reach them)
             return self._fit_keras(x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
                                    shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch,
                                    validation_steps, validation_batch_size, validation_freq)
@@ -582,7 +594,7 @@ class Model(WeightLists, gg.Model):
         """Update the compiled metrics with ``y_pred`` against ``y``; the results of ``model.metrics``."""
         compiled = self._trackers()[1] if self.__dict__.get("_keras_compile") is not None else None
         if compiled is not None and y is not None:
-            compiled.update_state(self._targets_tensor(y), y_pred)
+            compiled.update_state(self._targets_tensor(y), y_pred, sample_weight)
         return self.get_metrics_result()
 
     def get_metrics_result(self) -> dict:

@@ -51,6 +51,10 @@ class OutputMetric(_Metric):
     def update(self, y_pred: Any, y_true: Any) -> None:
         self.inner.update(y_pred[self.index], y_true[self.index])
 
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        """Keras' form, with sample weights (compile's ``weighted_metrics`` of a model with several outputs)."""
+        self.inner.update_state(y_true[self.index], y_pred[self.index], sample_weight=sample_weight)
+
     def result(self) -> float:
         return self.inner.result()
 

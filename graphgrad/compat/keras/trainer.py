@@ -335,10 +335,14 @@ class CompileMetrics:
         self.metrics = list(metrics)
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        """Update every metric with a batch; ``sample_weight`` reaches only compile's ``weighted_metrics``."""
         y_pred = tuple(p.detach() for p in y_pred) if isinstance(y_pred, (list, tuple)) else as_tensor(y_pred).detach()
         y_true = tuple(as_tensor(t) for t in y_true) if isinstance(y_true, (list, tuple)) else as_tensor(y_true)
         for metric in self.metrics:
-            metric.update(y_pred, y_true)
+            if isinstance(metric, Weighted):
+                metric.update(y_pred, y_true, sample_weight)
+            else:
+                metric.update(y_pred, y_true)
 
     def result(self) -> dict:
         return {metric.name: metric.result() for metric in self.metrics}
@@ -346,3 +350,27 @@ class CompileMetrics:
     def reset_state(self) -> None:
         for metric in self.metrics:
             metric.reset()
+
+
+class Weighted(gg.train.metrics.Metric):
+    """A metric of compile's ``weighted_metrics``: each batch counts with its sample weights (times the
+    class weights while ``fit(class_weight=...)`` runs), through the metric's Keras ``update_state``;
+    without weights it is the plain metric, as in Keras."""
+
+    def __init__(self, inner: Any, name: str) -> None:
+        if not hasattr(inner, "update_state"):
+            raise TypeError(f"compile: weighted_metrics: {inner!r} takes no sample weights (no update_state)")
+        self.inner = inner
+        super().__init__(name)
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    def update(self, y_pred: Any, y_true: Any, sample_weight: Any = None) -> None:
+        if sample_weight is None:
+            self.inner.update(y_pred, y_true)
+        else:
+            self.inner.update_state(y_true, y_pred, sample_weight=as_tensor(sample_weight))
+
+    def result(self) -> float:
+        return self.inner.result()
