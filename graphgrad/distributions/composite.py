@@ -234,90 +234,69 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
-    """``|X|`` for ``X ~ Normal(0, scale)``."""
+class _Folded(TransformedDistribution):
+    """``|X|`` for ``X`` of a distribution symmetric about 0 with a ``scale`` (``base``: its class):
+    the density doubles on ``[0, inf)``, and the cdf, quantiles and entropy follow from ``X``'s."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    base: Any = None
 
     def __init__(self, scale: Any, validate_args: Optional[bool] = None):
         (scale,) = broadcast_all(scale)
-        super().__init__(Normal(gg.zeros_like(scale), scale, validate_args=validate_args), AbsTransform(),
+        super().__init__(type(self).base(gg.zeros_like(scale), scale, validate_args=validate_args), AbsTransform(),
                          validate_args=validate_args)
 
     @property
     def scale(self) -> Tensor:
         return self.base_dist.scale
+
+    @property
+    def mode(self) -> Tensor:
+        return gg.zeros_like(self.scale)
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = _tensor(value, self.scale)
+        lp = self.base_dist.log_prob(value) + math.log(2.0)
+        return gg.where(gg.greater_equal(value, 0), lp, -math.inf)
+
+    def cdf(self, value: Any) -> Tensor:
+        return 2.0 * self.base_dist.cdf(value) - 1.0
+
+    def icdf(self, prob: Any) -> Tensor:
+        return self.base_dist.icdf((_tensor(prob, self.scale) + 1.0) / 2.0)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2.0)
+
+
+class HalfNormal(_Folded):
+    """``|X|`` for ``X ~ Normal(0, scale)``."""
+
+    base = Normal
 
     @property
     def mean(self) -> Tensor:
         return self.scale * math.sqrt(2.0 / math.pi)
 
     @property
-    def mode(self) -> Tensor:
-        return gg.zeros_like(self.scale)
-
-    @property
     def variance(self) -> Tensor:
         return self.scale * self.scale * (1.0 - 2.0 / math.pi)
 
-    def log_prob(self, value: Any) -> Tensor:
-        value = _tensor(value, self.scale)
-        lp = self.base_dist.log_prob(value) + math.log(2.0)
-        return gg.where(gg.greater_equal(value, 0), lp, -math.inf)
 
-    def cdf(self, value: Any) -> Tensor:
-        return 2.0 * self.base_dist.cdf(value) - 1.0
-
-    def icdf(self, prob: Any) -> Tensor:
-        return self.base_dist.icdf((_tensor(prob, self.scale) + 1.0) / 2.0)
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() - math.log(2.0)
-
-
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_Folded):
     """``|X|`` for ``X ~ Cauchy(0, scale)``."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale: Any, validate_args: Optional[bool] = None):
-        (scale,) = broadcast_all(scale)
-        super().__init__(Cauchy(gg.zeros_like(scale), scale, validate_args=validate_args), AbsTransform(),
-                         validate_args=validate_args)
-
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    base = Cauchy
 
     @property
     def mean(self) -> Tensor:
         return gg.full(self.batch_shape, math.inf, dtype=self.scale.dtype)
 
     @property
-    def mode(self) -> Tensor:
-        return gg.zeros_like(self.scale)
-
-    @property
     def variance(self) -> Tensor:
         return self.base_dist.variance
-
-    def log_prob(self, value: Any) -> Tensor:
-        value = _tensor(value, self.scale)
-        lp = self.base_dist.log_prob(value) + math.log(2.0)
-        return gg.where(gg.greater_equal(value, 0), lp, -math.inf)
-
-    def cdf(self, value: Any) -> Tensor:
-        return 2.0 * self.base_dist.cdf(value) - 1.0
-
-    def icdf(self, prob: Any) -> Tensor:
-        return self.base_dist.icdf((_tensor(prob, self.scale) + 1.0) / 2.0)
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() - math.log(2.0)
 
 
 class Gumbel(TransformedDistribution):
