@@ -13,7 +13,7 @@ from graphgrad.core.tensor import Tensor
 
 from graphgrad.distributions import constraints
 from graphgrad.distributions.continuous import Cauchy, Normal, Uniform
-from graphgrad.distributions.discrete import Categorical, _probs_or_logits
+from graphgrad.distributions.discrete import Categorical, OnCategorical, _probs_or_logits
 from graphgrad.distributions.distribution import (EULER, Distribution, _eps, _shape, _sum_rightmost, _tensor, _tiny,
                                                   broadcast_all, clamp_probs)
 from graphgrad.distributions.transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
@@ -387,7 +387,15 @@ class LogitRelaxedBernoulli(Distribution):
 
 
 class _Relaxed(TransformedDistribution):
-    """A relaxed distribution's parameters, read from its base (the logit- or log-space relaxation)."""
+    """A relaxed distribution: ``_transform`` of its ``_relaxation`` in logit or log space (the base),
+    whose parameters it reads."""
+
+    _relaxation: Any = None
+    _transform: Any = None
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: Optional[bool] = None):
+        base = type(self)._relaxation(temperature, probs, logits)
+        super().__init__(base, type(self)._transform(), validate_args=validate_args)
 
     @property
     def temperature(self) -> Tensor:
@@ -409,12 +417,10 @@ class RelaxedBernoulli(_Relaxed):
     support = constraints.unit_interval
     has_rsample = True
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: Optional[bool] = None):
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+    _relaxation, _transform = LogitRelaxedBernoulli, SigmoidTransform
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(OnCategorical, Distribution):
     """The log of a ``RelaxedOneHotCategorical`` sample."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -423,20 +429,10 @@ class ExpRelaxedCategorical(Distribution):
     _batch_params = ("probs", "logits")
 
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: Optional[bool] = None):
-        self._categorical = Categorical(probs, logits)
-        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        self._set_categorical(probs, logits)
         self.temperature = _tensor(temperature, self.logits)
         shape = tuple(self.logits.shape)
         super().__init__(shape[:-1], shape[-1:], validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "ExpRelaxedCategorical":
-        new = super().expand(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        return new
-
-    @property
-    def param_shape(self) -> tuple:
-        return tuple(self.logits.shape)
 
     def rsample(self, sample_shape: Any = (), generator: Optional[Generator] = None) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -461,9 +457,7 @@ class RelaxedOneHotCategorical(_Relaxed):
     support = constraints.simplex
     has_rsample = True
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: Optional[bool] = None):
-        base = ExpRelaxedCategorical(temperature, probs, logits)
-        super().__init__(base, ExpTransform(), validate_args=validate_args)
+    _relaxation, _transform = ExpRelaxedCategorical, ExpTransform
 
 
 class MixtureSameFamily(Distribution):

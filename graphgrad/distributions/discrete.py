@@ -142,7 +142,25 @@ class Categorical(Distribution):
         return gg.broadcast_to(values, (self._num_events,) + self.batch_shape) if expand else values
 
 
-class OneHotCategorical(Distribution):
+class OnCategorical:
+    """For a distribution built on a ``Categorical`` of the same ``probs``/``logits`` (kept as
+    ``_categorical``): setting them up, ``expand`` (which expands the categorical too) and ``param_shape``."""
+
+    def _set_categorical(self, probs: Any, logits: Any) -> None:
+        self._categorical = Categorical(probs, logits)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        new = super().expand(batch_shape)
+        new._categorical = self._categorical.expand(batch_shape)
+        return new
+
+    @property
+    def param_shape(self) -> tuple:
+        return tuple(self.logits.shape)
+
+
+class OneHotCategorical(OnCategorical, Distribution):
     """``Categorical`` whose samples (and ``log_prob`` values) are one-hot vectors over the classes."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
@@ -151,19 +169,9 @@ class OneHotCategorical(Distribution):
     _batch_params = ("probs", "logits")
 
     def __init__(self, probs: Any = None, logits: Any = None, validate_args: Optional[bool] = None):
-        self._categorical = Categorical(probs, logits)
-        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        self._set_categorical(probs, logits)
         self._num_events = self._categorical._num_events
         super().__init__(self._categorical.batch_shape, (self._num_events,), validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "OneHotCategorical":
-        new = super().expand(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        return new
-
-    @property
-    def param_shape(self) -> tuple:
-        return tuple(self.logits.shape)
 
     @property
     def mean(self) -> Tensor:
