@@ -13,16 +13,8 @@ import numpy as np
 import pytest
 
 from graphgrad.compat import keras
-from graphgrad.compat.keras import backend as K
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-
-
-@pytest.fixture(autouse=True)
-def _seed():
-    keras.utils.set_random_seed(0)
-    K.clear_session()
+from tests.compat.test_keras_realworld import HERE, ROOT, _seed  # noqa: F401  (the seeding fixture, autouse)
 
 
 # ---- sample_weight --------------------------------------------------------------------------------------------------

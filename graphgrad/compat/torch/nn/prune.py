@@ -177,8 +177,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` (a share, or a count) of the entries, chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes ``amount`` (a share, or a count) of the entries; a subclass picks which (``_pick``)."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -186,39 +186,36 @@ class RandomUnstructured(BasePruningMethod):
         _validate_amount(amount)
         self.amount = amount
 
+    def _pick(self, t, n):
+        """The flat indices of the ``n`` entries of ``t`` to prune."""
+        raise NotImplementedError
+
     def compute_mask(self, t, default_mask):
         n = _compute_nparams_toprune(self.amount, t.numel())
         mask = default_mask.clone()
         if n != 0:
-            picked = _gg.topk(_gg.rand(*t.shape).reshape(-1), n)[1]
             flat = mask.reshape(-1)
-            flat[picked] = 0
+            flat[self._pick(t, n)] = 0
             mask = flat.reshape(tuple(t.shape))
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes ``amount`` (a share, or a count) of the entries, chosen at random."""
+
+    def _pick(self, t, n):
+        return _gg.topk(_gg.rand(*t.shape).reshape(-1), n)[1]
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes ``amount`` of the entries with the smallest absolute values."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount) -> None:
-        _validate_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        n = _compute_nparams_toprune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if n != 0:
-            smallest = _gg.topk(t.abs().reshape(-1), n, largest=False)[1]
-            flat = mask.reshape(-1)
-            flat[smallest] = 0
-            mask = flat.reshape(tuple(t.shape))
-        return mask
+    def _pick(self, t, n):
+        return _gg.topk(t.abs().reshape(-1), n, largest=False)[1]
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
