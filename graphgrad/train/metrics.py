@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional
 from graphgrad.backend import np
 from graphgrad.core.tensor import host_array
 
-__all__ = ["accuracy", "top_k_accuracy", "precision", "recall", "f1", "mse", "mae", "Metric", "Mean",
+__all__ = ["accuracy", "labels", "top_k_accuracy", "precision", "recall", "f1", "mse", "mae", "Metric", "Mean",
            "Accuracy", "TopKAccuracy", "Precision", "Recall", "F1", "MSE", "MAE", "MeanMetricWrapper", "get"]
 
 _AVERAGES = ("macro", "micro", "binary")
@@ -56,6 +56,15 @@ def _labels(y_pred: Any, y_true: Any, threshold: float = 0.5) -> tuple:
         raise ValueError(f"metrics: predictions give {p.size} labels but targets have {t.size}; "
                          f"y_pred shape {tuple(_host(y_pred).shape)}, y_true shape {tuple(_host(y_true).shape)}")
     return p, t
+
+
+def labels(y_pred: Any, y_true: Any, threshold: float = 0.5) -> tuple:
+    """``(predicted labels, true labels)`` as flat int64 arrays of equal length, as the accuracy metrics
+    read them: class scores (classes on axis 1) give their argmax, one-hot targets theirs, and binary
+    scores are cut at ``threshold``.
+
+    Shapes: y_pred (N, C, ...) or (N, ...), y_true (N, ...) -> two arrays of N * ... labels."""
+    return _labels(y_pred, y_true, threshold)
 
 
 def _pairs(y_pred: Any, y_true: Any) -> tuple:

@@ -15,6 +15,21 @@ __all__ = ["Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "Bina
 _metrics = gg.train.metrics
 
 
+def _keras_labels(p, t) -> tuple:
+    """Predicted (and one-hot true) labels of a sequence's scores in Keras' layout, classes on the
+    last axis: (batch, time, classes) against (batch, time) labels or one-hot targets. graphgrad's own
+    metrics read PyTorch's layout, classes on axis 1, which is the same for (batch, classes)."""
+    if p.dtype.kind != "f" or p.ndim < 3 or p.shape[-1] < 2:
+        return p, t
+    if p.ndim == t.ndim + 1:
+        return p.argmax(axis=-1), t
+    if p.shape == t.shape:
+        return p.argmax(axis=-1), t.argmax(axis=-1)
+    if p.ndim == t.ndim and t.shape[-1] == 1:
+        return p.argmax(axis=-1), t[..., 0]
+    return p, t
+
+
 class _KerasAccuracy(_metrics.Accuracy):
     """graphgrad's running accuracy (labels from class scores, one-hot or binary targets) with Keras'
     ``update_state(y_true, y_pred, sample_weight=None)`` / ``reset_state()``: with weights, the weighted
@@ -24,24 +39,20 @@ class _KerasAccuracy(_metrics.Accuracy):
         self.correct, self.total = 0.0, 0.0
 
     def update(self, y_pred: Any, y_true: Any, sample_weight: Any = None) -> None:
-        before = (self.correct, self.total)
-        super().update(y_pred, y_true)
+        y_pred, y_true = _keras_labels(_host(y_pred), _host(y_true))
         if sample_weight is None:
+            super().update(y_pred, y_true)
             return
-        # weighted: recount this batch with each sample's labels weighted by its weight
-        got, count = self.correct - before[0], self.total - before[1]
-        self.correct, self.total = before
-        probe = _metrics.Accuracy(threshold=self.threshold)
-        weights = _host(sample_weight).reshape(-1)
-        rows = len(weights)
-        p, t = _host(y_pred), _host(y_true)
-        per_row = max(int(count) // max(rows, 1), 1)
-        for r in range(rows):
-            probe.reset()
-            probe.update(p[r:r + 1], t[r:r + 1])
-            self.correct += float(weights[r]) * probe.correct
-            self.total += float(weights[r]) * per_row
-        del got
+        # weighted: each label counts with its weight (a sample's weight for each of its labels, or one
+        # weight per label, e.g. a sequence's mask)
+        p, t = _metrics.labels(y_pred, y_true, self.threshold)
+        weights = _host(sample_weight).astype(np.float64).reshape(-1)
+        if weights.size != p.size:
+            if not weights.size or p.size % weights.size:
+                raise ValueError(f"accuracy: {weights.size} sample weights for {p.size} labels")
+            weights = np.repeat(weights, p.size // weights.size)
+        self.correct += float(np.sum(weights * (p == t)))
+        self.total += float(np.sum(weights))
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         self.update(y_pred, y_true, sample_weight)

@@ -171,6 +171,8 @@ class Model(WeightLists, gg.Model):
                                [gg.mean(values[id(t)]) if values[id(t)].ndim else values[id(t)]
                                 for t in symbolic_losses])
         outs = [values[id(t)] for t in self._outputs]
+        if len(outs) == 1:
+            self._note_output_mask(outs[0], masks.get(id(self._outputs[0])))
         return outs if self._output_was_list else outs[0]
 
     def add_loss(self, value: Any) -> None:
@@ -334,6 +336,7 @@ class Model(WeightLists, gg.Model):
             opt = opt.bind(self.parameters()) if list(self.parameters()) else opt
         gg_loss, gg_metrics = _multi.compile_arguments(self, loss, metrics, loss_weights)
         gg_metrics += self._weighted_metrics(gg_metrics)
+        gg_metrics = [_trainer.Masked(m, self) for m in gg_metrics]
         if gg_loss is None:  # compile(optimizer) alone: the loss is what add_loss adds (Keras 2's VAE)
             def no_loss(y_pred, y_true, sample_weight=None):
                 return None
@@ -345,7 +348,10 @@ class Model(WeightLists, gg.Model):
         if self.loss_fn is not None:  # Keras' loss counts the layers' penalties (training and evaluation)
             base = self.loss_fn
 
+            reduction = getattr(getattr(base, "keras_loss", None), "reduction", "sum_over_batch_size")
+
             def penalized(y_pred, y_true, sample_weight=None):
+                sample_weight = self._masked_weight(y_pred, sample_weight, reduction)
                 if sample_weight is None:
                     return _with_penalties(self, base(y_pred, y_true))
                 return _with_penalties(self, base(y_pred, y_true, sample_weight=sample_weight))
@@ -362,6 +368,35 @@ class Model(WeightLists, gg.Model):
         # the weights that train are those trainable when compile ran (Keras 2: a GAN's discriminator, frozen
         # afterwards for the combined model, still trains through its own train_on_batch)
         object.__setattr__(self, "_compiled_trainable", {id(p) for p in self.parameters() if p.requires_grad})
+
+    def _note_output_mask(self, output: Any, mask: Any) -> None:
+        """Keep the mask of the output just computed (``Embedding(mask_zero=True)``, ``Masking``): Keras'
+        losses and metrics leave out the positions it hides (concrete tensors carry no ``_keras_mask``)."""
+        object.__setattr__(self, "_output_mask", (output, mask) if mask is not None else None)
+
+    def _mask_of(self, y_pred: Any) -> Any:
+        """The mask of ``y_pred`` when it is (a view of the data of) the last output this model computed."""
+        noted = self.__dict__.get("_output_mask")
+        if noted is None or not isinstance(y_pred, gg.Tensor):
+            return None
+        output, mask = noted
+        return mask if y_pred is output or y_pred._data is output._data else None
+
+    def _masked_weight(self, y_pred: Any, sample_weight: Any, reduction: Any) -> Any:
+        """``sample_weight`` times the output's mask, as Keras' ``apply_mask``: with a mean reduction the
+        kept positions weigh total/kept, so the loss is the mean over them."""
+        mask = self._mask_of(y_pred)
+        if mask is None:
+            return sample_weight
+        weight = as_tensor(mask).astype(y_pred.dtype)
+        if reduction in (None, "auto", "mean", "sum_over_batch_size"):
+            weight = weight * (float(weight.size) / (float(gg.sum(weight).item()) + 1e-7))
+        if sample_weight is None:
+            return weight
+        sample_weight = as_tensor(sample_weight).astype(y_pred.dtype)
+        while sample_weight.ndim < weight.ndim:
+            sample_weight = gg.expand_dims(sample_weight, -1)
+        return sample_weight * weight
 
     def _weighted_metrics(self, plain: list) -> list:
         """compile's ``weighted_metrics`` as metrics that take each batch's sample (and class) weights;
@@ -959,6 +994,7 @@ class Sequential(Model):
             y = layer(x, mask=mask) if mask is not None and getattr(layer, "consumes_mask", False) else layer(x)
             mask = layer.compute_mask(x, mask) if isinstance(layer, Layer) else None
             x = y
+        self._note_output_mask(x, mask)
         return x
 
     @property

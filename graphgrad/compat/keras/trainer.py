@@ -339,7 +339,7 @@ class CompileMetrics:
         y_pred = tuple(p.detach() for p in y_pred) if isinstance(y_pred, (list, tuple)) else as_tensor(y_pred).detach()
         y_true = tuple(as_tensor(t) for t in y_true) if isinstance(y_true, (list, tuple)) else as_tensor(y_true)
         for metric in self.metrics:
-            if isinstance(metric, Weighted):
+            if isinstance(metric, (Weighted, Masked)):
                 metric.update(y_pred, y_true, sample_weight)
             else:
                 metric.update(y_pred, y_true)
@@ -371,6 +371,47 @@ class Weighted(gg.train.metrics.Metric):
             self.inner.update(y_pred, y_true)
         else:
             self.inner.update_state(y_true, y_pred, sample_weight=as_tensor(sample_weight))
+
+    def result(self) -> float:
+        return self.inner.result()
+
+
+class Masked(gg.train.metrics.Metric):
+    """A compiled metric that leaves out the positions the model's output mask hides
+    (``Embedding(mask_zero=True)``, ``Masking``), as Keras' metrics do: the mask is the metric's sample
+    weight (times the sample weights for ``weighted_metrics``). Without a mask, the metric as it is."""
+
+    def __init__(self, inner: Any, model: Any) -> None:
+        self.inner, self.model = inner, model
+        super().__init__(inner.name)
+
+    def __deepcopy__(self, memo: dict) -> "Masked":
+        import copy
+
+        return Masked(copy.deepcopy(self.inner, memo), self.model)  # (the same model: its masks)
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    def update(self, y_pred: Any, y_true: Any, sample_weight: Any = None) -> None:
+        weighted = isinstance(self.inner, Weighted)
+        mask = self.model._mask_of(y_pred)
+        if mask is None or not (weighted or hasattr(self.inner, "update_state")):
+            if weighted:
+                self.inner.update(y_pred, y_true, sample_weight)
+            else:
+                self.inner.update(y_pred, y_true)
+            return
+        weight = as_tensor(mask).astype("float32")
+        if weighted and sample_weight is not None:
+            sample_weight = as_tensor(sample_weight).astype("float32")
+            while sample_weight.ndim < weight.ndim:
+                sample_weight = gg.expand_dims(sample_weight, -1)
+            weight = weight * sample_weight
+        if weighted:
+            self.inner.update(y_pred, y_true, weight)
+        else:
+            self.inner.update_state(y_true, y_pred, sample_weight=weight)
 
     def result(self) -> float:
         return self.inner.result()
