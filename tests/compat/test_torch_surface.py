@@ -362,3 +362,15 @@ def test_tensors_shapes_and_grad_fns_print_as_in_pytorch():
     assert repr((w * 2).sum()) == "tensor(7.5000, grad_fn=<SumBackward0>)"
     assert repr(torch.tensor([1.5], dtype=torch.float64)) == "tensor([1.5000], dtype=torch.float64)"
     assert repr(torch.ones(2, dtype=torch.int32)) == "tensor([1, 1], dtype=torch.int32)"
+
+
+def test_norm_layers_take_bias_and_print_as_in_pytorch():
+    """PyTorch 2's keyword-only bias= of BatchNorm and GroupNorm, and their reprs (PyTorch 2.13's text)."""
+    assert repr(torch.nn.BatchNorm2d(3, bias=False)) == \
+        "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"
+    assert repr(torch.nn.GroupNorm(2, 4)) == "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)"
+    assert repr(torch.nn.LayerNorm(4, bias=False)) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=False)"
+    x = torch.randn(2, 4, 3, 3)
+    for layer in (torch.nn.GroupNorm(2, 4, bias=False), torch.nn.BatchNorm2d(4, bias=False)):
+        assert layer.bias is None and layer(x).shape == (2, 4, 3, 3)
+        assert [name for name, _ in layer.named_parameters()] == ["weight"]

@@ -22,14 +22,17 @@ class _BatchNorm(Module):
     ranks: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, dtype=None, device: Optional[str] = None) -> None:
+                 track_running_stats: bool = True, dtype=None, device: Optional[str] = None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features = check_count(type(self).__name__, "num_features", num_features)
         self.eps, self.momentum = float(eps), momentum
         self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
         if self.affine:
             self.weight = Parameter(empty(self.num_features, dtype=dtype, device=device))
-            self.bias = Parameter(empty(self.num_features, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(empty(self.num_features, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -56,7 +59,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input(self, input: Tensor) -> None:
         if len(input.shape) not in self.ranks:
@@ -88,7 +92,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -174,7 +178,8 @@ class LayerNorm(Module):
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
@@ -194,7 +199,7 @@ class GroupNorm(Module):
     """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, dtype=None,
-                 device: Optional[str] = None) -> None:
+                 device: Optional[str] = None, *, bias: bool = True) -> None:
         super().__init__()
         num_groups = check_count("GroupNorm", "num_groups", num_groups, least=1)
         num_channels = check_count("GroupNorm", "num_channels", num_channels)
@@ -205,7 +210,10 @@ class GroupNorm(Module):
         self.eps, self.affine = float(eps), bool(affine)
         if self.affine:
             self.weight = Parameter(empty(self.num_channels, dtype=dtype, device=device))
-            self.bias = Parameter(empty(self.num_channels, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(empty(self.num_channels, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -214,10 +222,11 @@ class GroupNorm(Module):
     def reset_parameters(self) -> None:
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, bias={self.bias is not None}"
