@@ -20,7 +20,8 @@ def to_array(data: Any, dtype=None, device: Optional[str] = None):
     """Convert ``data`` (Tensor, array, scalar, nested list) to a backend array.
 
     Python floats become ``config.default_float`` (float32), Python ints int64, bools bool;
-    NumPy/CuPy arrays keep their dtype unless ``dtype`` is given.
+    NumPy/CuPy arrays keep their dtype unless ``dtype`` is given, and so do float tensors, arrays and
+    NumPy scalars inside a nested list (the widest float of them and the default float).
     """
     if isinstance(data, Tensor):
         data = data._data
@@ -31,15 +32,18 @@ def to_array(data: Any, dtype=None, device: Optional[str] = None):
         if not hasattr(array, "ndim") or isinstance(array, np.generic):
             array = np.asarray(array)
     else:
+        typed: list = []
         try:
-            array = np.asarray(_unwrap_nested(data))
+            array = np.asarray(_unwrap_nested(data, typed))
         except ValueError as exc:  # ragged nesting: [[1, 2], [3]]
             from graphgrad.errors import ArgumentError
 
             raise ArgumentError(f"cannot make a tensor from {type(data).__name__} data whose nested sequences "
                                 f"differ in length (every row must have the same shape): {exc}") from None
         if dtype is None and array.dtype.kind == "f":
-            array = array.astype(config.default_float)
+            # Python floats count as the default float, and a float tensor, array or NumPy scalar as its
+            # own dtype; the widest wins (as PyTorch: torch.tensor([np.float64(0.5)]) is float64)
+            array = array.astype(np.result_type(*typed) if typed else config.default_float)
         elif dtype is None and array.dtype.kind in "iu" and array.dtype != config.default_int:
             array = array.astype(config.default_int)
         elif array.dtype.kind not in "biuf":
@@ -87,12 +91,18 @@ def host_array(value: Any):
     return np.asarray(value)
 
 
-def _unwrap_nested(data):
-    # A list of tensors (e.g. [t1, t2]) becomes a list of arrays so np.asarray can stack it.
+def _unwrap_nested(data, typed: list):
+    # A list of tensors (e.g. [t1, t2]) becomes a list of arrays so np.asarray can stack it; the float
+    # dtypes of its tensors, NumPy arrays and NumPy scalars are collected in `typed` (they keep theirs)
     if isinstance(data, (list, tuple)):
-        return [_unwrap_nested(d) for d in data]
+        return [_unwrap_nested(d, typed) for d in data]
     if isinstance(data, Tensor):
-        return backend.to_numpy(data._data)
+        data = backend.to_numpy(data._data)
+    if isinstance(data, (np.ndarray, np.generic)):
+        if data.dtype.kind == "f":
+            typed.append(data.dtype)
+    elif isinstance(data, float):
+        typed.append(config.default_float)  # (a Python float)
     return data
 
 

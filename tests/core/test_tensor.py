@@ -221,3 +221,14 @@ def test_set_printoptions_follows_pytorchs_arguments():
             gg.set_printoptions(profile="long")
     finally:
         gg.config.print_options.update(saved)
+
+
+def test_a_nested_list_keeps_the_float_dtypes_of_its_numpy_and_tensor_entries():
+    """As PyTorch: Python floats count as the default float, NumPy scalars, arrays and tensors inside
+    the list as their own dtype, and the widest wins (values checked against PyTorch 2.13)."""
+    cases = [([np.float64(0.5)], "float64"), ([np.float64(0.5), 1.0], "float64"), ([1.0, 2.0], "float32"),
+             ([np.float32(1.0)], "float32"), ([gg.zeros(2), gg.ones(2)], "float32"),
+             ([np.array([1.0, 2.0])], "float64"), ([1, 2], "int64"), ([np.float16(1)], "float16"),
+             ([np.float16(1), 2.0], "float32"), ([[1, 2.5]], "float32"), ([1, np.int32(2)], "int64")]
+    for data, want in cases:
+        assert gg.tensor(data).dtype == np.dtype(want), data
