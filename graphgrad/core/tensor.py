@@ -32,7 +32,7 @@ def to_array(data: Any, dtype=None, device: Optional[str] = None):
         if not hasattr(array, "ndim") or isinstance(array, np.generic):
             array = np.asarray(array)
     else:
-        typed: list = []
+        typed: set = set()
         try:
             array = np.asarray(_unwrap_nested(data, typed))
         except ValueError as exc:  # ragged nesting: [[1, 2], [3]]
@@ -91,7 +91,7 @@ def host_array(value: Any):
     return np.asarray(value)
 
 
-def _unwrap_nested(data, typed: list):
+def _unwrap_nested(data, typed: set):
     # A list of tensors (e.g. [t1, t2]) becomes a list of arrays so np.asarray can stack it; the float
     # dtypes of its tensors, NumPy arrays and NumPy scalars are collected in `typed` (they keep theirs)
     if isinstance(data, (list, tuple)):
@@ -100,9 +100,9 @@ def _unwrap_nested(data, typed: list):
         data = backend.to_numpy(data._data)
     if isinstance(data, (np.ndarray, np.generic)):
         if data.dtype.kind == "f":
-            typed.append(data.dtype)
+            typed.add(data.dtype)
     elif isinstance(data, float):
-        typed.append(config.default_float)  # (a Python float)
+        typed.add(np.dtype(config.default_float))  # (a Python float)
     return data
 
 
