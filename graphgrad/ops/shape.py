@@ -654,7 +654,7 @@ def tile(x, reps: Union[int, Sequence[int]]) -> Tensor:
     inter = tuple(v for r, d in zip(reps, shape) for v in (1, d))
     big = tuple(v for r, d in zip(reps, shape) for v in (r, d))
     out = reshape(broadcast_to(reshape(x, inter), big), tuple(r * d for r, d in zip(reps, shape)))
-    if out._data is not None and not out._data.flags.writeable:
+    if out._data is not None and not getattr(out._data.flags, "writeable", True):  # (CuPy's flags have none)
         from graphgrad.ops.array import clone  # (array imports this module)
 
         out = clone(out)  # a broadcast view (new leading axes): a copy of its own, as np.tile and PyTorch give
