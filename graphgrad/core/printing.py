@@ -17,7 +17,7 @@ The options are ``graphgrad.config.print_options`` (``gg.set_printoptions``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from graphgrad import config
 from graphgrad.backend import np
@@ -139,19 +139,20 @@ def with_suffixes(text: str, suffixes: list, indent: int = len(_PREFIX)) -> str:
     return "".join(parts) + ")"
 
 
-def tensor_repr(tensor: Any, default_dtypes: tuple, grad_fn_name: Optional[Callable[[Any], str]] = None) -> str:
-    """``repr`` of a concrete tensor: values, then dtype / device / grad_fn / requires_grad."""
+def tensor_repr(tensor: Any) -> str:
+    """``repr`` of a concrete tensor: values, then dtype (when not the default float, int or bool),
+    device, and grad_fn (named by ``config.grad_fn_name`` when set) or requires_grad."""
     array = tensor.numpy()
     suffixes = []
     if array.size == 0 and array.ndim > 1:
         suffixes.append(f"size={tuple(array.shape)}")
-    if tensor.dtype not in default_dtypes:
+    if tensor.dtype not in (config.default_float, config.default_int, np.dtype(bool)):
         suffixes.append(f"dtype={config.repr_dtype_prefix}{tensor.dtype}")
     if tensor.device != "cpu":
         suffixes.append(f"device={tensor.device!r}")
     node = tensor._node
     if node is not None:
-        suffixes.append(f"grad_fn=<{grad_fn_name(node) if grad_fn_name else node.op.name}>")
+        suffixes.append(f"grad_fn=<{config.grad_fn_name(node) if config.grad_fn_name else node.op.name}>")
     elif tensor.requires_grad:
         suffixes.append("requires_grad=True")
     return with_suffixes(_PREFIX + array_text(array), suffixes)

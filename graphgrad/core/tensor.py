@@ -311,7 +311,7 @@ class Tensor:
             return f"Tensor(symbolic, name={self.name!r}, shape={self.shape}, dtype={self.dtype})"
         from graphgrad.core.printing import tensor_repr
 
-        return tensor_repr(self, (config.default_float, config.default_int, np.dtype(bool)), config.grad_fn_name)
+        return tensor_repr(self)
 
     # ---- autograd -----------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":

@@ -37,8 +37,12 @@ _AVERAGES = ("macro", "micro", "binary")
 _host = host_array  # a Tensor, array or list as a NumPy array
 
 
-def _labels(y_pred: Any, y_true: Any, threshold: float = 0.5) -> tuple:
-    """``(predicted labels, true labels)`` as flat integer arrays of equal length (see module doc)."""
+def labels(y_pred: Any, y_true: Any, threshold: float = 0.5) -> tuple:
+    """``(predicted labels, true labels)`` as flat int64 arrays of equal length, as the accuracy metrics
+    read them: class scores (classes on axis 1) give their argmax, one-hot targets theirs, and binary
+    scores are cut at ``threshold`` (see module doc).
+
+    Shapes: y_pred (N, C, ...) or (N, ...), y_true (N, ...) -> two arrays of N * ... labels."""
     p, t = _host(y_pred), _host(y_true)
     if p.dtype.kind not in "biu":
         if p.ndim == t.ndim + 1 and p.ndim >= 2 and p.shape[1] > 1:
@@ -56,15 +60,6 @@ def _labels(y_pred: Any, y_true: Any, threshold: float = 0.5) -> tuple:
         raise ValueError(f"metrics: predictions give {p.size} labels but targets have {t.size}; "
                          f"y_pred shape {tuple(_host(y_pred).shape)}, y_true shape {tuple(_host(y_true).shape)}")
     return p, t
-
-
-def labels(y_pred: Any, y_true: Any, threshold: float = 0.5) -> tuple:
-    """``(predicted labels, true labels)`` as flat int64 arrays of equal length, as the accuracy metrics
-    read them: class scores (classes on axis 1) give their argmax, one-hot targets theirs, and binary
-    scores are cut at ``threshold``.
-
-    Shapes: y_pred (N, C, ...) or (N, ...), y_true (N, ...) -> two arrays of N * ... labels."""
-    return _labels(y_pred, y_true, threshold)
 
 
 def _pairs(y_pred: Any, y_true: Any) -> tuple:
@@ -148,7 +143,7 @@ def accuracy(y_pred: Any, y_true: Any, threshold: float = 0.5) -> float:
         y_true: labels ``(N,)`` (or one-hot ``(N, C)``).
         threshold: decision threshold for binary scores.
     """
-    p, t = _labels(y_pred, y_true, threshold)
+    p, t = labels(y_pred, y_true, threshold)
     return float((p == t).mean()) if t.size else 0.0
 
 
@@ -167,7 +162,7 @@ def top_k_accuracy(y_pred: Any, y_true: Any, k: int = 5) -> float:
 
 def _score(kind: str, y_pred, y_true, average: str, pos_label: int, num_classes, threshold: float) -> float:
     counts = _Counts()
-    counts.add(*_labels(y_pred, y_true, threshold))
+    counts.add(*labels(y_pred, y_true, threshold))
     return counts.score(kind, average, pos_label, num_classes)
 
 
@@ -264,7 +259,7 @@ class Accuracy(Metric):
         self.correct, self.total = 0, 0
 
     def update(self, y_pred: Any, y_true: Any) -> None:
-        p, t = _labels(y_pred, y_true, self.threshold)
+        p, t = labels(y_pred, y_true, self.threshold)
         self.correct += int((p == t).sum())
         self.total += int(t.size)
 
@@ -304,7 +299,7 @@ class _CountMetric(Metric):
         self.counts = _Counts()
 
     def update(self, y_pred: Any, y_true: Any) -> None:
-        self.counts.add(*_labels(y_pred, y_true, self.threshold))
+        self.counts.add(*labels(y_pred, y_true, self.threshold))
 
     def result(self) -> float:
         return self.counts.score(self.kind, self.average, self.pos_label, self.num_classes)
