@@ -388,15 +388,8 @@ class Model(WeightLists, gg.Model):
         mask = self._mask_of(y_pred)
         if mask is None:
             return sample_weight
-        weight = as_tensor(mask).astype(y_pred.dtype)
-        if reduction in (None, "auto", "mean", "sum_over_batch_size"):
-            weight = weight * (float(weight.size) / (float(gg.sum(weight).item()) + 1e-7))
-        if sample_weight is None:
-            return weight
-        sample_weight = as_tensor(sample_weight).astype(y_pred.dtype)
-        while sample_weight.ndim < weight.ndim:
-            sample_weight = gg.expand_dims(sample_weight, -1)
-        return sample_weight * weight
+        return _trainer.mask_weight(mask, sample_weight, y_pred.dtype,
+                                    mean=reduction in (None, "auto", "mean", "sum_over_batch_size"))
 
     def _weighted_metrics(self, plain: list) -> list:
         """compile's ``weighted_metrics`` as metrics that take each batch's sample (and class) weights;

@@ -376,6 +376,21 @@ class Weighted(gg.train.metrics.Metric):
         return self.inner.result()
 
 
+def mask_weight(mask: Any, sample_weight: Any, dtype: Any, mean: bool = False) -> Any:
+    """A Keras output mask as sample weights, times ``sample_weight`` (per sample, or of the mask's
+    shape) when given, as Keras' ``apply_mask``; with ``mean`` (a loss reduced by the number of values)
+    the kept positions weigh total/kept, so the loss is the mean over them."""
+    weight = as_tensor(mask).astype(dtype)
+    if mean:
+        weight = weight * (float(weight.size) / (float(gg.sum(weight).item()) + 1e-7))
+    if sample_weight is None:
+        return weight
+    sample_weight = as_tensor(sample_weight).astype(dtype)
+    while sample_weight.ndim < weight.ndim:
+        sample_weight = gg.expand_dims(sample_weight, -1)
+    return sample_weight * weight
+
+
 class Masked(gg.train.metrics.Metric):
     """A compiled metric that leaves out the positions the model's output mask hides
     (``Embedding(mask_zero=True)``, ``Masking``), as Keras' metrics do: the mask is the metric's sample
@@ -396,22 +411,14 @@ class Masked(gg.train.metrics.Metric):
     def update(self, y_pred: Any, y_true: Any, sample_weight: Any = None) -> None:
         weighted = isinstance(self.inner, Weighted)
         mask = self.model._mask_of(y_pred)
-        if mask is None or not (weighted or hasattr(self.inner, "update_state")):
-            if weighted:
-                self.inner.update(y_pred, y_true, sample_weight)
-            else:
-                self.inner.update(y_pred, y_true)
-            return
-        weight = as_tensor(mask).astype("float32")
-        if weighted and sample_weight is not None:
-            sample_weight = as_tensor(sample_weight).astype("float32")
-            while sample_weight.ndim < weight.ndim:
-                sample_weight = gg.expand_dims(sample_weight, -1)
-            weight = weight * sample_weight
-        if weighted:
-            self.inner.update(y_pred, y_true, weight)
+        if mask is not None and weighted:
+            self.inner.update(y_pred, y_true, mask_weight(mask, sample_weight, "float32"))
+        elif mask is not None and hasattr(self.inner, "update_state"):
+            self.inner.update_state(y_true, y_pred, sample_weight=mask_weight(mask, None, "float32"))
+        elif weighted:
+            self.inner.update(y_pred, y_true, sample_weight)
         else:
-            self.inner.update_state(y_true, y_pred, sample_weight=weight)
+            self.inner.update(y_pred, y_true)
 
     def result(self) -> float:
         return self.inner.result()
